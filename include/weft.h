@@ -1,0 +1,190 @@
+/* weft.h: the public API of weft, M:N user-level threads for Linux.
+ *
+ * Contract: shared/SPEC.md. Conventions used below:
+ *  - pthread-like calls return 0 or a positive errno value and never abort on
+ *    bad input; system-call mirrors return -1 and set errno.
+ *  - "Blocks the user thread" means the calling user thread is parked and its
+ *    worker runs other threads; called from a plain kernel thread the same
+ *    call blocks that kernel thread instead.
+ *
+ * errno and thread-locals: a user thread may resume on another worker after
+ * any call that can switch (weft_yield, weft_join, every blocking primitive).
+ * weft saves and restores errno per user thread, but glibc declares
+ * __errno_location() `const`, so a compiler may reuse the address of errno
+ * (or of any __thread variable) computed before such a call. Read errno into
+ * a local right after the call that set it, before the next call that may
+ * switch, or read it through weft_errno(), which is never cached.
+ */
+#ifndef WEFT_H
+#define WEFT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(WEFT_BUILDING)
+#define WEFT_API __attribute__((visibility("default")))
+#else
+#define WEFT_API
+#endif
+
+/* ------------------------------------------------------------------------
+ * Lifecycle
+ * ------------------------------------------------------------------------ */
+
+#define WEFT_WORK_FIRST 0 /* spawn runs the child at once; the parent's continuation may be stolen */
+#define WEFT_HELP_FIRST 1 /* spawn queues the child; the parent continues */
+
+typedef struct weft_config {
+    int    workers;      /* kernel threads running user threads; 0 = CPUs in affinity mask */
+    size_t stack_size;   /* default user-thread stack; 0 = library default (64 KiB) */
+    int    spawn_policy; /* WEFT_WORK_FIRST (default) | WEFT_HELP_FIRST */
+} weft_config;
+
+/* Fills *cfg with the defaults, then applies WEFT_WORKERS, WEFT_STACK_SIZE and
+ * WEFT_SPAWN_POLICY. A malformed variable prints one line on stderr naming it
+ * and leaves that field at its default. NULL cfg: does nothing. */
+WEFT_API void weft_config_default(weft_config *cfg);
+
+/* Starts the runtime; the calling kernel thread's flow becomes the first user
+ * thread, pinned to worker 0. NULL cfg = defaults + environment.
+ * Errors: EBUSY already initialised; EINVAL bad field (negative workers,
+ * unknown policy); ENOMEM / EAGAIN when memory or kernel threads run out. */
+WEFT_API int weft_init(const weft_config *cfg);
+
+/* Waits until every user thread (detached ones included) has finished, stops
+ * the workers and frees everything. Must be called by the thread that called
+ * weft_init (else EPERM); EINVAL if the runtime is not running. */
+WEFT_API int weft_finalize(void);
+
+WEFT_API int weft_num_workers(void); /* 0 before init */
+WEFT_API int weft_worker_id(void);   /* 0..workers-1 on a worker, -1 elsewhere */
+
+/* ------------------------------------------------------------------------
+ * User threads
+ * ------------------------------------------------------------------------ */
+
+typedef struct weft_thread weft_thread;
+typedef void *(*weft_fn)(void *arg);
+
+typedef struct weft_attr {
+    size_t      stack_size; /* 0 = config default */
+    int         detached;   /* no join; resources freed at exit */
+    int         bound;      /* runs on a kernel thread of its own (may block freely) */
+    const char *name;       /* shown by debugging and tracing tools; may be NULL;
+                               the string must outlive the thread */
+} weft_attr;
+#define WEFT_ATTR_INIT { 0, 0, 0, NULL }
+
+/* Creates a user thread running fn(arg). Callable from user threads and from
+ * any kernel thread after weft_init. Under WEFT_WORK_FIRST, called from a user
+ * thread, the child runs at once and the caller resumes later (possibly on
+ * another worker). out may be NULL only for a detached thread.
+ * Errors: EAGAIN runtime not running or out of resources; EINVAL fn NULL,
+ * out NULL for a joinable thread, or stack_size too small (< 16 KiB);
+ * ENOMEM no memory for the stack. */
+WEFT_API int weft_spawn(weft_thread **out, weft_fn fn, void *arg, const weft_attr *attr);
+
+/* Waits for t to finish and stores its result in *result (if not NULL); then
+ * frees t. Blocks the user thread (or kernel thread). Errors: EINVAL t NULL,
+ * detached or already being joined; EDEADLK t is the caller. */
+WEFT_API int weft_join(weft_thread *t, void **result);
+
+/* Marks t detached: its resources are freed when it exits. EINVAL if t is
+ * NULL, already detached or being joined. */
+WEFT_API int weft_detach(weft_thread *t);
+
+/* Lets every other ready thread of this worker run before the caller runs
+ * again. From a plain kernel thread: sched_yield(). */
+WEFT_API void weft_yield(void);
+
+/* Ends the calling user thread with result (as if fn returned it). From a
+ * plain kernel thread: prints an error and aborts (there is nothing to end). */
+WEFT_API _Noreturn void weft_exit(void *result);
+
+WEFT_API weft_thread *weft_self(void);                   /* NULL outside user threads */
+WEFT_API uint64_t     weft_thread_id(const weft_thread *t); /* unique for the runtime's life; 0 for NULL */
+WEFT_API const char  *weft_thread_name(const weft_thread *t); /* attr.name or NULL */
+
+/* errno of the calling thread, read through a call no compiler caches. */
+WEFT_API int weft_errno(void);
+
+/* ------------------------------------------------------------------------
+ * Synchronisation. Types are complete so they can live anywhere; their
+ * fields are private. All-zero storage is an initialised object.
+ * ------------------------------------------------------------------------ */
+
+typedef struct weft_mutex   { uint64_t weft_private_[4]; } weft_mutex;
+typedef struct weft_cond    { uint64_t weft_private_[4]; } weft_cond;
+typedef struct weft_rwlock  { uint64_t weft_private_[6]; } weft_rwlock;
+typedef struct weft_barrier { uint64_t weft_private_[6]; } weft_barrier;
+typedef struct weft_sem     { uint64_t weft_private_[4]; } weft_sem;
+typedef struct weft_spin    { uint64_t weft_private_[1]; } weft_spin;
+
+#define WEFT_MUTEX_INIT  { { 0 } }
+#define WEFT_COND_INIT   { { 0 } }
+#define WEFT_RWLOCK_INIT { { 0 } }
+#define WEFT_SPIN_INIT   { { 0 } }
+
+WEFT_API int weft_mutex_init(weft_mutex *m);
+WEFT_API int weft_mutex_destroy(weft_mutex *m);   /* EBUSY if locked or waited on */
+WEFT_API int weft_mutex_lock(weft_mutex *m);      /* EDEADLK if the caller owns it */
+WEFT_API int weft_mutex_trylock(weft_mutex *m);   /* EBUSY */
+WEFT_API int weft_mutex_unlock(weft_mutex *m);    /* EPERM if not owner */
+
+WEFT_API int weft_cond_init(weft_cond *c);
+WEFT_API int weft_cond_destroy(weft_cond *c);     /* EBUSY if waited on */
+WEFT_API int weft_cond_wait(weft_cond *c, weft_mutex *m);
+WEFT_API int weft_cond_timedwait(weft_cond *c, weft_mutex *m,
+                                 const struct timespec *abstime); /* CLOCK_REALTIME; ETIMEDOUT */
+WEFT_API int weft_cond_signal(weft_cond *c);
+WEFT_API int weft_cond_broadcast(weft_cond *c);
+
+WEFT_API int weft_rwlock_init(weft_rwlock *l);
+WEFT_API int weft_rwlock_destroy(weft_rwlock *l);
+WEFT_API int weft_rwlock_rdlock(weft_rwlock *l);
+WEFT_API int weft_rwlock_wrlock(weft_rwlock *l);
+WEFT_API int weft_rwlock_unlock(weft_rwlock *l);
+
+#define WEFT_BARRIER_SERIAL_THREAD (-1)
+WEFT_API int weft_barrier_init(weft_barrier *b, unsigned count); /* count 0: EINVAL */
+WEFT_API int weft_barrier_wait(weft_barrier *b);
+WEFT_API int weft_barrier_destroy(weft_barrier *b);
+
+WEFT_API int weft_sem_init(weft_sem *s, unsigned value);
+WEFT_API int weft_sem_destroy(weft_sem *s);
+WEFT_API int weft_sem_wait(weft_sem *s);
+WEFT_API int weft_sem_trywait(weft_sem *s); /* EAGAIN */
+WEFT_API int weft_sem_post(weft_sem *s);
+
+WEFT_API int weft_spin_init(weft_spin *s);
+WEFT_API int weft_spin_lock(weft_spin *s);
+WEFT_API int weft_spin_trylock(weft_spin *s); /* EBUSY */
+WEFT_API int weft_spin_unlock(weft_spin *s);
+
+/* ------------------------------------------------------------------------
+ * Blocking system calls: park only the calling user thread.
+ * ------------------------------------------------------------------------ */
+
+WEFT_API ssize_t weft_read(int fd, void *buf, size_t n);
+WEFT_API ssize_t weft_write(int fd, const void *buf, size_t n);
+WEFT_API ssize_t weft_pread(int fd, void *buf, size_t n, off_t off);
+WEFT_API ssize_t weft_pwrite(int fd, const void *buf, size_t n, off_t off);
+WEFT_API ssize_t weft_recv(int fd, void *buf, size_t n, int flags);
+WEFT_API ssize_t weft_send(int fd, const void *buf, size_t n, int flags);
+WEFT_API int     weft_accept(int fd, struct sockaddr *addr, socklen_t *len);
+WEFT_API int     weft_connect(int fd, const struct sockaddr *addr, socklen_t len);
+WEFT_API int     weft_poll(int fd, short events, int timeout_ms); /* revents, 0 on timeout, -1 + errno */
+WEFT_API int     weft_sleep_ns(uint64_t ns);
+WEFT_API int     weft_blocking(void (*fn)(void *arg), void *arg);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* WEFT_H */

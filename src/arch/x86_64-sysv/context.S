@@ -1,0 +1,93 @@
+/* context.S: context switch for x86-64 System V.
+ *
+ * A suspended context's stack, from its saved stack pointer upwards:
+ *
+ *   sp + 0   MXCSR (4 bytes) | x87 control word (2 bytes) | pad
+ *   sp + 8   r15
+ *   sp + 16  r14
+ *   sp + 24  r13
+ *   sp + 32  r12
+ *   sp + 40  rbx
+ *   sp + 48  rbp
+ *   sp + 56  resume address
+ *
+ * Only callee-saved state is kept: the caller of weft__ctx_switch has already
+ * saved everything else, as for any call. The status flags of MXCSR and the
+ * x87 status word are caller-saved by the ABI; their control bits are not,
+ * so both control words travel with the thread. No signal mask is touched.
+ */
+    .text
+
+/* void *weft__ctx_switch(void **save_sp [rdi], void *to_sp [rsi], void *xfer [rdx]) */
+    .globl  weft__ctx_switch
+    .hidden weft__ctx_switch
+    .type   weft__ctx_switch, @function
+    .p2align 4
+weft__ctx_switch:
+    .cfi_startproc
+    pushq   %rbp
+    pushq   %rbx
+    pushq   %r12
+    pushq   %r13
+    pushq   %r14
+    pushq   %r15
+    subq    $8, %rsp
+    stmxcsr (%rsp)
+    fnstcw  4(%rsp)
+    movq    %rsp, (%rdi)
+    movq    %rsi, %rsp
+    ldmxcsr (%rsp)
+    fldcw   4(%rsp)
+    addq    $8, %rsp
+    popq    %r15
+    popq    %r14
+    popq    %r13
+    popq    %r12
+    popq    %rbx
+    popq    %rbp
+    movq    %rdx, %rax      /* xfer: return value of the resumed switch */
+    movq    %rdx, %rdi      /* xfer: first argument of a fresh entry */
+    ret
+    .cfi_endproc
+    .size   weft__ctx_switch, .-weft__ctx_switch
+
+/* _Noreturn void weft__ctx_jump(void *to_sp [rdi], void *xfer [rsi]) */
+    .globl  weft__ctx_jump
+    .hidden weft__ctx_jump
+    .type   weft__ctx_jump, @function
+    .p2align 4
+weft__ctx_jump:
+    .cfi_startproc
+    movq    %rdi, %rsp
+    ldmxcsr (%rsp)
+    fldcw   4(%rsp)
+    addq    $8, %rsp
+    popq    %r15
+    popq    %r14
+    popq    %r13
+    popq    %r12
+    popq    %rbx
+    popq    %rbp
+    movq    %rsi, %rax
+    movq    %rsi, %rdi
+    ret
+    .cfi_endproc
+    .size   weft__ctx_jump, .-weft__ctx_jump
+
+/* First resume of a fresh context lands here with xfer in rdi, the entry
+ * function in r12 and its data in r13 (placed by weft__ctx_make). The stack
+ * is 16-byte aligned; the entry never returns. */
+    .globl  weft__ctx_trampoline
+    .hidden weft__ctx_trampoline
+    .type   weft__ctx_trampoline, @function
+    .p2align 4
+weft__ctx_trampoline:
+    .cfi_startproc
+    .cfi_undefined rip      /* outermost frame for debuggers and unwinders */
+    movq    %r13, %rsi
+    callq   *%r12
+    ud2
+    .cfi_endproc
+    .size   weft__ctx_trampoline, .-weft__ctx_trampoline
+
+    .section .note.GNU-stack,"",@progbits

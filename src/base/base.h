@@ -1,0 +1,67 @@
+/* base.h: compiler helpers, the assert/panic tiers and one-time notices. */
+#ifndef WEFT_BASE_BASE_H
+#define WEFT_BASE_BASE_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define WEFT_LIKELY(x)   __builtin_expect(!!(x), 1)
+#define WEFT_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define WEFT_CACHELINE   64
+#define WEFT_ALIGNED     __attribute__((aligned(WEFT_CACHELINE)))
+#define WEFT_INTERNAL    __attribute__((visibility("hidden")))
+#define WEFT_NOINLINE    __attribute__((noinline))
+
+#if defined(WEFT_SANITIZE_ADDRESS) || defined(WEFT_SANITIZE_THREAD) || !defined(NDEBUG)
+#define WEFT__CHECKED 1
+#else
+#define WEFT__CHECKED 0
+#endif
+
+/* Truly unrecoverable: prints "weft: <msg>" and aborts. */
+_Noreturn void weft__panic(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Internal invariant, checked in debug and sanitizer builds only. */
+#define WEFT_ASSERT(cond)                                                    \
+    do {                                                                     \
+        if (WEFT__CHECKED && WEFT_UNLIKELY(!(cond)))                         \
+            weft__panic("assertion failed: %s (%s:%d)", #cond, __FILE__, __LINE__); \
+    } while (0)
+
+/* One line on stderr prefixed "weft: ". */
+void weft__notice(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static inline void weft__cpu_relax(void)
+{
+#if defined(__x86_64__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ volatile("yield" ::: "memory");
+#endif
+}
+
+/* A test-and-test-and-set spin lock for short critical sections on slow
+ * paths (never held across a switch). Zero = unlocked. */
+typedef struct { _Atomic uint32_t v; } weft__lock;
+
+static inline int weft__lock_try(weft__lock *l)
+{
+    /* acquire: pairs with the release in weft__lock_release. */
+    return atomic_load_explicit(&l->v, memory_order_relaxed) == 0 &&
+           atomic_exchange_explicit(&l->v, 1, memory_order_acquire) == 0;
+}
+
+static inline void weft__lock_acquire(weft__lock *l)
+{
+    while (!weft__lock_try(l))
+        weft__cpu_relax();
+}
+
+static inline void weft__lock_release(weft__lock *l)
+{
+    /* release: publishes the critical section; pairs with the acquire above. */
+    atomic_store_explicit(&l->v, 0, memory_order_release);
+}
+
+#endif

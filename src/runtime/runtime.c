@@ -1,0 +1,414 @@
+/* runtime.c: weft_init / weft_finalize, configuration and the environment.
+ *
+ * weft_init turns the caller's flow into the initial user thread, pinned to
+ * worker 0, whose kernel thread is the caller itself; workers 1..n-1 are new
+ * pthreads. Worker 0's scheduler context gets a stack slot of its own and is
+ * first entered when the initial thread has nothing to switch to.
+ * weft_finalize waits (yielding, then napping) until every other user thread
+ * has finished, stops the workers and releases everything.
+ */
+#define _GNU_SOURCE
+#include "runtime/runtime.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "os/futex.h"
+#include "sched/sched.h"
+#include "stack/stack.h"
+
+#define MAX_WORKERS 4096
+#define SCHED_STACK ((size_t)256 << 10)
+
+static int guard_request = WEFT__GUARDREQ_AUTO;
+
+/* ---- environment ---------------------------------------------------------- */
+
+static int cpus_in_mask(void)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0) {
+        int n = CPU_COUNT(&set);
+        if (n > 0)
+            return n;
+    }
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
+
+/* Parses a decimal integer with an optional K/M/G suffix (powers of 1024).
+ * Returns 0 on success. */
+int weft__parse_size(const char *s, size_t *out)
+{
+    if (!s || !*s)
+        return -1;
+    size_t v = 0;
+    const char *p = s;
+    if (*p < '0' || *p > '9')
+        return -1;
+    while (*p >= '0' && *p <= '9') {
+        size_t d = (size_t)(*p - '0');
+        if (v > (SIZE_MAX - d) / 10)
+            return -1;
+        v = v * 10 + d;
+        p++;
+    }
+    size_t mul = 1;
+    switch (*p) {
+    case 'k': case 'K': mul = (size_t)1 << 10; p++; break;
+    case 'm': case 'M': mul = (size_t)1 << 20; p++; break;
+    case 'g': case 'G': mul = (size_t)1 << 30; p++; break;
+    default: break;
+    }
+    if (*p == 'i' && mul != 1)
+        p++; /* accept KiB-style "Ki"/"Mi" */
+    if ((*p == 'b' || *p == 'B') && mul != 1)
+        p++;
+    if (*p)
+        return -1;
+    if (v > SIZE_MAX / mul)
+        return -1;
+    *out = v * mul;
+    return 0;
+}
+
+static void env_workers(weft_config *cfg)
+{
+    const char *s = getenv("WEFT_WORKERS");
+    if (!s)
+        return;
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < 0 || v > MAX_WORKERS) {
+        weft__notice("ignoring WEFT_WORKERS=\"%s\": expected an integer 0..%d; using the default (%d)",
+                     s, MAX_WORKERS, cfg->workers);
+        return;
+    }
+    cfg->workers = (int)v;
+}
+
+static void env_stack(weft_config *cfg)
+{
+    const char *s = getenv("WEFT_STACK_SIZE");
+    if (!s)
+        return;
+    size_t v;
+    if (weft__parse_size(s, &v) != 0 || v < WEFT__STACK_MIN || v > WEFT__STACK_MAX) {
+        weft__notice("ignoring WEFT_STACK_SIZE=\"%s\": expected bytes with optional K/M/G suffix, "
+                     "16K..1G; using the default (%zu)", s, cfg->stack_size);
+        return;
+    }
+    cfg->stack_size = v;
+}
+
+static void env_policy(weft_config *cfg)
+{
+    const char *s = getenv("WEFT_SPAWN_POLICY");
+    if (!s)
+        return;
+    if (!strcmp(s, "work-first"))
+        cfg->spawn_policy = WEFT_WORK_FIRST;
+    else if (!strcmp(s, "help-first"))
+        cfg->spawn_policy = WEFT_HELP_FIRST;
+    else
+        weft__notice("ignoring WEFT_SPAWN_POLICY=\"%s\": expected work-first or help-first; "
+                     "using the default (%s)", s,
+                     cfg->spawn_policy == WEFT_HELP_FIRST ? "help-first" : "work-first");
+}
+
+static void env_guard(void)
+{
+    const char *s = getenv("WEFT_STACK_GUARD");
+    guard_request = WEFT__GUARDREQ_AUTO;
+    if (!s || !strcmp(s, "auto"))
+        return;
+    if (!strcmp(s, "mprotect"))
+        guard_request = WEFT__GUARDREQ_MPROTECT;
+    else if (!strcmp(s, "canary"))
+        guard_request = WEFT__GUARDREQ_CANARY;
+    else
+        weft__notice("ignoring WEFT_STACK_GUARD=\"%s\": expected auto, mprotect or canary; using auto", s);
+}
+
+void weft_config_default(weft_config *cfg)
+{
+    if (!cfg)
+        return;
+    cfg->workers = cpus_in_mask();
+    cfg->stack_size = WEFT__STACK_DEFAULT;
+    cfg->spawn_policy = WEFT_WORK_FIRST;
+    env_workers(cfg);
+    if (cfg->workers == 0)
+        cfg->workers = cpus_in_mask();
+    env_stack(cfg);
+    env_policy(cfg);
+}
+
+/* ---- workers ------------------------------------------------------------- */
+
+static void worker_kernel_setup(struct weft__worker *w)
+{
+    weft__tls_worker = w;
+    w->errno_loc = &errno;
+    w->altstack = weft__altstack_push();
+    weft__san_worker_started(w);
+}
+
+static void *worker_main(void *arg)
+{
+    struct weft__worker *w = arg;
+    worker_kernel_setup(w);
+    pthread_attr_t a;
+    if (pthread_getattr_np(pthread_self(), &a) == 0) {
+        void *lo;
+        size_t sz;
+        pthread_attr_getstack(&a, &lo, &sz);
+        w->sched_stack_lo = lo;
+        w->sched_stack_size = sz;
+        pthread_attr_destroy(&a);
+    }
+    weft__worker_loop(w);
+    weft__stack_cache_drain(&w->cache);
+    weft__altstack_pop(w->altstack);
+    weft__tls_worker = NULL;
+    return NULL;
+}
+
+static struct weft__worker *worker_new(int id)
+{
+    struct weft__worker *w = aligned_alloc(WEFT_CACHELINE, sizeof *w);
+    if (!w)
+        return NULL;
+    memset(w, 0, sizeof *w);
+    w->id = id;
+    w->rng = 0x9E3779B97F4A7C15ull * (uint64_t)(id + 1);
+    if (weft__deque_init(&w->dq, 256) != 0) {
+        free(w);
+        return NULL;
+    }
+    return w;
+}
+
+static void worker_free(struct weft__worker *w)
+{
+    if (!w)
+        return;
+    weft__deque_destroy(&w->dq);
+    free(w);
+}
+
+static void release_all(int nstarted)
+{
+    struct weft__rt *rt = &weft__rt;
+    atomic_store_explicit(&rt->stopping, 1, memory_order_seq_cst);
+    for (int i = 1; i < nstarted; i++) {
+        struct weft__worker *v = rt->workers[i];
+        atomic_store_explicit(&v->wake, 1, memory_order_seq_cst);
+        weft__futex_wake(&v->wake, 1);
+    }
+    for (int i = 1; i < nstarted; i++)
+        pthread_join(rt->workers[i]->pthread, NULL);
+    struct weft__worker *w0 = rt->workers ? rt->workers[0] : NULL;
+    if (w0) {
+        weft__stack_cache_drain(&w0->cache);
+        if (w0->altstack)
+            weft__altstack_pop(w0->altstack);
+    }
+    if (rt->main)
+        weft__san_thread_destroyed(rt->main);
+    free(rt->main);
+    for (int i = 0; rt->workers && i < rt->nworkers; i++)
+        worker_free(rt->workers[i]);
+    free(rt->workers);
+    weft__stack_shutdown();
+    weft__overflow_uninstall();
+    weft__tls_worker = NULL;
+    rt->workers = NULL;
+    rt->main = NULL;
+    rt->nworkers = 0;
+}
+
+int weft_init(const weft_config *cfg)
+{
+    struct weft__rt *rt = &weft__rt;
+    weft_config c;
+    if (cfg) {
+        c = *cfg;
+    } else {
+        weft_config_default(&c);
+    }
+    if (c.workers < 0 || c.workers > MAX_WORKERS)
+        return EINVAL;
+    if (c.spawn_policy != WEFT_WORK_FIRST && c.spawn_policy != WEFT_HELP_FIRST)
+        return EINVAL;
+    if (c.stack_size && (c.stack_size < WEFT__STACK_MIN || c.stack_size > WEFT__STACK_MAX))
+        return EINVAL;
+    if (c.workers == 0)
+        c.workers = cpus_in_mask();
+    if (c.stack_size == 0)
+        c.stack_size = WEFT__STACK_DEFAULT;
+
+    int expect = RT_OFF;
+    if (!atomic_compare_exchange_strong(&rt->state, &expect, RT_STARTING))
+        return EBUSY;
+    if (weft__tls_worker || weft__tls_bound) {
+        atomic_store(&rt->state, RT_OFF);
+        return EBUSY;
+    }
+
+    env_guard();
+    int rc = weft__stack_init(c.stack_size, guard_request);
+    if (rc != 0)
+        goto fail_stack;
+    weft__overflow_install();
+
+    rt->nworkers = c.workers;
+    rt->policy = c.spawn_policy;
+    rt->stack_size = c.stack_size;
+    rt->pool = NULL;
+    atomic_store(&rt->stopping, 0);
+    atomic_store(&rt->nsleeping, 0);
+    atomic_store(&rt->waking, 0);
+    atomic_store(&rt->ninj, 0);
+    rt->inj_head = rt->inj_tail = NULL;
+    atomic_store(&rt->id_next, 1);
+    atomic_store(&rt->ext_spawned, 0);
+    atomic_store(&rt->bound_live, 0);
+    rc = ENOMEM;
+    rt->workers = calloc((size_t)c.workers, sizeof *rt->workers);
+    if (!rt->workers)
+        goto fail_workers;
+    for (int i = 0; i < c.workers; i++)
+        if (!(rt->workers[i] = worker_new(i)))
+            goto fail_workers;
+
+    /* the initial thread: the caller's flow, on the caller's stack */
+    struct weft_thread *m = aligned_alloc(64, sizeof *m);
+    if (!m)
+        goto fail_workers;
+    memset(m, 0, sizeof *m);
+    rt->main = m;
+    m->pinned = 1;
+    m->name = "main";
+    atomic_init(&m->join, WEFT__J_RUNNING);
+    pthread_attr_t a;
+    if (pthread_getattr_np(pthread_self(), &a) == 0) {
+        void *lo;
+        size_t sz;
+        pthread_attr_getstack(&a, &lo, &sz);
+        m->stack_lo = lo;
+        m->stack_size = sz;
+        pthread_attr_destroy(&a);
+    }
+    rt->main_pthread = pthread_self();
+
+    /* worker 0 = this kernel thread; its scheduler gets a slot of its own */
+    struct weft__worker *w0 = rt->workers[0];
+    w0->sched_slot = weft__stack_alloc(NULL, SCHED_STACK);
+    if (!w0->sched_slot)
+        goto fail_workers;
+    worker_kernel_setup(w0);
+    w0->pthread = pthread_self();
+    w0->sched_stack_lo = w0->sched_slot->stack_lo;
+    w0->sched_stack_size = w0->sched_slot->stack_size;
+#if defined(WEFT_SANITIZE_THREAD)
+    m->san_fiber = w0->sched_fiber;  /* the caller's own fiber */
+    w0->sched_fiber = NULL;
+    weft__san_thread_created(w0->sched_slot);
+    w0->sched_fiber = w0->sched_slot->san_fiber;
+    w0->sched_slot->san_fiber = NULL;
+#endif
+    w0->sched_sp = weft__ctx_make(w0->sched_slot, weft__sched_entry, w0);
+    w0->current = m;
+    m->worker = w0;
+    m->id = atomic_fetch_add(&rt->id_next, 1);
+
+    int started = 1;
+    rc = EAGAIN;
+    for (int i = 1; i < c.workers; i++) {
+        struct weft__worker *w = rt->workers[i];
+        w->own_pthread = 1;
+        if (pthread_create(&w->pthread, NULL, worker_main, w) != 0)
+            goto fail_threads;
+        started++;
+    }
+    atomic_store_explicit(&rt->state, RT_RUNNING, memory_order_release);
+    return 0;
+
+fail_threads:
+    release_all(started);
+    atomic_store(&rt->state, RT_OFF);
+    return rc;
+fail_workers:
+    release_all(1);
+fail_stack:
+    atomic_store(&rt->state, RT_OFF);
+    return rc;
+}
+
+/* Threads not yet finished. Exits are read before spawns: each exit counter
+ * can only lag, each spawn counter only lead, so a zero is a true zero. */
+static int64_t live_threads(void)
+{
+    struct weft__rt *rt = &weft__rt;
+    uint64_t exited = 0, spawned = 0;
+    for (int i = 0; i < rt->nworkers; i++)
+        exited += atomic_load_explicit(&rt->workers[i]->nexited, memory_order_acquire);
+    for (int i = 0; i < rt->nworkers; i++)
+        spawned += atomic_load_explicit(&rt->workers[i]->nspawned, memory_order_acquire);
+    spawned += atomic_load_explicit(&rt->ext_spawned, memory_order_acquire);
+    return (int64_t)(spawned - exited) + atomic_load_explicit(&rt->bound_live, memory_order_acquire);
+}
+
+int weft_finalize(void)
+{
+    struct weft__rt *rt = &weft__rt;
+    if (atomic_load_explicit(&rt->state, memory_order_acquire) != RT_RUNNING)
+        return EINVAL;
+    struct weft__worker *w = weft__tls_worker;
+    if (!w || w->current != rt->main)
+        return EPERM;
+
+    long nap_ns = 1000;
+    while (live_threads() > 0) {
+        struct weft_thread *next = weft__pick_local(w);
+        if (!next)
+            next = weft__inject_pop();
+        if (next) {
+            weft__switch(w, rt->main, next, (uintptr_t)rt->main | XF_YIELD);
+            nap_ns = 1000;
+            continue;
+        }
+        struct timespec ts = { 0, nap_ns };
+        nanosleep(&ts, NULL);
+        if (nap_ns < 1000000)
+            nap_ns *= 2;
+    }
+    int expect = RT_RUNNING;
+    if (!atomic_compare_exchange_strong(&rt->state, &expect, RT_STOPPING))
+        return EINVAL;
+    weft__runtime_stop_hooks();
+    release_all(rt->nworkers);
+    atomic_store_explicit(&rt->state, RT_OFF, memory_order_release);
+    return 0;
+}
+
+int weft_num_workers(void)
+{
+    return atomic_load_explicit(&weft__rt.state, memory_order_acquire) == RT_RUNNING
+               ? weft__rt.nworkers : 0;
+}
+
+int weft_worker_id(void)
+{
+    struct weft__worker *w = weft__tls_worker;
+    return w ? w->id : -1;
+}

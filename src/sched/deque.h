@@ -1,0 +1,115 @@
+/* deque.h: the Chase-Lev work-stealing deque of one worker (growable).
+ *
+ * The owner pushes and pops at the bottom (LIFO, no atomic RMW unless the
+ * deque holds one element); thieves take from the top with one CAS. Memory
+ * orders follow Lê, Pop, Cohen and Zappa Nardelli, "Correct and efficient
+ * work-stealing for weak memory models" (PPoPP 2013); slots are read and
+ * written with acquire/release so that the descriptor a thief takes is
+ * published to it (free on x86, and visible to TSan, which does not model
+ * standalone fences).
+ *
+ * A grown-out array is not freed while thieves may still read it: it is
+ * kept on the deque's retired list until weft__deque_destroy.
+ */
+#ifndef WEFT_SCHED_DEQUE_H
+#define WEFT_SCHED_DEQUE_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "base/base.h"
+
+struct weft_thread;
+
+struct weft__deque_array {
+    int64_t mask;                          /* size - 1; immutable */
+    struct weft__deque_array *retired;     /* older arrays; owner only */
+    _Atomic(struct weft_thread *) slot[];  /* release by owner push; acquire by steal */
+};
+
+struct weft__deque {
+    _Atomic int64_t top WEFT_ALIGNED;       /* thieves and owner CAS */
+    _Atomic int64_t bottom WEFT_ALIGNED;    /* owner writes; thieves read */
+    _Atomic(struct weft__deque_array *) array; /* owner replaces (release); thieves read (acquire) */
+};
+
+int  weft__deque_init(struct weft__deque *d, int64_t size);
+void weft__deque_destroy(struct weft__deque *d);
+struct weft__deque_array *weft__deque_grow(struct weft__deque *d, int64_t t, int64_t b);
+
+#define WEFT__STEAL_EMPTY ((struct weft_thread *)0)
+#define WEFT__STEAL_ABORT ((struct weft_thread *)1)
+
+/* Owner only. */
+static inline void weft__deque_push(struct weft__deque *d, struct weft_thread *x)
+{
+    int64_t b = atomic_load_explicit(&d->bottom, memory_order_relaxed);
+    /* acquire: pairs with the CAS on top in steal, so a slot is reused only
+     * after the thief that took it has read it. */
+    int64_t t = atomic_load_explicit(&d->top, memory_order_acquire);
+    struct weft__deque_array *a = atomic_load_explicit(&d->array, memory_order_relaxed);
+    if (WEFT_UNLIKELY(b - t > a->mask))
+        a = weft__deque_grow(d, t, b);
+    /* release: publishes the descriptor; pairs with the acquire in steal. */
+    atomic_store_explicit(&a->slot[b & a->mask], x, memory_order_release);
+    /* release: the slot is written before the new bottom is seen. */
+    atomic_store_explicit(&d->bottom, b + 1, memory_order_release);
+}
+
+/* Owner only; NULL when empty. */
+static inline struct weft_thread *weft__deque_pop(struct weft__deque *d)
+{
+    int64_t b = atomic_load_explicit(&d->bottom, memory_order_relaxed) - 1;
+    struct weft__deque_array *a = atomic_load_explicit(&d->array, memory_order_relaxed);
+    atomic_store_explicit(&d->bottom, b, memory_order_relaxed);
+    /* seq_cst: orders the bottom store before the top load; pairs with the
+     * fence in steal (the classic store-load race for the last element). */
+    atomic_thread_fence(memory_order_seq_cst);
+    int64_t t = atomic_load_explicit(&d->top, memory_order_relaxed);
+    struct weft_thread *x = NULL;
+    if (t <= b) {
+        x = atomic_load_explicit(&a->slot[b & a->mask], memory_order_relaxed);
+        if (t == b) {
+            /* last element: race the thieves for it */
+            if (!atomic_compare_exchange_strong_explicit(&d->top, &t, t + 1,
+                                                         memory_order_seq_cst, memory_order_relaxed))
+                x = NULL;
+            atomic_store_explicit(&d->bottom, b + 1, memory_order_relaxed);
+        }
+    } else {
+        atomic_store_explicit(&d->bottom, b + 1, memory_order_relaxed);
+    }
+    return x;
+}
+
+/* Any thread; EMPTY, ABORT (lost a race: retry elsewhere) or a thread. */
+static inline struct weft_thread *weft__deque_steal(struct weft__deque *d)
+{
+    /* acquire: pairs with the CAS of other thieves and the owner. */
+    int64_t t = atomic_load_explicit(&d->top, memory_order_acquire);
+    /* seq_cst: pairs with the fence in pop. */
+    atomic_thread_fence(memory_order_seq_cst);
+    /* acquire: pairs with the release store of bottom in push. */
+    int64_t b = atomic_load_explicit(&d->bottom, memory_order_acquire);
+    if (t >= b)
+        return WEFT__STEAL_EMPTY;
+    /* acquire: pairs with the release in grow. */
+    struct weft__deque_array *a = atomic_load_explicit(&d->array, memory_order_acquire);
+    /* acquire: pairs with the release in push; publishes the descriptor. */
+    struct weft_thread *x = atomic_load_explicit(&a->slot[t & a->mask], memory_order_acquire);
+    if (!atomic_compare_exchange_strong_explicit(&d->top, &t, t + 1,
+                                                 memory_order_seq_cst, memory_order_relaxed))
+        return WEFT__STEAL_ABORT;
+    return x;
+}
+
+/* Racy size hint (any thread): exact for the owner when no thief runs. */
+static inline int64_t weft__deque_size_hint(struct weft__deque *d)
+{
+    /* relaxed: a hint; callers that need certainty pop or steal. */
+    int64_t b = atomic_load_explicit(&d->bottom, memory_order_relaxed);
+    int64_t t = atomic_load_explicit(&d->top, memory_order_relaxed);
+    return b - t;
+}
+
+#endif

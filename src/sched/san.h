@@ -1,0 +1,38 @@
+/* san.h: fiber-switch annotations for ASan and TSan; empty otherwise.
+ *
+ * ASan must know which stack is live (to tell stack from heap and to keep
+ * fake stacks per fiber); TSan must know which fiber runs (to keep a
+ * happens-before clock per user thread). Every switch in sched.h and the
+ * scheduler calls these right before the context switch and right after
+ * being resumed.
+ */
+#ifndef WEFT_SCHED_SAN_H
+#define WEFT_SCHED_SAN_H
+
+#include <stddef.h>
+
+#include "thread/thread.h"
+
+struct weft__worker;
+
+#if defined(WEFT_SANITIZE_ADDRESS) || defined(WEFT_SANITIZE_THREAD)
+void weft__san_switch_to_thread(void **fake_save, struct weft_thread *to);
+void weft__san_switch_to_sched(void **fake_save, struct weft__worker *w);
+void weft__san_resumed(void *fake);
+void weft__san_exit_to_thread(struct weft_thread *to);
+void weft__san_exit_to_sched(struct weft__worker *w);
+void weft__san_thread_created(struct weft_thread *t);
+void weft__san_thread_destroyed(struct weft_thread *t);
+void weft__san_worker_started(struct weft__worker *w);
+#else
+static inline void weft__san_switch_to_thread(void **fake_save, struct weft_thread *to) { (void)fake_save; (void)to; }
+static inline void weft__san_switch_to_sched(void **fake_save, struct weft__worker *w) { (void)fake_save; (void)w; }
+static inline void weft__san_resumed(void *fake) { (void)fake; }
+static inline void weft__san_exit_to_thread(struct weft_thread *to) { (void)to; }
+static inline void weft__san_exit_to_sched(struct weft__worker *w) { (void)w; }
+static inline void weft__san_thread_created(struct weft_thread *t) { (void)t; }
+static inline void weft__san_thread_destroyed(struct weft_thread *t) { (void)t; }
+static inline void weft__san_worker_started(struct weft__worker *w) { (void)w; }
+#endif
+
+#endif

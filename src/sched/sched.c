@@ -1,0 +1,361 @@
+/* sched.c: the worker loop, stealing, idling and waking, the injection
+ * queue, and park/ready (design notes in sched.h).
+ *
+ * Idling: a worker without work spins for a short while (stealing,
+ * checking the injection queue) and then sleeps on its own futex word.
+ * Sleep and wake form a Dekker pair: the sleeper marks itself sleeping
+ * (seq_cst), then re-checks every source of work; a producer publishes work,
+ * issues a seq_cst fence, then reads nsleeping. One of the two always sees
+ * the other, so no wake-up is lost. At most one untargeted wake-up is in
+ * flight (rt.waking, as Go's "spinning" M): the woken worker clears it and,
+ * when it finds more work than it takes, wakes the next one.
+ * A worker's deque is always drained by its own (awake) owner, so a missed
+ * untargeted wake could only cost parallelism; the injection queue and the
+ * pinned initial thread use reliable (targeted) wake-ups.
+ */
+#define _GNU_SOURCE
+#include "sched/sched.h"
+
+#include <sched.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "os/futex.h"
+
+struct weft__rt weft__rt;
+__thread struct weft__worker *weft__tls_worker __attribute__((tls_model("initial-exec")));
+__thread struct weft_thread *weft__tls_bound __attribute__((tls_model("initial-exec")));
+
+#define SPIN_NS 50000 /* how long an idle worker looks for work before sleeping */
+
+/* ---- yield FIFO ----------------------------------------------------------- */
+
+void weft__yq_push(struct weft__worker *v, struct weft_thread *t)
+{
+    t->next = NULL;
+    weft__lock_acquire(&v->yq_lock);
+    if (v->yq_tail)
+        v->yq_tail->next = t;
+    else
+        __atomic_store_n(&v->yq_head, t, __ATOMIC_RELAXED);
+    v->yq_tail = t;
+    weft__lock_release(&v->yq_lock);
+}
+
+struct weft_thread *weft__yq_pop(struct weft__worker *w)
+{
+    weft__lock_acquire(&w->yq_lock);
+    struct weft_thread *t = w->yq_head;
+    if (t) {
+        __atomic_store_n(&w->yq_head, t->next, __ATOMIC_RELAXED);
+        if (!t->next)
+            w->yq_tail = NULL;
+    }
+    weft__lock_release(&w->yq_lock);
+    return t;
+}
+
+/* A thief's take from v's yield FIFO: never the pinned initial thread. */
+static struct weft_thread *yq_steal(struct weft__worker *v)
+{
+    if (!__atomic_load_n(&v->yq_head, __ATOMIC_RELAXED) || !weft__lock_try(&v->yq_lock))
+        return NULL;
+    struct weft_thread *t = v->yq_head;
+    if (t && !t->pinned) {
+        __atomic_store_n(&v->yq_head, t->next, __ATOMIC_RELAXED);
+        if (!t->next)
+            v->yq_tail = NULL;
+    } else {
+        t = NULL;
+    }
+    weft__lock_release(&v->yq_lock);
+    return t;
+}
+
+/* ---- injection queue ------------------------------------------------------ */
+
+void weft__inject(struct weft_thread *t)
+{
+    t->next = NULL;
+    weft__lock_acquire(&weft__rt.inj_lock);
+    if (weft__rt.inj_tail)
+        weft__rt.inj_tail->next = t;
+    else
+        weft__rt.inj_head = t;
+    weft__rt.inj_tail = t;
+    atomic_fetch_add_explicit(&weft__rt.ninj, 1, memory_order_relaxed);
+    weft__lock_release(&weft__rt.inj_lock);
+    /* seq_cst: as in weft__maybe_wake, but unconditionally: no worker may be
+     * awake to notice this thread otherwise. */
+    atomic_thread_fence(memory_order_seq_cst);
+    if (atomic_load_explicit(&weft__rt.nsleeping, memory_order_relaxed) > 0)
+        weft__wake_one();
+}
+
+struct weft_thread *weft__inject_pop(void)
+{
+    if (atomic_load_explicit(&weft__rt.ninj, memory_order_relaxed) == 0)
+        return NULL;
+    weft__lock_acquire(&weft__rt.inj_lock);
+    struct weft_thread *t = weft__rt.inj_head;
+    if (t) {
+        weft__rt.inj_head = t->next;
+        if (!t->next)
+            weft__rt.inj_tail = NULL;
+        atomic_fetch_sub_explicit(&weft__rt.ninj, 1, memory_order_relaxed);
+    }
+    weft__lock_release(&weft__rt.inj_lock);
+    return t;
+}
+
+/* ---- stealing -------------------------------------------------------------- */
+
+static uint64_t next_rand(struct weft__worker *w)
+{
+    /* xorshift64: victim selection only */
+    uint64_t x = w->rng;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    w->rng = x;
+    return x;
+}
+
+static struct weft_thread *steal_work(struct weft__worker *w)
+{
+    int n = weft__rt.nworkers;
+    if (n < 2)
+        return NULL;
+    if (weft__rt.pool)
+        return weft__rt.pool->steal ? weft__rt.pool->steal(w) : NULL;
+    int start = (int)(next_rand(w) % (uint64_t)n);
+    for (int i = 0; i < n; i++) {
+        struct weft__worker *v = weft__rt.workers[(start + i) % n];
+        if (v == w)
+            continue;
+        for (int tries = 0; tries < 4; tries++) {
+            struct weft_thread *t = weft__deque_steal(&v->dq);
+            if (t == WEFT__STEAL_EMPTY)
+                break;
+            if (t != WEFT__STEAL_ABORT) {
+                /* More left there and someone asleep: pass the wake on. */
+                if (weft__deque_size_hint(&v->dq) > 0)
+                    weft__maybe_wake();
+                return t;
+            }
+        }
+        struct weft_thread *t = yq_steal(v);
+        if (t)
+            return t;
+    }
+    return NULL;
+}
+
+static struct weft_thread *find_work(struct weft__worker *w)
+{
+    struct weft_thread *t = weft__pick_local(w);
+    if (!t)
+        t = weft__inject_pop();
+    if (!t)
+        t = steal_work(w);
+    return t;
+}
+
+static int has_work_anywhere(struct weft__worker *w)
+{
+    if (atomic_load_explicit(&weft__rt.ninj, memory_order_relaxed) > 0)
+        return 1;
+    if (__atomic_load_n(&w->yq_head, __ATOMIC_RELAXED))
+        return 1;
+    if (weft__rt.pool)
+        return weft__rt.pool->has_work(w);
+    for (int i = 0; i < weft__rt.nworkers; i++) {
+        struct weft__worker *v = weft__rt.workers[i];
+        if (weft__deque_size_hint(&v->dq) > 0)
+            return 1;
+        struct weft_thread *h = __atomic_load_n(&v->yq_head, __ATOMIC_RELAXED);
+        if (h && (v == w || !h->pinned))
+            return 1;
+    }
+    return 0;
+}
+
+/* ---- sleeping and waking ----------------------------------------------------- */
+
+static void go_to_sleep(struct weft__worker *w)
+{
+    atomic_store_explicit(&w->sleeping, 1, memory_order_seq_cst);
+    /* seq_cst: pairs with the fences in weft__maybe_wake / weft__inject. */
+    atomic_fetch_add_explicit(&weft__rt.nsleeping, 1, memory_order_seq_cst);
+    if (!has_work_anywhere(w) && !atomic_load_explicit(&weft__rt.stopping, memory_order_seq_cst)) {
+        while (atomic_load_explicit(&w->wake, memory_order_acquire) == 0)
+            weft__futex_wait(&w->wake, 0, NULL);
+    }
+    atomic_fetch_sub_explicit(&weft__rt.nsleeping, 1, memory_order_seq_cst);
+    atomic_store_explicit(&w->sleeping, 0, memory_order_seq_cst);
+    /* acq_rel: consume the wake; 2 means we held the global wake token. */
+    if (atomic_exchange_explicit(&w->wake, 0, memory_order_acq_rel) == 2)
+        atomic_store_explicit(&weft__rt.waking, 0, memory_order_seq_cst);
+}
+
+void weft__wake_one(void)
+{
+    if (atomic_load_explicit(&weft__rt.waking, memory_order_relaxed) ||
+        atomic_exchange_explicit(&weft__rt.waking, 1, memory_order_acq_rel))
+        return;
+    int n = weft__rt.nworkers;
+    for (int i = 0; i < n; i++) {
+        struct weft__worker *v = weft__rt.workers[i];
+        uint32_t zero = 0;
+        if (atomic_load_explicit(&v->sleeping, memory_order_seq_cst) &&
+            atomic_compare_exchange_strong_explicit(&v->wake, &zero, 2, memory_order_acq_rel,
+                                                    memory_order_relaxed)) {
+            weft__futex_wake(&v->wake, 1);
+            return;
+        }
+    }
+    atomic_store_explicit(&weft__rt.waking, 0, memory_order_release);
+}
+
+void weft__wake_worker(struct weft__worker *v)
+{
+    /* seq_cst: the work given to v is published before we read v->sleeping;
+     * pairs with the seq_cst store in go_to_sleep. */
+    atomic_thread_fence(memory_order_seq_cst);
+    uint32_t zero = 0;
+    if (atomic_load_explicit(&v->sleeping, memory_order_seq_cst) &&
+        atomic_compare_exchange_strong_explicit(&v->wake, &zero, 1, memory_order_acq_rel,
+                                                memory_order_relaxed))
+        weft__futex_wake(&v->wake, 1);
+}
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- exit and free -------------------------------------------------------- */
+
+void weft__free_thread(struct weft__worker *w, struct weft_thread *t)
+{
+    weft__san_thread_destroyed(t);
+    if (t->bound) {
+        free(t);
+        return;
+    }
+    weft__stack_free(w ? &w->cache : NULL, t);
+}
+
+/* Runs on the context that follows an exiting thread: t is off its stack. */
+void weft__finish_exit(struct weft__worker *w, struct weft_thread *t)
+{
+    /* acq_rel: release publishes t->result to the joiner (pairs with its
+     * acquire load of DONE); acquire pairs with the joiner's/detacher's CAS. */
+    uintptr_t old = atomic_exchange_explicit(&t->join, WEFT__J_DONE, memory_order_acq_rel);
+    if (old & WEFT__J_DETACHED) {
+        weft__free_thread(w, t);
+    } else if (old & WEFT__J_KWAIT) {
+        struct weft__kwaiter *kw = (struct weft__kwaiter *)WEFT__J_PTR(old);
+        /* release: pairs with the acquire in the kernel-thread join loop. */
+        atomic_store_explicit(&kw->done, 1, memory_order_release);
+        weft__futex_wake(&kw->done, 1);
+    } else if (old != WEFT__J_RUNNING) {
+        struct weft_thread *j = (struct weft_thread *)WEFT__J_PTR(old);
+        if (j != w->current)
+            weft__make_ready(w, j);
+    }
+    /* release: the exit is complete before finalize can count it. */
+    atomic_store_explicit(&w->nexited,
+                          atomic_load_explicit(&w->nexited, memory_order_relaxed) + 1,
+                          memory_order_release);
+}
+
+/* ---- the scheduler context ------------------------------------------------- */
+
+static void run(struct weft__worker *w, struct weft_thread *t)
+{
+    w->current = t;
+    t->worker = w;
+    weft__san_switch_to_thread(&w->sched_fake_stack, t);
+    uintptr_t x = (uintptr_t)weft__ctx_switch(&w->sched_sp, t->sp, NULL);
+    weft__san_resumed(w->sched_fake_stack);
+    weft__handle_xfer(w, x);
+}
+
+void weft__worker_loop(struct weft__worker *w)
+{
+    uint64_t idle_since = 0;
+    for (;;) {
+        struct weft_thread *t = find_work(w);
+        if (t) {
+            idle_since = 0;
+            run(w, t);
+            continue;
+        }
+        if (atomic_load_explicit(&weft__rt.stopping, memory_order_acquire))
+            return;
+        uint64_t now = now_ns();
+        if (!idle_since) {
+            idle_since = now;
+        } else if (now - idle_since > SPIN_NS) {
+            go_to_sleep(w);
+            idle_since = 0;
+            continue;
+        }
+        for (int i = 0; i < 32; i++)
+            weft__cpu_relax();
+    }
+}
+
+/* Entry of worker 0's scheduler context, first resumed when the initial
+ * thread has nothing else to switch to. It never returns: finalize runs on
+ * the initial thread and simply drops this context. */
+void weft__sched_entry(void *xfer, void *data)
+{
+    struct weft__worker *w = data;
+    weft__san_resumed(NULL);
+    weft__handle_xfer(w, (uintptr_t)xfer);
+    weft__worker_loop(w);
+    weft__panic("sched: worker 0's scheduler left its loop while the initial thread waits");
+}
+
+/* ---- park / ready -------------------------------------------------------- */
+
+struct weft_thread *weft__self(void)
+{
+    struct weft__worker *w = weft__tls_worker;
+    return w ? w->current : NULL;
+}
+
+struct weft_thread *weft__sched_current(void)
+{
+    struct weft__worker *w = weft__tls_worker;
+    return w ? w->current : NULL;
+}
+
+void weft__park(weft__commit_fn commit, void *arg)
+{
+    struct weft__worker *w = weft__tls_worker;
+    struct weft_thread *self = w->current;
+    weft__stack_check(self);
+    struct weft__parkx p = { self, commit, arg };
+    weft__switch(w, self, weft__pick_local(w), (uintptr_t)&p | XF_PARK);
+}
+
+void weft__ready(struct weft_thread *t)
+{
+    struct weft__worker *w = weft__tls_worker;
+    if (w) {
+        weft__make_ready(w, t);
+        return;
+    }
+    if (t->pinned) {
+        struct weft__worker *home = weft__worker0();
+        weft__yq_push(home, t);
+        weft__wake_worker(home);
+        return;
+    }
+    weft__inject(t);
+}

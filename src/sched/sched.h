@@ -1,0 +1,274 @@
+/* sched.h: workers, the runtime's global state and the switch path.
+ *
+ * Design
+ * ------
+ * A worker is a kernel thread with a scheduler context (its own stack: the
+ * pthread's for workers 1..n-1, a slot for worker 0 whose pthread is the
+ * caller of weft_init). User threads switch directly to one another when the
+ * worker has local work, and to the scheduler context only when it has none;
+ * the scheduler then takes injected threads, steals, spins briefly and
+ * sleeps on a futex.
+ *
+ * Hand-off ("xfer"): a thread that leaves the CPU cannot publish itself
+ * before its registers are saved, or a thief could resume a half-saved
+ * context. So every switch carries an xfer word (a tagged pointer) to the
+ * context being resumed, which acts on the departed thread on its own stack:
+ *   PUSH  t   t is ready (work-first spawn: the parent's continuation)
+ *   YIELD t   t goes behind every other ready thread of this worker
+ *   PARK  p   run p->commit (the wait object's publish step); maybe resume
+ *   EXIT  t   t has finished: wake its joiner or free it (detached)
+ * The same mechanism gives "the child's exit resumes the joiner directly":
+ * an exiting thread whose joiner is parked switches straight to it.
+ *
+ * Pools: where a ready thread waits is the pool's business (push, push_yield,
+ * pop, steal). The default pool is a Chase-Lev deque per worker (LIFO for
+ * the owner, FIFO for thieves) plus a small locked FIFO per worker for
+ * yielded threads, which thieves may also take. Its operations are inlined
+ * on the hot path; another pool (the seed's shared FIFO queue) plugs in
+ * through struct weft__pool_ops without touching the scheduler.
+ *
+ * Invariants
+ *  - w->current is the user thread running on w, NULL while w runs its
+ *    scheduler context. Written only by w's kernel thread.
+ *  - A thread is in at most one pool or wait queue, and is never in one
+ *    while its context is live on a CPU (xfer guarantees it).
+ *  - The initial thread is pinned to worker 0: it is never in a deque and
+ *    thieves never take it from worker 0's yield queue.
+ */
+#ifndef WEFT_SCHED_SCHED_H
+#define WEFT_SCHED_SCHED_H
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "arch/context.h"
+#include "base/base.h"
+#include "sched/deque.h"
+#include "sched/park.h"
+#include "sched/san.h"
+#include "stack/stack.h"
+#include "thread/thread.h"
+
+struct weft__worker;
+
+/* The scheduling-policy plug-in. All operations run on a worker's kernel
+ * thread (w is the caller's worker) except push_remote. */
+struct weft__pool_ops {
+    const char *name;
+    void (*push)(struct weft__worker *w, struct weft_thread *t);       /* ready */
+    void (*push_yield)(struct weft__worker *w, struct weft_thread *t); /* behind all ready ones */
+    void (*push_front)(struct weft__worker *w, struct weft_thread *t); /* ahead of all (may be NULL) */
+    struct weft_thread *(*pop)(struct weft__worker *w);
+    struct weft_thread *(*steal)(struct weft__worker *thief); /* from anywhere else; may be NULL */
+    int (*has_work)(struct weft__worker *w);                   /* racy hint for idling */
+};
+
+struct weft__worker {
+    /* hot, owner only */
+    struct weft_thread *current;    /* see invariants; read by the SIGSEGV handler */
+    int *errno_loc;                 /* this kernel thread's errno; immutable */
+    void *sched_sp;                 /* suspended scheduler context */
+    struct weft__stack_cache cache; /* default-size stack slots */
+    uint64_t id_next, id_end;       /* block of thread ids */
+    _Atomic uint64_t nspawned;      /* owner stores (relaxed), finalize reads */
+    _Atomic uint64_t nexited;       /* owner stores (release), finalize reads (acquire) */
+    int id;                         /* immutable */
+    uint64_t rng;                   /* victim selection; owner only */
+
+    struct weft__deque dq;          /* default pool: owner bottom, thieves top */
+
+    /* yield FIFO of the default pool; any worker may push (pinned threads)
+     * or take (thieves) under yq_lock */
+    weft__lock yq_lock WEFT_ALIGNED;
+    struct weft_thread *yq_head;    /* under yq_lock; read racily as a hint */
+    struct weft_thread *yq_tail;    /* under yq_lock */
+
+    /* idling */
+    _Atomic uint32_t sleeping WEFT_ALIGNED; /* 1 while in (or entering) futex sleep; seq_cst */
+    _Atomic uint32_t wake;          /* futex word: 0 none, 1 targeted wake, 2 woken with rt.waking */
+
+    /* kernel thread and its sanitizer/tool state; immutable while running */
+    pthread_t pthread;
+    int own_pthread;                /* 1 for workers 1..n-1 */
+    void *altstack;                 /* weft__altstack_push token */
+    struct weft_thread *sched_slot; /* worker 0's scheduler stack */
+    char *sched_stack_lo;           /* bounds of the scheduler stack (ASan) */
+    size_t sched_stack_size;
+    void *sched_fake_stack;         /* ASan */
+    void *sched_fiber;              /* TSan */
+};
+
+struct weft__rt {
+    _Atomic int state;                  /* RT_OFF / RT_STARTING / RT_RUNNING / RT_STOPPING */
+    int nworkers;                       /* immutable while running */
+    int policy;                         /* WEFT_WORK_FIRST / WEFT_HELP_FIRST; immutable */
+    size_t stack_size;                  /* default usable stack; immutable */
+    struct weft__worker **workers;      /* immutable while running */
+    const struct weft__pool_ops *pool;  /* NULL = the inlined default pool */
+    struct weft_thread *main;           /* the initial thread; immutable */
+    pthread_t main_pthread;             /* the kernel thread that called weft_init */
+
+    _Atomic int stopping;               /* set by finalize; workers leave their loop */
+    _Atomic int nsleeping WEFT_ALIGNED; /* workers in futex sleep; seq_cst */
+    _Atomic int waking;                 /* 1 while a wake_one is in flight */
+
+    weft__lock inj_lock WEFT_ALIGNED;   /* injection queue (plain kernel threads) */
+    struct weft_thread *inj_head, *inj_tail; /* under inj_lock */
+    _Atomic size_t ninj;                /* hint, updated under inj_lock */
+
+    _Atomic uint64_t id_next;           /* thread-id blocks */
+    _Atomic uint64_t ext_spawned;       /* spawns from plain kernel threads */
+    _Atomic int64_t bound_live;         /* bound threads not yet finished */
+};
+
+enum { RT_OFF, RT_STARTING, RT_RUNNING, RT_STOPPING };
+
+extern struct weft__rt weft__rt;
+extern __thread struct weft__worker *weft__tls_worker __attribute__((tls_model("initial-exec")));
+extern __thread struct weft_thread *weft__tls_bound __attribute__((tls_model("initial-exec")));
+
+/* xfer tags (low bits of a 64-byte aligned descriptor or 8-aligned record) */
+enum { XF_NONE = 0, XF_PUSH = 1, XF_YIELD = 2, XF_PARK = 3, XF_EXIT = 4 };
+#define XF_MASK ((uintptr_t)7)
+
+struct weft__parkx {
+    struct weft_thread *t;
+    weft__commit_fn commit;
+    void *arg;
+} __attribute__((aligned(8)));
+
+/* ---- slow paths (sched.c) ------------------------------------------------ */
+void weft__wake_one(void);
+void weft__wake_worker(struct weft__worker *v);
+void weft__inject(struct weft_thread *t);
+struct weft_thread *weft__inject_pop(void);
+void weft__yq_push(struct weft__worker *v, struct weft_thread *t);
+struct weft_thread *weft__yq_pop(struct weft__worker *w);
+void weft__finish_exit(struct weft__worker *w, struct weft_thread *t);
+void weft__free_thread(struct weft__worker *w, struct weft_thread *t);
+void weft__worker_loop(struct weft__worker *w);
+void weft__sched_entry(void *xfer, void *data);
+
+/* ---- the hot path ------------------------------------------------------- */
+
+static inline struct weft__worker *weft__worker0(void)
+{
+    return weft__rt.workers[0];
+}
+
+/* Wakes an idle worker if any sleeps: called after making work visible. */
+static inline void weft__maybe_wake(void)
+{
+    if (weft__rt.nworkers > 1) {
+        /* seq_cst: orders the work we just published before reading
+         * nsleeping; pairs with the seq_cst increment in go_to_sleep, which
+         * re-checks every queue after it (Dekker: one side sees the other). */
+        atomic_thread_fence(memory_order_seq_cst);
+        if (WEFT_UNLIKELY(atomic_load_explicit(&weft__rt.nsleeping, memory_order_relaxed) > 0))
+            weft__wake_one();
+    }
+}
+
+/* Makes t runnable; the caller runs on worker w. */
+static inline void weft__make_ready(struct weft__worker *w, struct weft_thread *t)
+{
+    if (WEFT_UNLIKELY(t->pinned)) {
+        struct weft__worker *home = weft__worker0();
+        weft__yq_push(home, t);
+        if (home != w)
+            weft__wake_worker(home);
+        return;
+    }
+    if (WEFT_LIKELY(!weft__rt.pool)) {
+        weft__deque_push(&w->dq, t);
+        weft__maybe_wake();
+    } else {
+        weft__rt.pool->push(w, t);
+        weft__maybe_wake();
+    }
+}
+
+static inline void weft__push_yield(struct weft__worker *w, struct weft_thread *t)
+{
+    if (WEFT_LIKELY(!weft__rt.pool) || t->pinned)
+        weft__yq_push(w, t);
+    else
+        weft__rt.pool->push_yield(w, t);
+}
+
+/* The next thread for w from its own pool, or NULL. */
+static inline struct weft_thread *weft__pick_local(struct weft__worker *w)
+{
+    if (WEFT_LIKELY(!weft__rt.pool)) {
+        if (weft__deque_size_hint(&w->dq) > 0) {
+            struct weft_thread *t = weft__deque_pop(&w->dq);
+            if (t)
+                return t;
+        }
+        /* relaxed: a hint; weft__yq_pop re-reads under the lock. */
+        if (__atomic_load_n(&w->yq_head, __ATOMIC_RELAXED))
+            return weft__yq_pop(w);
+        return NULL;
+    }
+    struct weft_thread *t = weft__rt.pool->pop(w);
+    if (!t && w->id == 0 && __atomic_load_n(&w->yq_head, __ATOMIC_RELAXED))
+        t = weft__yq_pop(w); /* the pinned initial thread */
+    return t;
+}
+
+static inline void weft__handle_xfer(struct weft__worker *w, uintptr_t x)
+{
+    if (WEFT_LIKELY(!x))
+        return;
+    struct weft_thread *t = (struct weft_thread *)(x & ~XF_MASK);
+    switch (x & XF_MASK) {
+    case XF_PUSH:
+        weft__make_ready(w, t);
+        break;
+    case XF_YIELD:
+        weft__push_yield(w, t);
+        break;
+    case XF_PARK: {
+        /* Copy before commit: once committed, the parked thread may be
+         * readied and resumed elsewhere, ending the record's life. */
+        struct weft__parkx *p = (struct weft__parkx *)(x & ~XF_MASK);
+        struct weft_thread *pt = p->t;
+        weft__commit_fn commit = p->commit;
+        void *arg = p->arg;
+        if (commit && !commit(arg, pt))
+            weft__make_ready(w, pt);
+        break;
+    }
+    case XF_EXIT:
+        weft__finish_exit(w, t);
+        break;
+    }
+}
+
+/* Switches from self (running on w) to `to` (a ready thread, or NULL for
+ * w's scheduler context), handing over x. Returns once self is resumed,
+ * possibly on another worker; errno is self's again. */
+static inline void weft__switch(struct weft__worker *w, struct weft_thread *self,
+                                struct weft_thread *to, uintptr_t x)
+{
+    self->err = *w->errno_loc;
+    void *to_sp;
+    w->current = to;
+    if (to) {
+        to->worker = w;
+        to_sp = to->sp;
+        weft__san_switch_to_thread(&self->san_fake_stack, to);
+    } else {
+        to_sp = w->sched_sp;
+        weft__san_switch_to_sched(&self->san_fake_stack, w);
+    }
+    x = (uintptr_t)weft__ctx_switch(&self->sp, to_sp, (void *)x);
+    weft__san_resumed(self->san_fake_stack);
+    w = self->worker;
+    weft__handle_xfer(w, x);
+    *w->errno_loc = self->err;
+}
+
+#endif

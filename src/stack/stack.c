@@ -1,0 +1,557 @@
+/* stack.c: owns every user-thread stack: slabs, slots, guards and caches.
+ *
+ * Design
+ * ------
+ * A slot is [guard page][stack ........][descriptor]: the thread descriptor
+ * sits at the top of its own stack, so a spawn allocates one object, and a
+ * parked thread's descriptor shares its page with the innermost frames (one
+ * resident page for most parked threads).
+ *
+ * Slots are carved from slabs (one mmap of about 2 MiB, MAP_NORESERVE,
+ * MADV_NOHUGEPAGE so that a huge page never makes one touched slot cost
+ * 2 MiB of RSS). Slots of one size form a class; the default-size class also
+ * has a per-worker LIFO cache, so spawn/exit in the steady state are a list
+ * pop/push with no lock and no system call. Overflowing or empty caches move
+ * batches to/from the class's global list under its lock.
+ *
+ * Guard pages must not cap the thread count. A PROT_NONE page in the middle
+ * of a slab splits it: two kernel mappings per stack, and Debian's
+ * vm.max_map_count (65,530) would stop us near 32,000 threads. So:
+ *  1. MADV_GUARD_INSTALL (Linux 6.13+): guard regions live in page tables,
+ *     cost no mapping; used whenever the kernel accepts it.
+ *  2. Otherwise mprotect guards while the mapping budget lasts (we count the
+ *     mappings we add and keep a margin for the rest of the process).
+ *  3. Past that, canary-checked slots: a magic word at the stack's lowest
+ *     address is checked when the thread parks, exits or is freed; a
+ *     one-time notice says how to restore full protection.
+ * Rejected: one mmap per stack (two syscalls per spawn, two mappings per
+ * stack); guard-less stacks throughout (silent corruption).
+ *
+ * Slabs are never unmapped before weft__stack_shutdown (finalize): a freed
+ * slot goes back to its class. Retained memory is bounded by the peak
+ * number of live threads.
+ */
+#define _GNU_SOURCE
+#include "stack/stack.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "base/base.h"
+
+#if WEFT__HAVE_VALGRIND
+#include <valgrind/valgrind.h>
+#endif
+#if defined(WEFT_SANITIZE_ADDRESS)
+#include <sanitizer/asan_interface.h>
+#endif
+
+#ifndef MADV_GUARD_INSTALL
+#define MADV_GUARD_INSTALL 102
+#endif
+
+#define PAGE            ((size_t)4096)
+#define SLAB_TARGET     ((size_t)2 << 20)
+#define CACHE_MAX       64u
+#define CACHE_BATCH     32u
+#define CANARY          0x5745465443414e59ull /* "WEFTCANY" */
+#define DESC_BYTES      ((sizeof(struct weft_thread) + 63) & ~(size_t)63)
+
+struct weft__stack_class {
+    size_t slot_bytes;              /* immutable */
+    size_t stack_size;              /* usable bytes; immutable */
+    pthread_mutex_t lock;           /* protects the fields below */
+    struct weft_thread *free;       /* slots returned to the class */
+    size_t nfree;
+    char *carve_next, *carve_end;   /* untouched slots of the newest slab */
+    uint8_t carve_guard;            /* guard mode of that slab */
+    struct weft__stack_class *next; /* under g.lock */
+};
+
+struct slab {
+    void *base;
+    size_t len;
+    struct weft__stack_class *cls;
+};
+
+static struct {
+    pthread_mutex_t lock;            /* protects classes, slabs, budget */
+    struct weft__stack_class *classes;
+    struct weft__stack_class *dflt;  /* immutable while running */
+    struct slab *slabs;
+    size_t nslabs, cap;
+    int madvise_ok;                  /* -1 unknown, 0 no, 1 yes */
+    int request;                     /* WEFT__GUARDREQ_* */
+    long map_budget;                 /* mappings we may still add with mprotect */
+    int canary_noticed;
+    struct weft__stack_stats stats;
+} g = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static size_t round_page(size_t n)
+{
+    return (n + PAGE - 1) & ~(PAGE - 1);
+}
+
+static long read_max_map_count(void)
+{
+    long v = 65530;
+    FILE *f = fopen("/proc/sys/vm/max_map_count", "r");
+    if (f) {
+        if (fscanf(f, "%ld", &v) != 1)
+            v = 65530;
+        fclose(f);
+    }
+    return v;
+}
+
+int weft__stack_init(size_t default_size, int guard_request)
+{
+    pthread_mutex_lock(&g.lock);
+    g.request = guard_request;
+    g.madvise_ok = guard_request == WEFT__GUARDREQ_AUTO ? -1 : 0;
+    /* Keep a quarter of the limit (and at least 4096) for the rest of the
+     * process; every mprotect guard costs two mappings. */
+    long max = read_max_map_count();
+    long margin = max / 4 > 4096 ? max / 4 : 4096;
+    g.map_budget = max - margin;
+    g.canary_noticed = 0;
+    pthread_mutex_unlock(&g.lock);
+    g.dflt = NULL;
+    struct weft_thread *t = weft__stack_alloc(NULL, default_size);
+    if (!t)
+        return ENOMEM;
+    g.dflt = t->cls;
+    weft__stack_free(NULL, t);
+    return 0;
+}
+
+static struct weft__stack_class *class_for(size_t size)
+{
+    size_t stack = round_page(size + DESC_BYTES) - DESC_BYTES;
+    struct weft__stack_class *c;
+    pthread_mutex_lock(&g.lock);
+    for (c = g.classes; c; c = c->next)
+        if (c->stack_size == stack)
+            break;
+    if (!c) {
+        c = calloc(1, sizeof *c);
+        if (c) {
+            c->stack_size = stack;
+            c->slot_bytes = PAGE + stack + DESC_BYTES;
+            pthread_mutex_init(&c->lock, NULL);
+            c->next = g.classes;
+            g.classes = c;
+        }
+    }
+    pthread_mutex_unlock(&g.lock);
+    return c;
+}
+
+/* Installs the guard of every slot in [base, base+len); returns the mode. */
+static uint8_t guard_slab(char *base, size_t len, size_t slot, size_t nslots)
+{
+    pthread_mutex_lock(&g.lock);
+    int try_madvise = g.madvise_ok != 0;
+    pthread_mutex_unlock(&g.lock);
+    if (try_madvise) {
+        size_t i;
+        for (i = 0; i < nslots; i++)
+            if (madvise(base + i * slot, PAGE, MADV_GUARD_INSTALL) != 0)
+                break;
+        pthread_mutex_lock(&g.lock);
+        g.madvise_ok = i == nslots;
+        pthread_mutex_unlock(&g.lock);
+        if (i == nslots)
+            return WEFT__GUARD_MADVISE;
+        /* Partially installed guards are harmless: the slab falls back below. */
+    }
+    pthread_mutex_lock(&g.lock);
+    int can_mprotect = g.request != WEFT__GUARDREQ_CANARY && g.map_budget >= (long)(2 * nslots);
+    if (can_mprotect)
+        g.map_budget -= (long)(2 * nslots);
+    int notice = !can_mprotect && !g.canary_noticed;
+    if (notice)
+        g.canary_noticed = 1;
+    pthread_mutex_unlock(&g.lock);
+    if (can_mprotect) {
+        for (size_t i = 0; i < nslots; i++)
+            if (mprotect(base + i * slot, PAGE, PROT_NONE) != 0)
+                return WEFT__GUARD_CANARY; /* out of mappings after all */
+        return WEFT__GUARD_MPROTECT;
+    }
+    if (notice && g.request != WEFT__GUARDREQ_CANARY)
+        weft__notice("guard pages would exceed vm.max_map_count; further stacks are "
+                     "canary-checked (raise it, e.g. sysctl -w vm.max_map_count=1048576, "
+                     "or use Linux >= 6.13, for a guard page on every stack)");
+    (void)len;
+    return WEFT__GUARD_CANARY;
+}
+
+/* Maps a new slab for c. Called with c->lock held. */
+static int grow_class(struct weft__stack_class *c)
+{
+    size_t n = SLAB_TARGET / c->slot_bytes;
+    if (n == 0)
+        n = 1;
+    size_t len = n * c->slot_bytes;
+    char *base = mmap(NULL, len, PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (base == MAP_FAILED)
+        return ENOMEM;
+    madvise(base, len, MADV_NOHUGEPAGE);
+    uint8_t mode = guard_slab(base, len, c->slot_bytes, n);
+
+    pthread_mutex_lock(&g.lock);
+    if (g.nslabs == g.cap) {
+        size_t cap = g.cap ? 2 * g.cap : 64;
+        struct slab *s = realloc(g.slabs, cap * sizeof *s);
+        if (!s) {
+            pthread_mutex_unlock(&g.lock);
+            munmap(base, len);
+            return ENOMEM;
+        }
+        g.slabs = s;
+        g.cap = cap;
+    }
+    g.slabs[g.nslabs++] = (struct slab){ base, len, c };
+    g.stats.slabs++;
+    pthread_mutex_unlock(&g.lock);
+
+    c->carve_next = base;
+    c->carve_end = base + len;
+    c->carve_guard = mode;
+    return 0;
+}
+
+/* A never-used slot of c. Called with c->lock held. */
+static struct weft_thread *carve(struct weft__stack_class *c)
+{
+    if (c->carve_next == c->carve_end && grow_class(c) != 0)
+        return NULL;
+    char *slot = c->carve_next;
+    c->carve_next += c->slot_bytes;
+    struct weft_thread *t = (struct weft_thread *)(slot + c->slot_bytes - DESC_BYTES);
+    memset(t, 0, sizeof *t);
+    t->stack_lo = slot + PAGE;
+    t->stack_size = c->stack_size;
+    t->cls = c;
+    t->guard = c->carve_guard;
+    if (t->guard == WEFT__GUARD_CANARY)
+        *(uint64_t *)t->stack_lo = CANARY;
+#if WEFT__HAVE_VALGRIND
+    t->valgrind_id = VALGRIND_STACK_REGISTER(t->stack_lo, (char *)t);
+#endif
+    pthread_mutex_lock(&g.lock);
+    g.stats.slots++;
+    if (t->guard == WEFT__GUARD_MADVISE)
+        g.stats.guard_madvise++;
+    else if (t->guard == WEFT__GUARD_MPROTECT)
+        g.stats.guard_mprotect++;
+    else
+        g.stats.guard_canary++;
+    pthread_mutex_unlock(&g.lock);
+    return t;
+}
+
+/* Refills a worker cache from the default class: up to CACHE_BATCH slots. */
+static WEFT_NOINLINE struct weft_thread *refill(struct weft__stack_cache *cache,
+                                                struct weft__stack_class *c)
+{
+    pthread_mutex_lock(&c->lock);
+    struct weft_thread *t = c->free;
+    if (t) {
+        struct weft_thread *last = t;
+        unsigned n = 1;
+        while (n < CACHE_BATCH && last->next) {
+            last = last->next;
+            n++;
+        }
+        c->free = last->next;
+        c->nfree -= n;
+        last->next = NULL;
+        /* hand all but the first to the cache */
+        cache->head = t->next;
+        cache->n = n - 1;
+    } else {
+        t = carve(c);
+    }
+    pthread_mutex_unlock(&c->lock);
+    return t;
+}
+
+struct weft_thread *weft__stack_alloc(struct weft__stack_cache *cache, size_t size)
+{
+    struct weft__stack_class *c = g.dflt;
+    if (WEFT_LIKELY(cache && size == 0)) {
+        struct weft_thread *t = cache->head;
+        if (WEFT_LIKELY(t)) {
+            cache->head = t->next;
+            cache->n--;
+            return t;
+        }
+        return refill(cache, c);
+    }
+    if (size != 0 || !c)
+        c = class_for(size ? size : WEFT__STACK_DEFAULT);
+    if (!c)
+        return NULL;
+    pthread_mutex_lock(&c->lock);
+    struct weft_thread *t = c->free;
+    if (t) {
+        c->free = t->next;
+        c->nfree--;
+    } else {
+        t = carve(c);
+    }
+    pthread_mutex_unlock(&c->lock);
+    return t;
+}
+
+static WEFT_NOINLINE void spill(struct weft__stack_cache *cache, struct weft__stack_class *c)
+{
+    /* Move the older half of the cache to the class list. */
+    struct weft_thread *keep = cache->head, *last = keep;
+    for (unsigned i = 1; i < CACHE_MAX - CACHE_BATCH; i++)
+        last = last->next;
+    struct weft_thread *give = last->next, *tail = give;
+    unsigned n = 1;
+    while (tail->next) {
+        tail = tail->next;
+        n++;
+    }
+    last->next = NULL;
+    cache->n -= n;
+    pthread_mutex_lock(&c->lock);
+    tail->next = c->free;
+    c->free = give;
+    c->nfree += n;
+    pthread_mutex_unlock(&c->lock);
+}
+
+void weft__stack_free(struct weft__stack_cache *cache, struct weft_thread *t)
+{
+    struct weft__stack_class *c = t->cls;
+    weft__stack_check(t);
+#if defined(WEFT_SANITIZE_ADDRESS)
+    /* A thread that ended through weft_exit left its frames' redzones
+     * poisoned; the next user of the slot starts clean. */
+    __asan_unpoison_memory_region(t->stack_lo, t->stack_size);
+#endif
+    if (WEFT_LIKELY(cache && c == g.dflt)) {
+        t->next = cache->head;
+        cache->head = t;
+        if (WEFT_UNLIKELY(++cache->n > CACHE_MAX))
+            spill(cache, c);
+        return;
+    }
+    pthread_mutex_lock(&c->lock);
+    t->next = c->free;
+    c->free = t;
+    c->nfree++;
+    pthread_mutex_unlock(&c->lock);
+}
+
+void weft__stack_cache_drain(struct weft__stack_cache *cache)
+{
+    struct weft__stack_class *c = g.dflt;
+    if (!c || !cache->head)
+        return;
+    struct weft_thread *tail = cache->head;
+    while (tail->next)
+        tail = tail->next;
+    pthread_mutex_lock(&c->lock);
+    tail->next = c->free;
+    c->free = cache->head;
+    c->nfree += cache->n;
+    pthread_mutex_unlock(&c->lock);
+    cache->head = NULL;
+    cache->n = 0;
+}
+
+void weft__stack_shutdown(void)
+{
+    pthread_mutex_lock(&g.lock);
+    for (size_t i = 0; i < g.nslabs; i++) {
+#if WEFT__HAVE_VALGRIND
+        if (RUNNING_ON_VALGRIND) {
+            struct weft__stack_class *c = g.slabs[i].cls;
+            char *b = g.slabs[i].base;
+            for (char *s = b; s + c->slot_bytes <= b + g.slabs[i].len; s += c->slot_bytes) {
+                struct weft_thread *t = (struct weft_thread *)(s + c->slot_bytes - DESC_BYTES);
+                if (t->cls == c)
+                    VALGRIND_STACK_DEREGISTER(t->valgrind_id);
+            }
+        }
+#endif
+        munmap(g.slabs[i].base, g.slabs[i].len);
+    }
+    free(g.slabs);
+    g.slabs = NULL;
+    g.nslabs = g.cap = 0;
+    struct weft__stack_class *c = g.classes;
+    while (c) {
+        struct weft__stack_class *n = c->next;
+        pthread_mutex_destroy(&c->lock);
+        free(c);
+        c = n;
+    }
+    g.classes = NULL;
+    g.dflt = NULL;
+    memset(&g.stats, 0, sizeof g.stats);
+    pthread_mutex_unlock(&g.lock);
+}
+
+void weft__stack_stats(struct weft__stack_stats *out)
+{
+    pthread_mutex_lock(&g.lock);
+    *out = g.stats;
+    pthread_mutex_unlock(&g.lock);
+}
+
+/* ---- overflow report ----------------------------------------------------- */
+
+struct weft_thread *weft__sched_current(void); /* sched.c: NULL off user threads */
+
+static struct sigaction old_segv;
+static int segv_installed;
+
+static size_t fmt_u64(char *p, uint64_t v)
+{
+    char tmp[24];
+    size_t n = 0;
+    do {
+        tmp[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    for (size_t i = 0; i < n; i++)
+        p[i] = tmp[n - 1 - i];
+    return n;
+}
+
+static size_t fmt_str(char *p, const char *s, size_t max)
+{
+    size_t n = 0;
+    while (s[n] && n < max) {
+        p[n] = s[n];
+        n++;
+    }
+    return n;
+}
+
+/* One line, async-signal-safe, then abort. */
+static _Noreturn void report_overflow(const struct weft_thread *t, const char *how)
+{
+    char line[256];
+    size_t n = 0;
+    n += fmt_str(line + n, "weft: stack overflow in user thread ", 64);
+    n += fmt_u64(line + n, t->id);
+    n += fmt_str(line + n, " \"", 4);
+    n += fmt_str(line + n, t->name ? t->name : "(unnamed)", 64);
+    n += fmt_str(line + n, "\" (stack size ", 32);
+    n += fmt_u64(line + n, t->stack_size);
+    n += fmt_str(line + n, " bytes; ", 16);
+    n += fmt_str(line + n, how, 64);
+    n += fmt_str(line + n, "): raise weft_attr.stack_size or WEFT_STACK_SIZE\n", 80);
+    ssize_t w = write(2, line, n);
+    (void)w;
+    abort();
+}
+
+void weft__stack_check(const struct weft_thread *t)
+{
+    if (WEFT_UNLIKELY(t->guard == WEFT__GUARD_CANARY) && *(const uint64_t *)t->stack_lo != CANARY)
+        report_overflow(t, "canary overwritten");
+}
+
+static void on_segv(int sig, siginfo_t *si, void *uc)
+{
+    struct weft_thread *t = weft__sched_current();
+    if (t && t->cls && (t->guard == WEFT__GUARD_MADVISE || t->guard == WEFT__GUARD_MPROTECT)) {
+        char *a = si->si_addr;
+        if (a >= t->stack_lo - PAGE && a < t->stack_lo)
+            report_overflow(t, "hit the guard page");
+    }
+    /* Not ours: behave as if we were not installed. */
+    if (old_segv.sa_flags & SA_SIGINFO) {
+        if (old_segv.sa_sigaction) {
+            old_segv.sa_sigaction(sig, si, uc);
+            return;
+        }
+    } else if (old_segv.sa_handler != SIG_DFL && old_segv.sa_handler != SIG_IGN) {
+        old_segv.sa_handler(sig);
+        return;
+    }
+    /* Default action: restore it and return; the fault repeats and kills. */
+    struct sigaction dfl;
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    sigaction(SIGSEGV, &dfl, NULL);
+}
+
+int weft__overflow_install(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_segv;
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(SIGSEGV, &sa, &old_segv) != 0)
+        return errno;
+    segv_installed = 1;
+    return 0;
+}
+
+void weft__overflow_uninstall(void)
+{
+    if (segv_installed) {
+        sigaction(SIGSEGV, &old_segv, NULL);
+        segv_installed = 0;
+    }
+}
+
+struct altstack {
+    stack_t old;
+    void *mem;
+    size_t len;
+};
+
+void *weft__altstack_push(void)
+{
+    struct altstack *a = calloc(1, sizeof *a);
+    if (!a)
+        return NULL;
+    a->len = 64 << 10;
+    a->mem = mmap(NULL, a->len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (a->mem == MAP_FAILED) {
+        free(a);
+        return NULL;
+    }
+    stack_t ss = { .ss_sp = a->mem, .ss_size = a->len, .ss_flags = 0 };
+    if (sigaltstack(&ss, &a->old) != 0) {
+        munmap(a->mem, a->len);
+        free(a);
+        return NULL;
+    }
+    return a;
+}
+
+void weft__altstack_pop(void *token)
+{
+    struct altstack *a = token;
+    if (!a)
+        return;
+    if (a->old.ss_flags & SS_DISABLE) {
+        stack_t off = { .ss_flags = SS_DISABLE };
+        sigaltstack(&off, NULL);
+    } else {
+        sigaltstack(&a->old, NULL);
+    }
+    munmap(a->mem, a->len);
+    free(a);
+}

@@ -1,0 +1,50 @@
+/* stack.h: stack slots (descriptor + stack + guard), their caches, and the
+ * stack-overflow report. */
+#ifndef WEFT_STACK_STACK_H
+#define WEFT_STACK_STACK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "thread/thread.h"
+
+/* A worker's private cache of free default-size slots (LIFO: hot in cache). */
+struct weft__stack_cache {
+    struct weft_thread *head; /* owner worker only */
+    unsigned n;               /* owner worker only */
+};
+
+#define WEFT__STACK_MIN     ((size_t)16 << 10)
+#define WEFT__STACK_MAX     ((size_t)1 << 30)
+#define WEFT__STACK_DEFAULT ((size_t)64 << 10)
+
+/* Guard-mode request (WEFT_STACK_GUARD): auto picks the best available. */
+enum { WEFT__GUARDREQ_AUTO, WEFT__GUARDREQ_MPROTECT, WEFT__GUARDREQ_CANARY };
+
+int  weft__stack_init(size_t default_size, int guard_request);
+void weft__stack_shutdown(void); /* unmaps every slab; call when no thread runs */
+
+/* A slot with at least `size` usable bytes, or NULL (ENOMEM). c: the calling
+ * worker's cache, or NULL from elsewhere. Fields other than the stack ones
+ * are the caller's to set. */
+struct weft_thread *weft__stack_alloc(struct weft__stack_cache *c, size_t size);
+void weft__stack_free(struct weft__stack_cache *c, struct weft_thread *t);
+void weft__stack_cache_drain(struct weft__stack_cache *c);
+
+/* Aborts with the overflow message if t's canary (canary-mode slot) is gone. */
+void weft__stack_check(const struct weft_thread *t);
+
+/* SIGSEGV on a guard page: per-process handler and per-kernel-thread
+ * alternate signal stack. */
+int  weft__overflow_install(void);
+void weft__overflow_uninstall(void);
+void *weft__altstack_push(void);    /* returns a token for pop */
+void weft__altstack_pop(void *token);
+
+/* Counters for tests and stats. */
+struct weft__stack_stats {
+    size_t slabs, slots, guard_madvise, guard_mprotect, guard_canary;
+};
+void weft__stack_stats(struct weft__stack_stats *out);
+
+#endif

@@ -1,0 +1,446 @@
+/* wait.c: how every thread waits: the per-waiter wait word, parking user threads on it, and the spin → UMWAIT → futex policy for kernel threads.
+ *
+ * Design
+ * ------
+ * Concepts. A sync object (mutex, cond, rwlock, barrier, sem) is a state
+ * word plus a FIFO of waiter records (struct weft__waiter), guarded by an
+ * internal lock that is held for a few instructions and never across a
+ * switch. A waiter record lives on the waiting thread's own stack, so
+ * waiting allocates nothing and cannot fail. It carries one 32-bit wait
+ * word: a phase (WAITING, WAKING, WOKEN, TIMEDOUT) and a SLEEPER bit.
+ *
+ * The same record serves both kinds of waiter:
+ *  - a user thread spins on the word for a short budget (only with more than
+ *    one worker), then weft__park()s with a commit that CASes SLEEPER into
+ *    the word after its context is saved. A waker that swaps the word to
+ *    WOKEN and finds SLEEPER calls weft__ready(); one that finds no SLEEPER
+ *    does nothing, and the commit's CAS then fails and the thread resumes
+ *    at once. Exactly one of "commit sets SLEEPER" and "waker swaps" comes
+ *    first in the word's modification order, so no wake-up is lost and
+ *    none is doubled.
+ *  - a plain kernel thread (weft__self() == NULL: a pthread, a bound thread,
+ *    the timer) waits through weft__wait_word: it spins, then (auto policy,
+ *    WAITPKG CPUs) sits in UMWAIT on the word's cache line, then sets
+ *    SLEEPER and sleeps in FUTEX_WAIT on the word. A waker pays a futex
+ *    wake only when SLEEPER was set, so a waiter caught while spinning
+ *    costs the waker one atomic exchange.
+ *
+ * Invariants.
+ *  - Only the waiter sets SLEEPER; only wakers move the phase to WAKING or
+ *    WOKEN; only the waiter itself (kernel thread, at its deadline) or the
+ *    timer service (user thread) moves WAITING to TIMEDOUT. Every
+ *    transition is a CAS or an exchange on the one word.
+ *  - A record is unlinked from its object's queue only under the object's
+ *    lock; after that only the waker that unlinked it touches it, and only
+ *    until the final store. A waker reads w->thread and w->next before.
+ *  - WAKING pins the record: the waiter can neither time out nor return
+ *    before the waker's final store. Wakers that must decide under the
+ *    object's lock whether a timed waiter is still theirs (cond signal) or
+ *    that walk a chain after dropping the lock (broadcast, barrier) claim
+ *    under the lock and finish outside it, so no system call or weft__ready
+ *    runs under an object's lock.
+ *  - After the final exchange a kernel waiter may return at once and its
+ *    stack be reused; the waker's futex wake on that address then is at
+ *    most a spurious wake-up for whatever futex lives there, which every
+ *    futex wait in weft tolerates (all loop on their condition).
+ *
+ * Timeouts. A kernel thread's deadline is the futex's (absolute, on the
+ * caller's clock). A user thread has no kernel sleep to time out: the
+ * object arms a timer (timer.c) whose callback CASes WAITING → TIMEDOUT and
+ * readies the thread if SLEEPER was set. Timer and waker race on the same
+ * word, so exactly one wins.
+ *
+ * Policy (WEFT_WAIT). auto: spin WEFT__KTHREAD_SPIN_NS with pause, then on
+ * CPUs with WAITPKG (CPUID.7.0:ECX[5]) UMONITOR/UMWAIT in C0.1 for up to
+ * WEFT__KTHREAD_UMWAIT_NS, then futex. spin: never enter the kernel to
+ * sleep (a sched_yield every ~1024 pauses keeps an oversubscribed machine
+ * alive). futex: sleep at once, and user threads park without spinning.
+ * The spin budget is bounded by time (CLOCK_MONOTONIC read every 8 pauses),
+ * not by a count, because pause costs from ~10 to ~140 cycles across CPUs.
+ *
+ * Rejected.
+ *  - Releasing the object's lock inside the park commit (the object lock
+ *    held across the context switch): it forbids the spin-before-park
+ *    phase, makes wakers spin for the duration of a switch, and does not
+ *    work for kernel waiters; the per-record CAS closes the same window.
+ *  - One futex word per object (glibc's condvar/barrier style): a waiter
+ *    could not spin on a line of its own, broadcast would be a thundering
+ *    herd, and user and kernel waiters would need two mechanisms.
+ *  - MONITOR/MWAIT proper: ring 0 only; seed 5 needed a kernel module for
+ *    it. UMWAIT is its user-mode heir; MWAITX (AMD) is also ring 0 unless
+ *    the kernel enables it, which Linux does not.
+ *  - Heap-allocated waiter records: allocation on every wait, and an error
+ *    path pthread-style calls have no code for.
+ */
+#include "sync/wait.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "os/futex.h"
+#include "sched/park.h"
+#include "weft.h"
+
+#if defined(__x86_64__)
+#include <cpuid.h>
+#include <immintrin.h>
+#include <x86intrin.h>
+#endif
+
+/* ---- policy -------------------------------------------------------------- */
+
+static enum weft__wait_policy policy_value = WEFT__WAIT_AUTO; /* written once under policy_once */
+static int waitpkg_value;                                     /* written once under policy_once */
+static pthread_once_t policy_once = PTHREAD_ONCE_INIT;
+
+static void policy_read(void)
+{
+    const char *s = getenv("WEFT_WAIT");
+    if (s && *s) {
+        if (strcmp(s, "spin") == 0)
+            policy_value = WEFT__WAIT_SPIN;
+        else if (strcmp(s, "futex") == 0)
+            policy_value = WEFT__WAIT_FUTEX;
+        else if (strcmp(s, "auto") == 0)
+            policy_value = WEFT__WAIT_AUTO;
+        else
+            weft__notice("WEFT_WAIT=\"%s\" is not spin, futex or auto; using auto", s);
+    }
+#if defined(__x86_64__)
+    unsigned a, b, c, d;
+    if (__get_cpuid_count(7, 0, &a, &b, &c, &d))
+        waitpkg_value = (c >> 5) & 1;
+#endif
+}
+
+enum weft__wait_policy weft__wait_policy(void)
+{
+    pthread_once(&policy_once, policy_read);
+    return policy_value;
+}
+
+int weft__wait_have_waitpkg(void)
+{
+    pthread_once(&policy_once, policy_read);
+    return waitpkg_value;
+}
+
+/* ---- time ---------------------------------------------------------------- */
+
+uint64_t weft__now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static int deadline_passed(const struct timespec *deadline, int realtime)
+{
+    struct timespec now;
+    clock_gettime(realtime ? CLOCK_REALTIME : CLOCK_MONOTONIC, &now);
+    return now.tv_sec > deadline->tv_sec ||
+           (now.tv_sec == deadline->tv_sec && now.tv_nsec >= deadline->tv_nsec);
+}
+
+/* ---- the word -------------------------------------------------------------- */
+
+static inline int is_final(uint32_t v)
+{
+    return (v & ~(uint32_t)WEFT__WORD_SLEEPER) >= WEFT__WORD_DONE;
+}
+
+static inline uint32_t phase(uint32_t v)
+{
+    return v & ~(uint32_t)WEFT__WORD_SLEEPER;
+}
+
+/* The waiter's own timeout: WAITING → TIMEDOUT. Returns the final value, or
+ * 0 if a waker claimed the record first (then wait on, without deadline). */
+static uint32_t time_out(_Atomic uint32_t *word)
+{
+    /* relaxed: only the waiter reads the result, and a waker that lost the
+     * race never touches the record; the object's lock, which the waiter
+     * takes next, orders everything else. */
+    uint32_t v = atomic_load_explicit(word, memory_order_relaxed);
+    while (phase(v) == WEFT__WORD_WAITING) {
+        if (atomic_compare_exchange_weak_explicit(word, &v, WEFT__WORD_TIMEDOUT,
+                                                  memory_order_relaxed, memory_order_relaxed))
+            return WEFT__WORD_TIMEDOUT;
+    }
+    /* acquire: a waker's final exchange; pairs with its release. */
+    v = atomic_load_explicit(word, memory_order_acquire);
+    return is_final(v) ? v : 0;
+}
+
+uint32_t weft__spin_word(_Atomic uint32_t *word, uint64_t budget_ns)
+{
+    if (budget_ns == 0)
+        return 0;
+    uint64_t end = weft__now_ns() + budget_ns;
+    for (unsigned i = 1;; i++) {
+        /* acquire: pairs with the release of the waker's final exchange. */
+        uint32_t v = atomic_load_explicit(word, memory_order_acquire);
+        if (is_final(v))
+            return v;
+        weft__cpu_relax();
+        if ((i & 7) == 0 && weft__now_ns() >= end)
+            return 0;
+    }
+}
+
+/* Spin phase of a kernel waiter. forever: the spin policy. Returns the final
+ * value, or 0 when the budget ran out. */
+static uint32_t spin_phase(_Atomic uint32_t *word, uint64_t budget_ns, int forever,
+                           const struct timespec **deadline, int realtime)
+{
+    uint64_t end = weft__now_ns() + budget_ns;
+    for (unsigned i = 1;; i++) {
+        /* acquire: pairs with the release of the waker's final exchange. */
+        uint32_t v = atomic_load_explicit(word, memory_order_acquire);
+        if (is_final(v))
+            return v;
+        weft__cpu_relax();
+        if ((i & 7) != 0)
+            continue;
+        if (*deadline && deadline_passed(*deadline, realtime)) {
+            uint32_t t = time_out(word);
+            if (t)
+                return t;
+            *deadline = NULL; /* claimed: the final store is imminent */
+        }
+        if (forever) {
+            if ((i & 1023) == 0)
+                sched_yield();
+        } else if (weft__now_ns() >= end) {
+            return 0;
+        }
+    }
+}
+
+#if defined(__x86_64__)
+/* UMWAIT phase (WAITPKG CPUs only). C0.1: the faster wake-up of the two
+ * light states; the kernel caps each UMWAIT (umwait_control/max_time), so
+ * the loop re-arms until the budget is spent. */
+__attribute__((target("waitpkg"))) static uint32_t umwait_phase(_Atomic uint32_t *word,
+                                                                  uint64_t budget_ns,
+                                                                  const struct timespec **deadline,
+                                                                  int realtime)
+{
+    uint64_t end = weft__now_ns() + budget_ns;
+    for (;;) {
+        /* acquire: pairs with the release of the waker's final exchange. */
+        uint32_t v = atomic_load_explicit(word, memory_order_acquire);
+        if (is_final(v))
+            return v;
+        if (*deadline && deadline_passed(*deadline, realtime)) {
+            uint32_t t = time_out(word);
+            if (t)
+                return t;
+            *deadline = NULL;
+        }
+        if (weft__now_ns() >= end)
+            return 0;
+        _umonitor((void *)word);
+        /* relaxed: a re-check after arming the monitor; a store after it
+         * ends the UMWAIT, so no wake-up falls between the two. */
+        if (atomic_load_explicit(word, memory_order_relaxed) == v)
+            _umwait(1, __rdtsc() + (1u << 16));
+    }
+}
+#endif
+
+static uint32_t futex_phase(_Atomic uint32_t *word, const struct timespec *deadline, int realtime)
+{
+    for (;;) {
+        /* acquire: pairs with the release of the waker's final exchange. */
+        uint32_t v = atomic_load_explicit(word, memory_order_acquire);
+        if (is_final(v))
+            return v;
+        if (!(v & WEFT__WORD_SLEEPER)) {
+            /* relaxed: the waker's exchange is an RMW and reads this value
+             * or a later one; the futex compares the word in the kernel. */
+            if (!atomic_compare_exchange_weak_explicit(word, &v, v | WEFT__WORD_SLEEPER,
+                                                       memory_order_relaxed, memory_order_relaxed))
+                continue;
+            v |= WEFT__WORD_SLEEPER;
+        }
+        if (deadline && phase(v) == WEFT__WORD_WAITING) {
+            int r = weft__futex_wait_abs(word, v, deadline, realtime);
+            if (r == ETIMEDOUT || (r == 0 && deadline_passed(deadline, realtime))) {
+                uint32_t t = time_out(word);
+                if (t)
+                    return t;
+                deadline = NULL;
+            }
+        } else {
+            weft__futex_wait(word, v, NULL);
+        }
+    }
+}
+
+uint32_t weft__wait_word(_Atomic uint32_t *word, const struct timespec *deadline, int realtime)
+{
+    enum weft__wait_policy p = weft__wait_policy();
+    uint32_t v;
+    if (p != WEFT__WAIT_FUTEX) {
+        v = spin_phase(word, WEFT__KTHREAD_SPIN_NS, p == WEFT__WAIT_SPIN, &deadline, realtime);
+        if (v)
+            return v;
+#if defined(__x86_64__)
+        if (weft__wait_have_waitpkg()) {
+            v = umwait_phase(word, WEFT__KTHREAD_UMWAIT_NS, &deadline, realtime);
+            if (v)
+                return v;
+        }
+#endif
+    }
+    return futex_phase(word, deadline, realtime);
+}
+
+uint32_t weft__wake_word(_Atomic uint32_t *word, uint32_t v)
+{
+    uint32_t old = atomic_load_explicit(word, memory_order_relaxed);
+    do {
+        if (is_final(old))
+            return old;
+        /* release: publishes what the waiter will read after its wait;
+         * pairs with the acquire loads in the wait phases. acquire: reads
+         * the SLEEPER the waiter CASed in. */
+    } while (!atomic_compare_exchange_weak_explicit(word, &old, v, memory_order_acq_rel,
+                                                    memory_order_relaxed));
+    if (old & WEFT__WORD_SLEEPER)
+        weft__futex_wake(word, 1);
+    return old;
+}
+
+/* ---- waiter records ----------------------------------------------------------- */
+
+void weft__waiter_init(struct weft__waiter *w)
+{
+    w->next = w->prev = NULL;
+    w->thread = weft__self();
+    atomic_init(&w->word, WEFT__WORD_WAITING);
+    w->queued = 0;
+    w->data = 0;
+}
+
+/* Park commit: runs after the thread's context is saved. Setting SLEEPER
+ * hands the thread to whoever ends the wait; a final word means that
+ * already happened, so resume at once. */
+static int commit_sleep(void *arg, struct weft_thread *self)
+{
+    struct weft__waiter *w = arg;
+    uint32_t v = atomic_load_explicit(&w->word, memory_order_relaxed);
+    do {
+        if (is_final(v))
+            return 0;
+        /* release: publishes the saved context to the waker that finds
+         * SLEEPER; pairs with the acquire of its exchange (wake, finish,
+         * expire), which then calls weft__ready. */
+    } while (!atomic_compare_exchange_weak_explicit(&w->word, &v, v | WEFT__WORD_SLEEPER,
+                                                    memory_order_release, memory_order_relaxed));
+    return 1;
+}
+
+uint32_t weft__waiter_block(struct weft__waiter *w, uint64_t spin_ns,
+                            const struct timespec *deadline, int realtime)
+{
+    if (w->thread == NULL)
+        return weft__wait_word(&w->word, deadline, realtime);
+    if (spin_ns && weft_num_workers() > 1 && weft__wait_policy() != WEFT__WAIT_FUTEX) {
+        uint32_t v = weft__spin_word(&w->word, spin_ns);
+        if (v)
+            return v;
+    }
+    for (;;) {
+        /* acquire: pairs with the release of the final exchange. */
+        uint32_t v = atomic_load_explicit(&w->word, memory_order_acquire);
+        if (is_final(v))
+            return v;
+        weft__park(commit_sleep, w);
+    }
+}
+
+/* Final exchange shared by wake and finish. */
+static void finish_to(struct weft__waiter *w, uint32_t final)
+{
+    struct weft_thread *t = w->thread;
+    /* release: publishes the waker's hand-off (lock ownership, a semaphore
+     * unit, data) to the waiter; pairs with the acquire in block/wait.
+     * acquire: reads the SLEEPER bit set with release by commit_sleep. */
+    uint32_t old = atomic_exchange_explicit(&w->word, final, memory_order_acq_rel);
+    WEFT_ASSERT(!is_final(old));
+    if (old & WEFT__WORD_SLEEPER) {
+        if (t)
+            weft__ready(t);
+        else
+            weft__futex_wake(&w->word, 1);
+    }
+}
+
+void weft__waiter_wake(struct weft__waiter *w)
+{
+    finish_to(w, WEFT__WORD_WOKEN);
+}
+
+int weft__waiter_claim(struct weft__waiter *w)
+{
+    uint32_t v = atomic_load_explicit(&w->word, memory_order_relaxed);
+    for (;;) {
+        if (phase(v) != WEFT__WORD_WAITING) {
+            WEFT_ASSERT(phase(v) == WEFT__WORD_TIMEDOUT);
+            return 0;
+        }
+        /* relaxed: the claim only pins the record; the final exchange in
+         * finish publishes the hand-off. */
+        if (atomic_compare_exchange_weak_explicit(&w->word, &v,
+                                                  WEFT__WORD_WAKING | (v & WEFT__WORD_SLEEPER),
+                                                  memory_order_relaxed, memory_order_relaxed))
+            return 1;
+    }
+}
+
+void weft__waiter_finish(struct weft__waiter *w)
+{
+    finish_to(w, WEFT__WORD_WOKEN);
+}
+
+int weft__waiter_expire(struct weft__waiter *w)
+{
+    struct weft_thread *t = w->thread;
+    uint32_t v = atomic_load_explicit(&w->word, memory_order_relaxed);
+    while (phase(v) == WEFT__WORD_WAITING) {
+        /* acq_rel: acquire reads the SLEEPER published by commit_sleep
+         * (release) before weft__ready; release orders nothing the thread
+         * needs but keeps the pairing uniform with finish_to. */
+        if (atomic_compare_exchange_weak_explicit(&w->word, &v, WEFT__WORD_TIMEDOUT,
+                                                  memory_order_acq_rel, memory_order_relaxed)) {
+            if ((v & WEFT__WORD_SLEEPER) && t)
+                weft__ready(t);
+            else if (v & WEFT__WORD_SLEEPER)
+                weft__futex_wake(&w->word, 1);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* ---- helpers ------------------------------------------------------------------ */
+
+void weft__sync_backoff(unsigned *spins)
+{
+    weft__cpu_relax();
+    if ((++*spins & 63) == 0)
+        sched_yield();
+}
+
+static _Thread_local _Alignas(8) char kthread_token;
+
+uintptr_t weft__sync_owner(void)
+{
+    struct weft_thread *t = weft__self();
+    return t ? (uintptr_t)t : (uintptr_t)&kthread_token;
+}

@@ -1,0 +1,211 @@
+/* wait.h: the wait word, the waiter record and wait queue every sync object parks on, and the wait policy.
+ *
+ * The design (why one word per waiter, the phases, spin → UMWAIT → futex)
+ * is the block at the top of wait.c. In short:
+ *
+ *  - A waiter owns a record on its own stack: struct weft__waiter. Its word
+ *    goes WAITING → (WAKING →) WOKEN, or WAITING → TIMEDOUT; bit 0
+ *    (SLEEPER) says the waiter is parked (user thread) or asleep on the
+ *    futex (kernel thread) and the waker must wake it.
+ *  - An object decides under its own lock that a thread must wait, links
+ *    the record in its queue, drops its lock, then calls
+ *    weft__waiter_block(). The waker unlinks the record under the object's
+ *    lock and calls weft__waiter_wake() (or claim under the lock, finish
+ *    after it). The record is the only thing the waker touches after the
+ *    object's lock is released.
+ */
+#ifndef WEFT_SYNC_WAIT_H
+#define WEFT_SYNC_WAIT_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "base/base.h"
+
+struct weft_thread;
+
+/* ---- the wait word ---------------------------------------------------------
+ * Values below WEFT__WORD_DONE (bit 0 aside) keep the waiter waiting; any
+ * value from WEFT__WORD_DONE up ends the wait and says why. The waiter alone
+ * sets SLEEPER; wakers alone move the phase to WAKING or a final value;
+ * the waiter (kernel thread) or the timer service (user thread) alone
+ * moves WAITING to TIMEDOUT. */
+enum {
+    WEFT__WORD_SLEEPER  = 1u, /* bit: parked or asleep in the kernel; the waker must wake it */
+    WEFT__WORD_WAITING  = 0u, /* phase: waiting; may time out */
+    WEFT__WORD_WAKING   = 2u, /* phase: claimed by a waker, which still reads the record;
+                                 the waiter can no longer time out and must not return */
+    WEFT__WORD_DONE     = 4u, /* first final value */
+    WEFT__WORD_WOKEN    = 4u, /* final: woken by a waker */
+    WEFT__WORD_TIMEDOUT = 6u, /* final: the deadline passed first */
+};
+
+/* ---- the policy ------------------------------------------------------------- */
+
+enum weft__wait_policy {
+    WEFT__WAIT_AUTO,  /* spin, then UMWAIT where the CPU has WAITPKG, then futex */
+    WEFT__WAIT_SPIN,  /* never sleep in the kernel (sched_yield now and then) */
+    WEFT__WAIT_FUTEX, /* sleep at once */
+};
+
+/* The policy from WEFT_WAIT (spin | futex | auto), read once; a malformed
+ * value prints one line naming the variable and gives auto. Any thread. */
+enum weft__wait_policy weft__wait_policy(void);
+
+/* 1 when the CPU has UMONITOR/UMWAIT (CPUID.7.0:ECX[5]). Any thread. */
+int weft__wait_have_waitpkg(void);
+
+/* How long a plain kernel thread spins (auto policy) before it sleeps. */
+#define WEFT__KTHREAD_SPIN_NS  20000u
+/* How long it then waits in UMWAIT (auto, WAITPKG only) before the futex. */
+#define WEFT__KTHREAD_UMWAIT_NS 200000u
+
+/* CLOCK_MONOTONIC in nanoseconds. */
+uint64_t weft__now_ns(void);
+
+/* Waits on a wait word, on the calling kernel thread, until it holds a
+ * final value, which it returns (acquire: pairs with the release of the
+ * waker's weft__wake_word or weft__waiter_finish). Blocks the kernel thread:
+ * never call it from a user thread (that would stall its worker), use
+ * weft__waiter_block. Phases follow the policy: spin with pause, UMWAIT
+ * (auto and WAITPKG), futex; the SLEEPER bit is set before the futex.
+ * deadline: absolute on CLOCK_REALTIME (realtime != 0) or CLOCK_MONOTONIC,
+ * NULL = none; when it passes while the phase is still WAITING the word is
+ * CAS'd to WEFT__WORD_TIMEDOUT and that is returned. Idle workers may use
+ * the same word protocol: reset the word to WAITING, publish that you are
+ * idle, check for work, then call this; a producer calls weft__wake_word. */
+uint32_t weft__wait_word(_Atomic uint32_t *word, const struct timespec *deadline, int realtime);
+
+/* Ends a wait: moves a non-final word to the final value v (>= DONE) and
+ * wakes a kernel sleeper on the futex if SLEEPER was set. Returns the value
+ * before (already final: the word is left unchanged). Any thread. Only for
+ * words a kernel thread waits on through weft__wait_word. */
+uint32_t weft__wake_word(_Atomic uint32_t *word, uint32_t v);
+
+/* Spins with pause while the word is not final, for at most budget_ns.
+ * Returns the final value, or 0 when the budget ran out. */
+uint32_t weft__spin_word(_Atomic uint32_t *word, uint64_t budget_ns);
+
+/* ---- waiter records and queues -------------------------------------------- */
+
+struct weft__waiter {
+    struct weft__waiter *next;  /* under the object's lock while queued; the waker
+                                   reads it before it wakes this record */
+    struct weft__waiter *prev;  /* under the object's lock while queued */
+    struct weft_thread *thread; /* the waiter, NULL for a plain kernel thread; set
+                                   before queuing, read-only afterwards */
+    _Atomic uint32_t word;      /* the wait word above; the futex word of a kernel waiter */
+    uint32_t queued;            /* under the object's lock: 1 while linked */
+    uintptr_t data;             /* object-specific: set by the waiter before queuing, or
+                                   by the waker before it wakes the record */
+};
+
+/* A FIFO of waiters. All fields under the owning object's lock. */
+struct weft__waitq {
+    struct weft__waiter *head;
+    struct weft__waiter *tail;
+};
+
+/* Prepares a record for the calling thread (user or kernel). */
+void weft__waiter_init(struct weft__waiter *w);
+
+static inline int weft__waitq_empty(const struct weft__waitq *q)
+{
+    return q->head == NULL;
+}
+
+static inline void weft__waitq_push(struct weft__waitq *q, struct weft__waiter *w)
+{
+    w->next = NULL;
+    w->prev = q->tail;
+    if (q->tail)
+        q->tail->next = w;
+    else
+        q->head = w;
+    q->tail = w;
+    w->queued = 1;
+}
+
+static inline void weft__waitq_push_front(struct weft__waitq *q, struct weft__waiter *w)
+{
+    w->prev = NULL;
+    w->next = q->head;
+    if (q->head)
+        q->head->prev = w;
+    else
+        q->tail = w;
+    q->head = w;
+    w->queued = 1;
+}
+
+static inline void weft__waitq_remove(struct weft__waitq *q, struct weft__waiter *w)
+{
+    if (w->prev)
+        w->prev->next = w->next;
+    else
+        q->head = w->next;
+    if (w->next)
+        w->next->prev = w->prev;
+    else
+        q->tail = w->prev;
+    w->queued = 0;
+}
+
+static inline struct weft__waiter *weft__waitq_pop(struct weft__waitq *q)
+{
+    struct weft__waiter *w = q->head;
+    if (w)
+        weft__waitq_remove(q, w);
+    return w;
+}
+
+/* Takes the whole queue; the records stay chained through next. */
+static inline struct weft__waiter *weft__waitq_take_all(struct weft__waitq *q)
+{
+    struct weft__waiter *w = q->head;
+    for (struct weft__waiter *x = w; x; x = x->next)
+        x->queued = 0;
+    q->head = q->tail = NULL;
+    return w;
+}
+
+/* Waits until the record is woken (or timed out); returns the final word.
+ * A user thread spins on its word for up to spin_ns (only when there is more
+ * than one worker: on one worker the waker cannot run meanwhile) and then
+ * parks, freeing its worker. A kernel thread follows the policy through
+ * weft__wait_word, with the deadline if not NULL. A user thread's deadline
+ * is the caller's business: arm a timer (timer.h) that calls
+ * weft__waiter_expire. */
+uint32_t weft__waiter_block(struct weft__waiter *w, uint64_t spin_ns,
+                            const struct timespec *deadline, int realtime);
+
+/* Wakes a record the caller has unlinked (under the object's lock or after
+ * it), for waits that cannot time out. The record may vanish as soon as
+ * this returns; read w->next before. Any thread. */
+void weft__waiter_wake(struct weft__waiter *w);
+
+/* Two-step waking for records that may time out, or when the waker walks a
+ * chain after dropping the object's lock: claim under the object's lock
+ * (WAITING → WAKING; returns 0 if the waiter already timed out, and then
+ * the record must be left alone), finish after the lock is dropped (final
+ * value WOKEN, and the wake-up). Between the two the waiter cannot return,
+ * so the record, w->next included, stays valid. */
+int  weft__waiter_claim(struct weft__waiter *w);
+void weft__waiter_finish(struct weft__waiter *w);
+
+/* The timer's side of a user thread's timed wait: WAITING → TIMEDOUT and
+ * readies the thread if it is parked. Returns 1 if the timeout won. */
+int weft__waiter_expire(struct weft__waiter *w);
+
+/* ---- helpers for the objects' internal lock bits ------------------------------ */
+
+/* One step of a wait for a lock bit held for a few instructions: pause,
+ * and every 64 steps sched_yield (the holder may have lost its CPU). */
+void weft__sync_backoff(unsigned *spins);
+
+/* The caller's identity as a lock owner: its weft_thread for a user thread,
+ * else a per-kernel-thread token; 8-byte aligned, never 0. */
+uintptr_t weft__sync_owner(void);
+
+#endif

@@ -1,0 +1,312 @@
+/* thread.c: the user-thread API: spawn, join, detach, exit, yield.
+ *
+ * Join protocol (thread->join, one word):
+ *   RUNNING --joiner CAS--> joiner|tag --exit--> DONE    (joiner readied)
+ *   RUNNING --detach CAS--> DETACHED   --exit--> freed
+ *   RUNNING --exit-------> DONE        --join--> freed by the joiner
+ * The exiting thread's last step runs on the next context's stack
+ * (weft__finish_exit, XF_EXIT), so a joiner never frees a stack that is
+ * still in use. If the joiner is already parked, the exiting thread switches
+ * straight to it: a join of a running child costs the child's exit one
+ * switch and nothing else.
+ */
+#define _GNU_SOURCE
+#include "thread/thread.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "os/futex.h"
+#include "sched/sched.h"
+
+#define ID_BLOCK 1024
+
+static uint64_t new_id(struct weft__worker *w)
+{
+    if (WEFT_LIKELY(w && w->id_next != w->id_end))
+        return w->id_next++;
+    if (w) {
+        w->id_next = atomic_fetch_add_explicit(&weft__rt.id_next, ID_BLOCK, memory_order_relaxed);
+        w->id_end = w->id_next + ID_BLOCK;
+        return w->id_next++;
+    }
+    return atomic_fetch_add_explicit(&weft__rt.id_next, 1, memory_order_relaxed);
+}
+
+static _Noreturn void thread_exit(struct weft_thread *self, void *result);
+
+static void thread_entry(void *xfer, void *data)
+{
+    struct weft_thread *self = data;
+    weft__san_resumed(NULL);
+    struct weft__worker *w = self->worker;
+    weft__handle_xfer(w, (uintptr_t)xfer);
+    *w->errno_loc = 0;
+    thread_exit(self, self->fn(self->arg));
+}
+
+static _Noreturn void thread_exit(struct weft_thread *self, void *result)
+{
+    struct weft__worker *w = self->worker;
+    self->result = result;
+    weft__stack_check(self);
+    /* acquire: a parked joiner published itself with a CAS after its context
+     * was saved; switching to it directly is then safe. */
+    uintptr_t s = atomic_load_explicit(&self->join, memory_order_acquire);
+    struct weft_thread *to;
+    if (s != WEFT__J_RUNNING && !(s & (WEFT__J_DETACHED | WEFT__J_KWAIT | WEFT__J_DONE)) &&
+        (!((struct weft_thread *)WEFT__J_PTR(s))->pinned || w->id == 0))
+        to = (struct weft_thread *)WEFT__J_PTR(s);
+    else
+        to = weft__pick_local(w);
+    w->current = to;
+    uintptr_t x = (uintptr_t)self | XF_EXIT;
+    if (to) {
+        to->worker = w;
+        weft__san_exit_to_thread(to);
+        weft__ctx_jump(to->sp, (void *)x);
+    }
+    weft__san_exit_to_sched(w);
+    weft__ctx_jump(w->sched_sp, (void *)x);
+}
+
+/* ---- bound threads: a kernel thread of their own ------------------------- */
+
+static void bound_finish(struct weft_thread *t)
+{
+    uintptr_t old = atomic_exchange_explicit(&t->join, WEFT__J_DONE, memory_order_acq_rel);
+    if (old & WEFT__J_DETACHED) {
+        free(t);
+    } else if (old & WEFT__J_KWAIT) {
+        struct weft__kwaiter *kw = (struct weft__kwaiter *)WEFT__J_PTR(old);
+        atomic_store_explicit(&kw->done, 1, memory_order_release);
+        weft__futex_wake(&kw->done, 1);
+    } else if (old != WEFT__J_RUNNING) {
+        weft__ready((struct weft_thread *)WEFT__J_PTR(old));
+    }
+    /* release: the thread's effects are visible to finalize. */
+    atomic_fetch_sub_explicit(&weft__rt.bound_live, 1, memory_order_release);
+}
+
+static void *bound_main(void *arg)
+{
+    struct weft_thread *t = arg;
+    weft__tls_bound = t;
+    t->result = t->fn(t->arg);
+    weft__tls_bound = NULL;
+    bound_finish(t);
+    return NULL;
+}
+
+static int spawn_bound(weft_thread **out, weft_fn fn, void *arg, const weft_attr *attr)
+{
+    struct weft_thread *t = aligned_alloc(64, sizeof *t);
+    if (!t)
+        return ENOMEM;
+    memset(t, 0, sizeof *t);
+    t->bound = 1;
+    t->fn = fn;
+    t->arg = arg;
+    t->name = attr->name;
+    t->id = new_id(weft__tls_worker);
+    t->stack_size = attr->stack_size ? attr->stack_size : weft__rt.stack_size;
+    atomic_init(&t->join, attr->detached ? WEFT__J_DETACHED : WEFT__J_RUNNING);
+    pthread_attr_t pa;
+    pthread_attr_init(&pa);
+    pthread_attr_setdetachstate(&pa, PTHREAD_CREATE_DETACHED);
+    pthread_attr_setstacksize(&pa, t->stack_size < 65536 ? 65536 : t->stack_size);
+    pthread_t pt;
+    atomic_fetch_add_explicit(&weft__rt.bound_live, 1, memory_order_relaxed);
+    if (out)
+        *out = t;
+    int rc = pthread_create(&pt, &pa, bound_main, t);
+    pthread_attr_destroy(&pa);
+    if (rc != 0) {
+        atomic_fetch_sub_explicit(&weft__rt.bound_live, 1, memory_order_relaxed);
+        free(t);
+        if (out)
+            *out = NULL;
+        return EAGAIN;
+    }
+    return 0;
+}
+
+/* ---- public API ------------------------------------------------------------ */
+
+int weft_spawn(weft_thread **out, weft_fn fn, void *arg, const weft_attr *attr)
+{
+    static const weft_attr dflt = WEFT_ATTR_INIT;
+    if (!attr)
+        attr = &dflt;
+    if (!fn || (!out && !attr->detached))
+        return EINVAL;
+    if (attr->stack_size && (attr->stack_size < WEFT__STACK_MIN || attr->stack_size > WEFT__STACK_MAX))
+        return EINVAL;
+    if (WEFT_UNLIKELY(atomic_load_explicit(&weft__rt.state, memory_order_acquire) != RT_RUNNING))
+        return EAGAIN;
+    if (attr->bound)
+        return spawn_bound(out, fn, arg, attr);
+
+    struct weft__worker *w = weft__tls_worker;
+    size_t size = attr->stack_size == weft__rt.stack_size ? 0 : attr->stack_size;
+    struct weft_thread *t = weft__stack_alloc(w ? &w->cache : NULL, size);
+    if (WEFT_UNLIKELY(!t))
+        return ENOMEM;
+    t->fn = fn;
+    t->arg = arg;
+    t->name = attr->name;
+    t->result = NULL;
+    t->id = new_id(w);
+    atomic_store_explicit(&t->join, attr->detached ? WEFT__J_DETACHED : WEFT__J_RUNNING,
+                          memory_order_relaxed);
+    t->sp = weft__ctx_make(t, thread_entry, t);
+    weft__san_thread_created(t);
+    if (out)
+        *out = t;
+
+    struct weft_thread *self = w ? w->current : NULL;
+    if (WEFT_LIKELY(w)) {
+        /* relaxed: only this worker writes it; finalize reads it after
+         * the spawning thread itself is counted out. */
+        atomic_store_explicit(&w->nspawned,
+                              atomic_load_explicit(&w->nspawned, memory_order_relaxed) + 1,
+                              memory_order_relaxed);
+        if (WEFT_LIKELY(self && weft__rt.policy == WEFT_WORK_FIRST)) {
+            /* Child first: the parent's continuation becomes ready (and
+             * stealable) once its context is saved, on the child's side. */
+            weft__switch(w, self, t, (uintptr_t)self | XF_PUSH);
+            return 0;
+        }
+        weft__make_ready(w, t);
+        return 0;
+    }
+    atomic_fetch_add_explicit(&weft__rt.ext_spawned, 1, memory_order_relaxed);
+    weft__inject(t);
+    return 0;
+}
+
+/* Commit of a user-thread join: publish self as t's joiner, unless t is done. */
+static int join_commit(void *arg, struct weft_thread *self)
+{
+    struct weft_thread *t = arg;
+    uintptr_t s = WEFT__J_RUNNING;
+    /* release: our context is saved before the exiting thread may switch to
+     * us; pairs with the acquire load in thread_exit / exchange in
+     * finish_exit. */
+    return atomic_compare_exchange_strong_explicit(&t->join, &s, (uintptr_t)self,
+                                                   memory_order_acq_rel, memory_order_acquire);
+}
+
+int weft_join(weft_thread *t, void **result)
+{
+    if (!t)
+        return EINVAL;
+    struct weft__worker *w = weft__tls_worker;
+    struct weft_thread *self = w ? w->current : weft__tls_bound;
+    if (t == self)
+        return EDEADLK;
+    /* acquire: pairs with the release exchange in finish_exit. */
+    uintptr_t s = atomic_load_explicit(&t->join, memory_order_acquire);
+    if (WEFT_UNLIKELY(s != WEFT__J_DONE)) {
+        if (s != WEFT__J_RUNNING)
+            return EINVAL; /* detached, or somebody else joins it */
+        if (w && self) {
+            weft__park(join_commit, t);
+            w = self->worker;
+        } else {
+            struct weft__kwaiter kw;
+            atomic_init(&kw.done, 0);
+            if (!atomic_compare_exchange_strong_explicit(&t->join, &s,
+                                                         (uintptr_t)&kw | WEFT__J_KWAIT,
+                                                         memory_order_acq_rel, memory_order_acquire)) {
+                if (s != WEFT__J_DONE)
+                    return EINVAL;
+            } else {
+                /* acquire: pairs with the release store of done. */
+                while (!atomic_load_explicit(&kw.done, memory_order_acquire))
+                    weft__futex_wait(&kw.done, 0, NULL);
+            }
+        }
+        s = atomic_load_explicit(&t->join, memory_order_acquire);
+        if (s != WEFT__J_DONE)
+            return EINVAL; /* detached under our feet: a misuse we can report */
+    }
+    if (result)
+        *result = t->result;
+    weft__free_thread(w && w->current ? w : NULL, t);
+    return 0;
+}
+
+int weft_detach(weft_thread *t)
+{
+    if (!t)
+        return EINVAL;
+    uintptr_t s = atomic_load_explicit(&t->join, memory_order_acquire);
+    for (;;) {
+        if (s == WEFT__J_DONE) {
+            struct weft__worker *w = weft__tls_worker;
+            weft__free_thread(w && w->current ? w : NULL, t);
+            return 0;
+        }
+        if (s != WEFT__J_RUNNING)
+            return EINVAL;
+        if (atomic_compare_exchange_weak_explicit(&t->join, &s, WEFT__J_DETACHED,
+                                                  memory_order_acq_rel, memory_order_acquire))
+            return 0;
+    }
+}
+
+void weft_yield(void)
+{
+    struct weft__worker *w = weft__tls_worker;
+    struct weft_thread *self;
+    if (WEFT_UNLIKELY(!w || !(self = w->current))) {
+        sched_yield();
+        return;
+    }
+    struct weft_thread *next = weft__pick_local(w);
+    if (next)
+        weft__switch(w, self, next, (uintptr_t)self | XF_YIELD);
+}
+
+void weft_exit(void *result)
+{
+    struct weft__worker *w = weft__tls_worker;
+    struct weft_thread *self = w ? w->current : NULL;
+    if (self && !self->pinned)
+        thread_exit(self, result);
+    if (!w && weft__tls_bound) {
+        struct weft_thread *t = weft__tls_bound;
+        weft__tls_bound = NULL;
+        t->result = result;
+        bound_finish(t);
+        pthread_exit(NULL);
+    }
+    weft__panic(self ? "weft_exit called by the initial thread: return from it and call weft_finalize"
+                     : "weft_exit called outside a user thread");
+}
+
+weft_thread *weft_self(void)
+{
+    struct weft__worker *w = weft__tls_worker;
+    return w ? w->current : weft__tls_bound;
+}
+
+uint64_t weft_thread_id(const weft_thread *t)
+{
+    return t ? t->id : 0;
+}
+
+const char *weft_thread_name(const weft_thread *t)
+{
+    return t ? t->name : NULL;
+}
+
+int weft_errno(void)
+{
+    return errno;
+}

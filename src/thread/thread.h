@@ -1,0 +1,68 @@
+/* thread.h: the user-thread descriptor, shared by sched, stack and sync.
+ *
+ * A descriptor lives at the top of its own stack slot (stack/stack.c), so a
+ * spawn allocates one object. Who owns a thread, by state:
+ *  - running: the worker in thread->worker; only that kernel thread touches
+ *    sp/err;
+ *  - ready: the queue holding it (deque, yield queue, injection queue);
+ *  - parked: the wait object it is enqueued on (after commit ran) — whoever
+ *    dequeues it calls weft__ready exactly once;
+ *  - finished: its joiner (or the stack cache for a detached thread).
+ */
+#ifndef WEFT_THREAD_THREAD_H
+#define WEFT_THREAD_THREAD_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "weft.h"
+
+struct weft__worker;
+struct weft__stack_class;
+
+/* How a stack slot is protected against overflow. */
+enum {
+    WEFT__GUARD_NONE,     /* not ours (the initial thread, bound threads) */
+    WEFT__GUARD_MADVISE,  /* MADV_GUARD_INSTALL region: no extra mapping */
+    WEFT__GUARD_MPROTECT, /* PROT_NONE page: two mappings per stack */
+    WEFT__GUARD_CANARY,   /* no guard page; a canary word checked at switches */
+};
+
+/* Join word states (thread->join). A joiner's descriptor (or a kernel
+ * waiter record) is 64-byte aligned, so the low bits are free for tags. */
+#define WEFT__J_RUNNING  ((uintptr_t)0)
+#define WEFT__J_DONE     ((uintptr_t)2)
+#define WEFT__J_DETACHED ((uintptr_t)4)
+#define WEFT__J_KWAIT    ((uintptr_t)8) /* tag: pointer is a struct weft__kwaiter */
+#define WEFT__J_PTR(s)   ((s) & ~(uintptr_t)63)
+
+/* A plain kernel thread waiting in the kernel (join from a pthread). */
+struct weft__kwaiter {
+    _Atomic uint32_t done; /* 0 until the waker stores 1 (release) */
+} __attribute__((aligned(64)));
+
+struct weft_thread {
+    void *sp;                    /* saved context; the thread itself, while it switches out */
+    struct weft__worker *worker; /* worker it runs on; written by whoever switches it in */
+    struct weft_thread *next;    /* link in one queue at a time; under that queue's lock */
+    int err;                     /* errno while switched out; the thread itself */
+    uint8_t pinned;              /* 1: runs on worker 0 only (the initial thread); immutable */
+    uint8_t bound;               /* 1: runs on a kernel thread of its own; immutable */
+    uint8_t guard;               /* WEFT__GUARD_*; set when the slot is carved */
+    _Atomic uintptr_t join;      /* WEFT__J_* or joiner|tag; CAS by joiner, detacher, exit */
+    weft_fn fn;                  /* immutable after spawn */
+    void *arg;                   /* immutable after spawn */
+    void *result;                /* written by the thread before exit; read by the joiner after DONE (acquire) */
+    uint64_t id;                 /* immutable after spawn */
+    const char *name;            /* immutable after spawn */
+    /* stack slot, set when carved, immutable afterwards */
+    char *stack_lo;              /* lowest usable byte */
+    size_t stack_size;           /* usable bytes below the descriptor */
+    struct weft__stack_class *cls; /* size class it returns to; NULL: not a slot */
+    unsigned valgrind_id;        /* VALGRIND_STACK_REGISTER id */
+    void *san_fake_stack;        /* ASan fake stack while switched out */
+    void *san_fiber;             /* TSan fiber */
+    void *bound_handle;          /* bound threads: the pthread_t storage */
+} __attribute__((aligned(64)));
+
+#endif

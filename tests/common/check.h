@@ -1,0 +1,44 @@
+/* check.h: the assertion helpers every test program uses. */
+#ifndef WEFT_TEST_CHECK_H
+#define WEFT_TEST_CHECK_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* CHECK(cond): on failure prints file:line and the expression, then exits 1. */
+#define CHECK(cond)                                                         \
+    do {                                                                    \
+        if (!(cond)) {                                                      \
+            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__,          \
+                    __LINE__, #cond);                                       \
+            exit(1);                                                        \
+        }                                                                   \
+    } while (0)
+
+/* CHECK_EQ(a, b) for integers: prints both values on failure. */
+#define CHECK_EQ(a, b)                                                      \
+    do {                                                                    \
+        long long check_a_ = (long long)(a), check_b_ = (long long)(b);     \
+        if (check_a_ != check_b_) {                                         \
+            fprintf(stderr, "%s:%d: CHECK_EQ failed: %s == %lld, %s == %lld\n", \
+                    __FILE__, __LINE__, #a, check_a_, #b, check_b_);        \
+            exit(1);                                                        \
+        }                                                                   \
+    } while (0)
+
+#define SKIP(why)                                                           \
+    do {                                                                    \
+        fprintf(stderr, "skipped: %s\n", why);                              \
+        exit(77);                                                           \
+    } while (0)
+
+static inline double check_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+#endif

@@ -1,0 +1,197 @@
+/* testutil.h: helpers shared by the black-box tests: sanitizer detection,
+ * re-running the test binary as a child with a given environment and
+ * capturing its output, and reading the resident memory of the process.
+ * Include after defining _GNU_SOURCE (for cpu_set_t). */
+#ifndef WEFT_TEST_TESTUTIL_H
+#define WEFT_TEST_TESTUTIL_H
+
+#include <errno.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "check.h"
+
+/* ---- sanitizers -------------------------------------------------------- */
+
+#ifndef __has_feature
+#define __has_feature(x) 0
+#endif
+#if defined(WEFT_SANITIZE_ADDRESS) || defined(__SANITIZE_ADDRESS__) || __has_feature(address_sanitizer)
+#define TEST_ASAN 1
+#else
+#define TEST_ASAN 0
+#endif
+#if defined(WEFT_SANITIZE_THREAD) || defined(__SANITIZE_THREAD__) || __has_feature(thread_sanitizer)
+#define TEST_TSAN 1
+#else
+#define TEST_TSAN 0
+#endif
+#define TEST_SANITIZED (TEST_ASAN || TEST_TSAN)
+
+/* ---- environment ------------------------------------------------------- */
+
+/* Removes every variable weft reads, so a test starts from the defaults
+ * whatever the environment ctest was started in. */
+static inline void test_clear_env(void)
+{
+    unsetenv("WEFT_WORKERS");
+    unsetenv("WEFT_STACK_SIZE");
+    unsetenv("WEFT_SPAWN_POLICY");
+}
+
+/* Number of CPUs in the calling thread's affinity mask. */
+static inline int test_affinity_cpus(void)
+{
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CHECK(sched_getaffinity(0, sizeof set, &set) == 0);
+    return CPU_COUNT(&set);
+}
+
+/* ---- child processes --------------------------------------------------- */
+
+typedef struct test_child {
+    int    status;     /* as from waitpid */
+    char   out[16384]; /* stdout, NUL-terminated (truncated if longer) */
+    char   err[16384]; /* stderr, NUL-terminated (truncated if longer) */
+    size_t out_len, err_len;
+} test_child;
+
+static inline void test_child_drain(int fd, char *buf, size_t cap, size_t *len, int *open_)
+{
+    char tmp[4096];
+    ssize_t n = read(fd, tmp, sizeof tmp);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN))
+        return;
+    if (n <= 0) {
+        *open_ = 0;
+        return;
+    }
+    size_t room = cap - 1 - *len;
+    size_t take = (size_t)n < room ? (size_t)n : room;
+    memcpy(buf + *len, tmp, take);
+    *len += take;
+    buf[*len] = '\0';
+}
+
+/* Runs this test binary again as "/proc/self/exe mode [arg]" in a child
+ * process. env is a NULL-terminated list of "NAME=VALUE" (set) or "NAME"
+ * (unset) applied after test_clear_env(); cpus, if not NULL, is the child's
+ * affinity mask. Waits for the child and captures stdout and stderr. */
+static inline void test_run_self(test_child *r, const char *mode, const char *arg,
+                                 const char *const *env, const cpu_set_t *cpus)
+{
+    int po[2], pe[2];
+    memset(r, 0, sizeof *r);
+    fflush(stdout);
+    fflush(stderr);
+    CHECK(pipe(po) == 0);
+    CHECK(pipe(pe) == 0);
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        dup2(po[1], 1);
+        dup2(pe[1], 2);
+        close(po[0]);
+        close(po[1]);
+        close(pe[0]);
+        close(pe[1]);
+        test_clear_env();
+        for (size_t i = 0; env && env[i]; i++) {
+            const char *eq = strchr(env[i], '=');
+            if (eq) {
+                char name[128];
+                size_t n = (size_t)(eq - env[i]);
+                if (n >= sizeof name)
+                    _exit(126);
+                memcpy(name, env[i], n);
+                name[n] = '\0';
+                setenv(name, eq + 1, 1);
+            } else {
+                unsetenv(env[i]);
+            }
+        }
+        if (cpus && sched_setaffinity(0, sizeof *cpus, cpus) != 0)
+            _exit(126);
+        execl("/proc/self/exe", "/proc/self/exe", mode, arg, (char *)NULL);
+        _exit(127);
+    }
+    close(po[1]);
+    close(pe[1]);
+    int open_o = 1, open_e = 1;
+    while (open_o || open_e) {
+        struct pollfd p[2] = { { open_o ? po[0] : -1, POLLIN, 0 },
+                               { open_e ? pe[0] : -1, POLLIN, 0 } };
+        if (poll(p, 2, -1) < 0) {
+            CHECK(errno == EINTR);
+            continue;
+        }
+        if (open_o && (p[0].revents & (POLLIN | POLLHUP | POLLERR)))
+            test_child_drain(po[0], r->out, sizeof r->out, &r->out_len, &open_o);
+        if (open_e && (p[1].revents & (POLLIN | POLLHUP | POLLERR)))
+            test_child_drain(pe[0], r->err, sizeof r->err, &r->err_len, &open_e);
+    }
+    close(po[0]);
+    close(pe[0]);
+    while (waitpid(pid, &r->status, 0) < 0)
+        CHECK(errno == EINTR);
+}
+
+/* Number of '\n'-terminated lines in s (plus one for an unterminated tail). */
+static inline int test_count_lines(const char *s)
+{
+    int n = 0;
+    const char *p = s;
+    for (; *p; p++)
+        if (*p == '\n')
+            n++;
+    if (p != s && p[-1] != '\n')
+        n++;
+    return n;
+}
+
+/* Prints a child's outcome, for failure diagnostics. */
+static inline void test_child_dump(const char *what, const test_child *r)
+{
+    fprintf(stderr, "--- child %s: ", what);
+    if (WIFEXITED(r->status))
+        fprintf(stderr, "exit %d\n", WEXITSTATUS(r->status));
+    else if (WIFSIGNALED(r->status))
+        fprintf(stderr, "signal %d\n", WTERMSIG(r->status));
+    else
+        fprintf(stderr, "status 0x%x\n", r->status);
+    fprintf(stderr, "--- stdout:\n%s--- stderr:\n%s---\n", r->out, r->err);
+}
+
+/* ---- memory ------------------------------------------------------------ */
+
+/* Resident set size of the process in bytes (from /proc/self/statm). */
+static inline long long test_rss_bytes(void)
+{
+    FILE *f = fopen("/proc/self/statm", "r");
+    long long size = 0, resident = 0;
+    CHECK(f != NULL);
+    CHECK(fscanf(f, "%lld %lld", &size, &resident) == 2);
+    fclose(f);
+    return resident * (long long)sysconf(_SC_PAGESIZE);
+}
+
+/* ---- randomness -------------------------------------------------------- */
+
+static inline uint64_t test_splitmix(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+#endif
