@@ -12,6 +12,7 @@
 #define WEFT_ALIGNED     __attribute__((aligned(WEFT_CACHELINE)))
 #define WEFT_INTERNAL    __attribute__((visibility("hidden")))
 #define WEFT_NOINLINE    __attribute__((noinline))
+#define WEFT_INLINE      static inline __attribute__((always_inline))
 
 #if defined(WEFT_SANITIZE_ADDRESS) || defined(WEFT_SANITIZE_THREAD) || !defined(NDEBUG)
 #define WEFT__CHECKED 1

@@ -379,11 +379,13 @@ int weft_finalize(void)
 
     long nap_ns = 1000;
     while (live_threads() > 0) {
+        struct weft_thread *inj = weft__inject_pop();
+        if (inj)
+            weft__make_ready(w, inj);
         struct weft_thread *next = weft__pick_local(w);
-        if (!next)
-            next = weft__inject_pop();
         if (next) {
-            weft__switch(w, rt->main, next, (uintptr_t)rt->main | XF_YIELD);
+            weft__yq_push(w, rt->main);
+            weft__switch(w, rt->main, next, 0);
             nap_ns = 1000;
             continue;
         }

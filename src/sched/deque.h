@@ -41,7 +41,7 @@ struct weft__deque_array *weft__deque_grow(struct weft__deque *d, int64_t t, int
 #define WEFT__STEAL_ABORT ((struct weft_thread *)1)
 
 /* Owner only. */
-static inline void weft__deque_push(struct weft__deque *d, struct weft_thread *x)
+WEFT_INLINE void weft__deque_push(struct weft__deque *d, struct weft_thread *x)
 {
     int64_t b = atomic_load_explicit(&d->bottom, memory_order_relaxed);
     /* acquire: pairs with the CAS on top in steal, so a slot is reused only
@@ -57,7 +57,7 @@ static inline void weft__deque_push(struct weft__deque *d, struct weft_thread *x
 }
 
 /* Owner only; NULL when empty. */
-static inline struct weft_thread *weft__deque_pop(struct weft__deque *d)
+WEFT_INLINE struct weft_thread *weft__deque_pop(struct weft__deque *d)
 {
     int64_t b = atomic_load_explicit(&d->bottom, memory_order_relaxed) - 1;
     struct weft__deque_array *a = atomic_load_explicit(&d->array, memory_order_relaxed);
@@ -104,7 +104,7 @@ static inline struct weft_thread *weft__deque_steal(struct weft__deque *d)
 }
 
 /* Racy size hint (any thread): exact for the owner when no thief runs. */
-static inline int64_t weft__deque_size_hint(struct weft__deque *d)
+WEFT_INLINE int64_t weft__deque_size_hint(struct weft__deque *d)
 {
     /* relaxed: a hint; callers that need certainty pop or steal. */
     int64_t b = atomic_load_explicit(&d->bottom, memory_order_relaxed);

@@ -28,48 +28,70 @@ __thread struct weft_thread *weft__tls_bound __attribute__((tls_model("initial-e
 
 #define SPIN_NS 50000 /* how long an idle worker looks for work before sleeping */
 
-/* ---- yield FIFO ----------------------------------------------------------- */
+/* ---- mailbox and attention ------------------------------------------------ */
 
-void weft__yq_push(struct weft__worker *v, struct weft_thread *t)
+void weft__mail(struct weft__worker *v, struct weft_thread *t)
 {
     t->next = NULL;
-    weft__lock_acquire(&v->yq_lock);
-    if (v->yq_tail)
-        v->yq_tail->next = t;
+    weft__lock_acquire(&v->mb_lock);
+    if (v->mb_tail)
+        v->mb_tail->next = t;
     else
-        __atomic_store_n(&v->yq_head, t, __ATOMIC_RELAXED);
-    v->yq_tail = t;
-    weft__lock_release(&v->yq_lock);
+        v->mb_head = t;
+    v->mb_tail = t;
+    /* release: the queued thread is visible before the flag; the owner
+     * re-reads the list under mb_lock anyway. */
+    atomic_fetch_or_explicit(&v->attn, WEFT__ATTN_MAIL, memory_order_release);
+    weft__lock_release(&v->mb_lock);
+    weft__wake_worker(v);
 }
 
-struct weft_thread *weft__yq_pop(struct weft__worker *w)
+/* Owner: drain the mailbox into the yield FIFO; serve steal requests by
+ * moving yielded threads to the deque, where thieves can take them. */
+void weft__attend(struct weft__worker *w)
 {
-    weft__lock_acquire(&w->yq_lock);
-    struct weft_thread *t = w->yq_head;
-    if (t) {
-        __atomic_store_n(&w->yq_head, t->next, __ATOMIC_RELAXED);
-        if (!t->next)
-            w->yq_tail = NULL;
+    uint32_t a = atomic_load_explicit(&w->attn, memory_order_acquire);
+    if (a & WEFT__ATTN_MAIL) {
+        weft__lock_acquire(&w->mb_lock);
+        struct weft_thread *t = w->mb_head;
+        w->mb_head = w->mb_tail = NULL;
+        atomic_fetch_and_explicit(&w->attn, ~WEFT__ATTN_MAIL, memory_order_relaxed);
+        weft__lock_release(&w->mb_lock);
+        while (t) {
+            struct weft_thread *n = t->next;
+            weft__yq_push(w, t);
+            t = n;
+        }
     }
-    weft__lock_release(&w->yq_lock);
-    return t;
-}
-
-/* A thief's take from v's yield FIFO: never the pinned initial thread. */
-static struct weft_thread *yq_steal(struct weft__worker *v)
-{
-    if (!__atomic_load_n(&v->yq_head, __ATOMIC_RELAXED) || !weft__lock_try(&v->yq_lock))
-        return NULL;
-    struct weft_thread *t = v->yq_head;
-    if (t && !t->pinned) {
-        __atomic_store_n(&v->yq_head, t->next, __ATOMIC_RELAXED);
-        if (!t->next)
-            v->yq_tail = NULL;
-    } else {
-        t = NULL;
+    if (a & WEFT__ATTN_WANT) {
+        atomic_fetch_and_explicit(&w->attn, ~WEFT__ATTN_WANT, memory_order_relaxed);
+        if (weft__rt.pool)
+            return;
+        /* Hand over the older half of the non-pinned yielded threads. */
+        unsigned n = 0;
+        for (struct weft_thread *t = w->yq_head; t; t = t->next)
+            n++;
+        unsigned give = (n + 1) / 2;
+        struct weft_thread *keep_head = NULL, *keep_tail = NULL, *t = w->yq_head;
+        while (t) {
+            struct weft_thread *next = t->next;
+            if (give && !t->pinned) {
+                weft__deque_push(&w->dq, t);
+                give--;
+            } else {
+                t->next = NULL;
+                if (keep_tail)
+                    keep_tail->next = t;
+                else
+                    keep_head = t;
+                keep_tail = t;
+            }
+            t = next;
+        }
+        __atomic_store_n(&w->yq_head, keep_head, __ATOMIC_RELAXED);
+        w->yq_tail = keep_tail;
+        weft__maybe_wake();
     }
-    weft__lock_release(&v->yq_lock);
-    return t;
 }
 
 /* ---- injection queue ------------------------------------------------------ */
@@ -144,9 +166,13 @@ static struct weft_thread *steal_work(struct weft__worker *w)
                 return t;
             }
         }
-        struct weft_thread *t = yq_steal(v);
-        if (t)
-            return t;
+    }
+    /* Nothing in any deque: ask owners with yielded threads to share. */
+    for (int i = 0; i < n; i++) {
+        struct weft__worker *v = weft__rt.workers[i];
+        if (v != w && __atomic_load_n(&v->yq_head, __ATOMIC_RELAXED) &&
+            !(atomic_load_explicit(&v->attn, memory_order_relaxed) & WEFT__ATTN_WANT))
+            atomic_fetch_or_explicit(&v->attn, WEFT__ATTN_WANT, memory_order_relaxed);
     }
     return NULL;
 }
@@ -165,18 +191,16 @@ static int has_work_anywhere(struct weft__worker *w)
 {
     if (atomic_load_explicit(&weft__rt.ninj, memory_order_relaxed) > 0)
         return 1;
-    if (__atomic_load_n(&w->yq_head, __ATOMIC_RELAXED))
+    /* Own yielded threads and mail; others' deques. Others' yield FIFOs do
+     * not count: only their owners run them (or hand them over on request,
+     * waking us through weft__maybe_wake). */
+    if (w->yq_head || atomic_load_explicit(&w->attn, memory_order_relaxed))
         return 1;
     if (weft__rt.pool)
         return weft__rt.pool->has_work(w);
-    for (int i = 0; i < weft__rt.nworkers; i++) {
-        struct weft__worker *v = weft__rt.workers[i];
-        if (weft__deque_size_hint(&v->dq) > 0)
+    for (int i = 0; i < weft__rt.nworkers; i++)
+        if (weft__deque_size_hint(&weft__rt.workers[i]->dq) > 0)
             return 1;
-        struct weft_thread *h = __atomic_load_n(&v->yq_head, __ATOMIC_RELAXED);
-        if (h && (v == w || !h->pinned))
-            return 1;
-    }
     return 0;
 }
 
@@ -352,9 +376,7 @@ void weft__ready(struct weft_thread *t)
         return;
     }
     if (t->pinned) {
-        struct weft__worker *home = weft__worker0();
-        weft__yq_push(home, t);
-        weft__wake_worker(home);
+        weft__mail(weft__worker0(), t);
         return;
     }
     weft__inject(t);

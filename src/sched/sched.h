@@ -79,11 +79,18 @@ struct weft__worker {
 
     struct weft__deque dq;          /* default pool: owner bottom, thieves top */
 
-    /* yield FIFO of the default pool; any worker may push (pinned threads)
-     * or take (thieves) under yq_lock */
-    weft__lock yq_lock WEFT_ALIGNED;
-    struct weft_thread *yq_head;    /* under yq_lock; read racily as a hint */
-    struct weft_thread *yq_tail;    /* under yq_lock */
+    /* yield FIFO: owner only, so a yielding thread is queued before it
+     * switches, with no lock. Thieves never touch it; they raise
+     * WEFT__ATTN_WANT and the owner moves yielded threads to its deque at its
+     * next scheduling point. yq_head is read racily by thieves as a hint. */
+    struct weft_thread *yq_head;
+    struct weft_thread *yq_tail;
+
+    /* mailbox: any thread hands a thread to this worker (the pinned initial
+     * thread readied elsewhere) under mb_lock; the owner drains it */
+    _Atomic uint32_t attn WEFT_ALIGNED; /* WEFT__ATTN_*; set by others, cleared by owner */
+    weft__lock mb_lock;
+    struct weft_thread *mb_head, *mb_tail; /* under mb_lock */
 
     /* idling */
     _Atomic uint32_t sleeping WEFT_ALIGNED; /* 1 while in (or entering) futex sleep; seq_cst */
@@ -129,6 +136,9 @@ extern struct weft__rt weft__rt;
 extern __thread struct weft__worker *weft__tls_worker __attribute__((tls_model("initial-exec")));
 extern __thread struct weft_thread *weft__tls_bound __attribute__((tls_model("initial-exec")));
 
+#define WEFT__ATTN_MAIL 1u /* the mailbox is not empty */
+#define WEFT__ATTN_WANT 2u /* a thief asks for yielded threads */
+
 /* xfer tags (low bits of a 64-byte aligned descriptor or 8-aligned record) */
 enum { XF_NONE = 0, XF_PUSH = 1, XF_YIELD = 2, XF_PARK = 3, XF_EXIT = 4 };
 #define XF_MASK ((uintptr_t)7)
@@ -144,8 +154,8 @@ void weft__wake_one(void);
 void weft__wake_worker(struct weft__worker *v);
 void weft__inject(struct weft_thread *t);
 struct weft_thread *weft__inject_pop(void);
-void weft__yq_push(struct weft__worker *v, struct weft_thread *t);
-struct weft_thread *weft__yq_pop(struct weft__worker *w);
+void weft__mail(struct weft__worker *v, struct weft_thread *t);
+void weft__attend(struct weft__worker *w);
 void weft__finish_exit(struct weft__worker *w, struct weft_thread *t);
 void weft__free_thread(struct weft__worker *w, struct weft_thread *t);
 void weft__worker_loop(struct weft__worker *w);
@@ -159,7 +169,7 @@ static inline struct weft__worker *weft__worker0(void)
 }
 
 /* Wakes an idle worker if any sleeps: called after making work visible. */
-static inline void weft__maybe_wake(void)
+WEFT_INLINE void weft__maybe_wake(void)
 {
     if (weft__rt.nworkers > 1) {
         /* seq_cst: orders the work we just published before reading
@@ -171,26 +181,49 @@ static inline void weft__maybe_wake(void)
     }
 }
 
-/* Makes t runnable; the caller runs on worker w. */
-static inline void weft__make_ready(struct weft__worker *w, struct weft_thread *t)
+/* Owner-only FIFO of yielded (and pinned) threads. */
+WEFT_INLINE void weft__yq_push(struct weft__worker *w, struct weft_thread *t)
 {
-    if (WEFT_UNLIKELY(t->pinned)) {
-        struct weft__worker *home = weft__worker0();
-        weft__yq_push(home, t);
-        if (home != w)
-            weft__wake_worker(home);
-        return;
-    }
-    if (WEFT_LIKELY(!weft__rt.pool)) {
-        weft__deque_push(&w->dq, t);
-        weft__maybe_wake();
-    } else {
-        weft__rt.pool->push(w, t);
-        weft__maybe_wake();
-    }
+    t->next = NULL;
+    if (w->yq_tail)
+        w->yq_tail->next = t;
+    else
+        __atomic_store_n(&w->yq_head, t, __ATOMIC_RELAXED); /* racy hint for thieves */
+    w->yq_tail = t;
 }
 
-static inline void weft__push_yield(struct weft__worker *w, struct weft_thread *t)
+WEFT_INLINE struct weft_thread *weft__yq_pop(struct weft__worker *w)
+{
+    struct weft_thread *t = w->yq_head;
+    if (t) {
+        __atomic_store_n(&w->yq_head, t->next, __ATOMIC_RELAXED);
+        if (!t->next)
+            w->yq_tail = NULL;
+    }
+    return t;
+}
+
+/* Makes t runnable; the caller runs on worker w and t's context is saved. */
+WEFT_INLINE void weft__make_ready(struct weft__worker *w, struct weft_thread *t)
+{
+    if (WEFT_UNLIKELY(t->pinned)) {
+        if (w->id == 0)
+            weft__yq_push(w, t);
+        else
+            weft__mail(weft__worker0(), t);
+        return;
+    }
+    if (WEFT_LIKELY(!weft__rt.pool))
+        weft__deque_push(&w->dq, t);
+    else
+        weft__rt.pool->push(w, t);
+    weft__maybe_wake();
+}
+
+/* Queues t (the caller, about to switch away, or a thread whose context is
+ * saved) behind every other ready thread of w. With the default pool the
+ * FIFO is w's own, so t may be queued before its context is saved. */
+WEFT_INLINE void weft__push_yield(struct weft__worker *w, struct weft_thread *t)
 {
     if (WEFT_LIKELY(!weft__rt.pool) || t->pinned)
         weft__yq_push(w, t);
@@ -199,26 +232,26 @@ static inline void weft__push_yield(struct weft__worker *w, struct weft_thread *
 }
 
 /* The next thread for w from its own pool, or NULL. */
-static inline struct weft_thread *weft__pick_local(struct weft__worker *w)
+WEFT_INLINE struct weft_thread *weft__pick_local(struct weft__worker *w)
 {
+    /* relaxed: a hint; weft__attend re-reads under the mailbox lock. */
+    if (WEFT_UNLIKELY(atomic_load_explicit(&w->attn, memory_order_relaxed)))
+        weft__attend(w);
     if (WEFT_LIKELY(!weft__rt.pool)) {
         if (weft__deque_size_hint(&w->dq) > 0) {
             struct weft_thread *t = weft__deque_pop(&w->dq);
             if (t)
                 return t;
         }
-        /* relaxed: a hint; weft__yq_pop re-reads under the lock. */
-        if (__atomic_load_n(&w->yq_head, __ATOMIC_RELAXED))
-            return weft__yq_pop(w);
-        return NULL;
+        return weft__yq_pop(w);
     }
     struct weft_thread *t = weft__rt.pool->pop(w);
-    if (!t && w->id == 0 && __atomic_load_n(&w->yq_head, __ATOMIC_RELAXED))
+    if (!t)
         t = weft__yq_pop(w); /* the pinned initial thread */
     return t;
 }
 
-static inline void weft__handle_xfer(struct weft__worker *w, uintptr_t x)
+WEFT_INLINE void weft__handle_xfer(struct weft__worker *w, uintptr_t x)
 {
     if (WEFT_LIKELY(!x))
         return;
@@ -241,16 +274,29 @@ static inline void weft__handle_xfer(struct weft__worker *w, uintptr_t x)
             weft__make_ready(w, pt);
         break;
     }
-    case XF_EXIT:
-        weft__finish_exit(w, t);
+    case XF_EXIT: {
+        /* Fast path: nobody joined or detached yet. acq_rel as in
+         * weft__finish_exit. */
+        uintptr_t old = WEFT__J_RUNNING;
+        if (WEFT_LIKELY(atomic_compare_exchange_strong_explicit(&t->join, &old, WEFT__J_DONE,
+                                                                memory_order_acq_rel,
+                                                                memory_order_acquire))) {
+            /* release: see weft__finish_exit */
+            atomic_store_explicit(&w->nexited,
+                                  atomic_load_explicit(&w->nexited, memory_order_relaxed) + 1,
+                                  memory_order_release);
+        } else {
+            weft__finish_exit(w, t);
+        }
         break;
+    }
     }
 }
 
 /* Switches from self (running on w) to `to` (a ready thread, or NULL for
  * w's scheduler context), handing over x. Returns once self is resumed,
  * possibly on another worker; errno is self's again. */
-static inline void weft__switch(struct weft__worker *w, struct weft_thread *self,
+WEFT_INLINE void weft__switch(struct weft__worker *w, struct weft_thread *self,
                                 struct weft_thread *to, uintptr_t x)
 {
     self->err = *w->errno_loc;

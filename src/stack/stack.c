@@ -58,7 +58,7 @@
 
 #define PAGE            ((size_t)4096)
 #define SLAB_TARGET     ((size_t)2 << 20)
-#define CACHE_MAX       64u
+#define CACHE_MAX       WEFT__STACK_CACHE_MAX
 #define CACHE_BATCH     32u
 #define CANARY          0x5745465443414e59ull /* "WEFTCANY" */
 #define DESC_BYTES      ((sizeof(struct weft_thread) + 63) & ~(size_t)63)
@@ -79,6 +79,8 @@ struct slab {
     size_t len;
     struct weft__stack_class *cls;
 };
+
+struct weft__stack_class *weft__stack_dflt;
 
 static struct {
     pthread_mutex_t lock;            /* protects classes, slabs, budget */
@@ -127,6 +129,7 @@ int weft__stack_init(size_t default_size, int guard_request)
     if (!t)
         return ENOMEM;
     g.dflt = t->cls;
+    weft__stack_dflt = g.dflt;
     weft__stack_free(NULL, t);
     return 0;
 }
@@ -346,7 +349,7 @@ void weft__stack_free(struct weft__stack_cache *cache, struct weft_thread *t)
     if (WEFT_LIKELY(cache && c == g.dflt)) {
         t->next = cache->head;
         cache->head = t;
-        if (WEFT_UNLIKELY(++cache->n > CACHE_MAX))
+        if (WEFT_UNLIKELY(++cache->n >= CACHE_MAX))
             spill(cache, c);
         return;
     }
@@ -403,6 +406,7 @@ void weft__stack_shutdown(void)
     }
     g.classes = NULL;
     g.dflt = NULL;
+    weft__stack_dflt = NULL;
     memset(&g.stats, 0, sizeof g.stats);
     pthread_mutex_unlock(&g.lock);
 }
@@ -463,9 +467,9 @@ static _Noreturn void report_overflow(const struct weft_thread *t, const char *h
     abort();
 }
 
-void weft__stack_check(const struct weft_thread *t)
+void weft__stack_check_slow(const struct weft_thread *t)
 {
-    if (WEFT_UNLIKELY(t->guard == WEFT__GUARD_CANARY) && *(const uint64_t *)t->stack_lo != CANARY)
+    if (t->guard == WEFT__GUARD_CANARY && *(const uint64_t *)t->stack_lo != CANARY)
         report_overflow(t, "canary overwritten");
 }
 

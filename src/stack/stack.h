@@ -31,8 +31,46 @@ struct weft_thread *weft__stack_alloc(struct weft__stack_cache *c, size_t size);
 void weft__stack_free(struct weft__stack_cache *c, struct weft_thread *t);
 void weft__stack_cache_drain(struct weft__stack_cache *c);
 
+/* The default-size class: slots the per-worker caches hold. */
+extern struct weft__stack_class *weft__stack_dflt;
+
+#define WEFT__STACK_CACHE_MAX 64u
+
+/* Cache fast paths, inlined into spawn and join: no lock, no call. */
+static inline struct weft_thread *weft__stack_cache_pop(struct weft__stack_cache *c)
+{
+    struct weft_thread *t = c->head;
+    if (__builtin_expect(t != NULL, 1)) {
+        c->head = t->next;
+        c->n--;
+    }
+    return t;
+}
+
+/* Returns 0 when t must take the slow path (weft__stack_free). */
+static inline int weft__stack_cache_push(struct weft__stack_cache *c, struct weft_thread *t)
+{
+#if defined(WEFT_SANITIZE_ADDRESS)
+    (void)c; (void)t;
+    return 0; /* the slow path unpoisons the stack */
+#else
+    if (__builtin_expect(t->cls != weft__stack_dflt || t->guard == WEFT__GUARD_CANARY ||
+                         c->n >= WEFT__STACK_CACHE_MAX, 0))
+        return 0;
+    t->next = c->head;
+    c->head = t;
+    c->n++;
+    return 1;
+#endif
+}
+
 /* Aborts with the overflow message if t's canary (canary-mode slot) is gone. */
-void weft__stack_check(const struct weft_thread *t);
+void weft__stack_check_slow(const struct weft_thread *t);
+static inline void weft__stack_check(const struct weft_thread *t)
+{
+    if (__builtin_expect(t->guard == WEFT__GUARD_CANARY, 0))
+        weft__stack_check_slow(t);
+}
 
 /* SIGSEGV on a guard page: per-process handler and per-kernel-thread
  * alternate signal stack. */

@@ -25,10 +25,8 @@
 
 #define ID_BLOCK 1024
 
-static uint64_t new_id(struct weft__worker *w)
+static WEFT_NOINLINE uint64_t new_id_slow(struct weft__worker *w)
 {
-    if (WEFT_LIKELY(w && w->id_next != w->id_end))
-        return w->id_next++;
     if (w) {
         w->id_next = atomic_fetch_add_explicit(&weft__rt.id_next, ID_BLOCK, memory_order_relaxed);
         w->id_end = w->id_next + ID_BLOCK;
@@ -37,19 +35,14 @@ static uint64_t new_id(struct weft__worker *w)
     return atomic_fetch_add_explicit(&weft__rt.id_next, 1, memory_order_relaxed);
 }
 
-static _Noreturn void thread_exit(struct weft_thread *self, void *result);
-
-static void thread_entry(void *xfer, void *data)
+WEFT_INLINE uint64_t new_id(struct weft__worker *w)
 {
-    struct weft_thread *self = data;
-    weft__san_resumed(NULL);
-    struct weft__worker *w = self->worker;
-    weft__handle_xfer(w, (uintptr_t)xfer);
-    *w->errno_loc = 0;
-    thread_exit(self, self->fn(self->arg));
+    if (WEFT_LIKELY(w && w->id_next != w->id_end))
+        return w->id_next++;
+    return new_id_slow(w);
 }
 
-static _Noreturn void thread_exit(struct weft_thread *self, void *result)
+static inline __attribute__((always_inline, noreturn)) void thread_exit(struct weft_thread *self, void *result)
 {
     struct weft__worker *w = self->worker;
     self->result = result;
@@ -72,6 +65,30 @@ static _Noreturn void thread_exit(struct weft_thread *self, void *result)
     }
     weft__san_exit_to_sched(w);
     weft__ctx_jump(w->sched_sp, (void *)x);
+}
+
+
+static void thread_entry(void *xfer, void *data)
+{
+    struct weft_thread *self = data;
+    weft__san_resumed(NULL);
+    struct weft__worker *w = self->worker;
+    weft__handle_xfer(w, (uintptr_t)xfer);
+    *w->errno_loc = 0;
+    thread_exit(self, self->fn(self->arg));
+}
+
+/* First code of a child started by a work-first spawn (weft__ctx_spawn): the
+ * parent's context is saved now, so it may become ready (and stealable).
+ * t->next carries the parent: a fresh thread is in no queue. */
+static void child_entry(void *data)
+{
+    struct weft_thread *self = data;
+    weft__san_resumed(NULL);
+    struct weft__worker *w = self->worker;
+    weft__make_ready(w, self->next);
+    *w->errno_loc = 0;
+    thread_exit(self, self->fn(self->arg));
 }
 
 /* ---- bound threads: a kernel thread of their own ------------------------- */
@@ -153,9 +170,14 @@ int weft_spawn(weft_thread **out, weft_fn fn, void *arg, const weft_attr *attr)
 
     struct weft__worker *w = weft__tls_worker;
     size_t size = attr->stack_size == weft__rt.stack_size ? 0 : attr->stack_size;
-    struct weft_thread *t = weft__stack_alloc(w ? &w->cache : NULL, size);
-    if (WEFT_UNLIKELY(!t))
-        return ENOMEM;
+    struct weft_thread *t = NULL;
+    if (WEFT_LIKELY(w && size == 0))
+        t = weft__stack_cache_pop(&w->cache);
+    if (WEFT_UNLIKELY(!t)) {
+        t = weft__stack_alloc(w ? &w->cache : NULL, size);
+        if (!t)
+            return ENOMEM;
+    }
     t->fn = fn;
     t->arg = arg;
     t->name = attr->name;
@@ -163,27 +185,36 @@ int weft_spawn(weft_thread **out, weft_fn fn, void *arg, const weft_attr *attr)
     t->id = new_id(w);
     atomic_store_explicit(&t->join, attr->detached ? WEFT__J_DETACHED : WEFT__J_RUNNING,
                           memory_order_relaxed);
-    t->sp = weft__ctx_make(t, thread_entry, t);
     weft__san_thread_created(t);
     if (out)
         *out = t;
 
-    struct weft_thread *self = w ? w->current : NULL;
     if (WEFT_LIKELY(w)) {
-        /* relaxed: only this worker writes it; finalize reads it after
-         * the spawning thread itself is counted out. */
+        /* relaxed: only this worker writes it; see live_threads() */
         atomic_store_explicit(&w->nspawned,
                               atomic_load_explicit(&w->nspawned, memory_order_relaxed) + 1,
                               memory_order_relaxed);
+        struct weft_thread *self = w->current;
         if (WEFT_LIKELY(self && weft__rt.policy == WEFT_WORK_FIRST)) {
-            /* Child first: the parent's continuation becomes ready (and
-             * stealable) once its context is saved, on the child's side. */
-            weft__switch(w, self, t, (uintptr_t)self | XF_PUSH);
+            /* Child first, on its fresh stack; the parent becomes ready in
+             * child_entry, once its context is saved. */
+            self->err = *w->errno_loc;
+            w->current = t;
+            t->worker = w;
+            t->next = self;
+            weft__san_switch_to_thread(&self->san_fake_stack, t);
+            uintptr_t x = (uintptr_t)weft__ctx_spawn(&self->sp, t, child_entry, t);
+            weft__san_resumed(self->san_fake_stack);
+            w = self->worker;
+            weft__handle_xfer(w, x);
+            *w->errno_loc = self->err;
             return 0;
         }
+        t->sp = weft__ctx_make(t, thread_entry, t);
         weft__make_ready(w, t);
         return 0;
     }
+    t->sp = weft__ctx_make(t, thread_entry, t);
     atomic_fetch_add_explicit(&weft__rt.ext_spawned, 1, memory_order_relaxed);
     weft__inject(t);
     return 0;
@@ -237,6 +268,10 @@ int weft_join(weft_thread *t, void **result)
     }
     if (result)
         *result = t->result;
+    if (WEFT_LIKELY(w && w->current) && weft__stack_cache_push(&w->cache, t)) {
+        weft__san_thread_destroyed(t);
+        return 0;
+    }
     weft__free_thread(w && w->current ? w : NULL, t);
     return 0;
 }
@@ -269,8 +304,16 @@ void weft_yield(void)
         return;
     }
     struct weft_thread *next = weft__pick_local(w);
-    if (next)
+    if (!next)
+        return;
+    if (WEFT_LIKELY(!weft__rt.pool)) {
+        /* Our own FIFO: nobody else can resume us from it before we are
+         * switched out, so no hand-off is needed. */
+        weft__yq_push(w, self);
+        weft__switch(w, self, next, 0);
+    } else {
         weft__switch(w, self, next, (uintptr_t)self | XF_YIELD);
+    }
 }
 
 void weft_exit(void *result)

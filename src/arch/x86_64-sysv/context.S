@@ -90,4 +90,36 @@ weft__ctx_trampoline:
     .cfi_endproc
     .size   weft__ctx_trampoline, .-weft__ctx_trampoline
 
+
+/* _Noreturn-for-now void weft__ctx_spawn(void **save_sp [rdi], void *top [rsi],
+ *                                        void (*fn)(void *) [rdx], void *arg [rcx])
+ * Saves the current context like weft__ctx_switch, then calls fn(arg) on the
+ * fresh stack below top (16-byte aligned by the caller). fn never returns;
+ * the saved context is resumed later by a switch or jump with some xfer,
+ * which this call returns. Used by work-first spawn: no initial frame to
+ * build, no restore half to run. */
+    .globl  weft__ctx_spawn
+    .hidden weft__ctx_spawn
+    .type   weft__ctx_spawn, @function
+    .p2align 4
+weft__ctx_spawn:
+    .cfi_startproc
+    pushq   %rbp
+    pushq   %rbx
+    pushq   %r12
+    pushq   %r13
+    pushq   %r14
+    pushq   %r15
+    subq    $8, %rsp
+    stmxcsr (%rsp)
+    fnstcw  4(%rsp)
+    movq    %rsp, (%rdi)
+    movq    %rsi, %rsp
+    pushq   $0              /* fake return address: backtraces end here */
+    .cfi_undefined rip
+    movq    %rcx, %rdi
+    jmpq    *%rdx
+    .cfi_endproc
+    .size   weft__ctx_spawn, .-weft__ctx_spawn
+
     .section .note.GNU-stack,"",@progbits
