@@ -162,10 +162,43 @@ static void worker_kernel_setup(struct weft__worker *w)
     weft__san_worker_started(w);
 }
 
+static _Atomic uint32_t workers_up; /* workers 1..n-1 that reached their loop */
+
+/* Workers 1..n-1 are pinned round-robin to the CPUs of the caller's mask,
+ * starting after the CPU the caller runs on; worker 0 is the caller's own
+ * kernel thread and keeps its affinity. Without pinning, a new worker may
+ * share a CPU with the caller for a whole time slice and steal nothing.
+ * WEFT_AFFINITY=0 disables it. */
+static int caller_cpu; /* the CPU weft_init ran on */
+
+static void pin_worker(struct weft__worker *w)
+{
+    const char *env = getenv("WEFT_AFFINITY");
+    if (env && !strcmp(env, "0"))
+        return;
+    cpu_set_t mask, one;
+    if (pthread_getaffinity_np(weft__rt.main_pthread, sizeof mask, &mask) != 0)
+        return;
+    int n = CPU_COUNT(&mask);
+    if (n < 2)
+        return;
+    int cpus[CPU_SETSIZE], k = 0, here = caller_cpu, start = 0;
+    for (int c = 0; c < CPU_SETSIZE && k < n; c++)
+        if (CPU_ISSET(c, &mask)) {
+            if (c == here)
+                start = k;
+            cpus[k++] = c;
+        }
+    CPU_ZERO(&one);
+    CPU_SET(cpus[(start + w->id) % k], &one);
+    pthread_setaffinity_np(pthread_self(), sizeof one, &one);
+}
+
 static void *worker_main(void *arg)
 {
     struct weft__worker *w = arg;
     worker_kernel_setup(w);
+    pin_worker(w);
     pthread_attr_t a;
     if (pthread_getattr_np(pthread_self(), &a) == 0) {
         void *lo;
@@ -175,6 +208,9 @@ static void *worker_main(void *arg)
         w->sched_stack_size = sz;
         pthread_attr_destroy(&a);
     }
+    /* release: our setup is done; pairs with the acquire in weft_init. */
+    atomic_fetch_add_explicit(&workers_up, 1, memory_order_release);
+    weft__futex_wake(&workers_up, 1);
     weft__worker_loop(w);
     weft__stack_cache_drain(&w->cache);
     weft__altstack_pop(w->altstack);
@@ -216,6 +252,15 @@ static void release_all(int nstarted)
     }
     for (int i = 1; i < nstarted; i++)
         pthread_join(rt->workers[i]->pthread, NULL);
+    const char *stats = getenv("WEFT_STATS");
+    if (stats && *stats && strcmp(stats, "0") != 0)
+        for (int i = 0; i < nstarted; i++) {
+            struct weft__worker *v = rt->workers[i];
+            weft__notice("stats: worker %d: spawned %llu exited %llu steals %llu sleeps %llu", i,
+                         (unsigned long long)atomic_load(&v->nspawned),
+                         (unsigned long long)atomic_load(&v->nexited),
+                         (unsigned long long)v->nsteals, (unsigned long long)v->nsleeps);
+        }
     struct weft__worker *w0 = rt->workers ? rt->workers[0] : NULL;
     if (w0) {
         weft__stack_cache_drain(&w0->cache);
@@ -333,6 +378,8 @@ int weft_init(const weft_config *cfg)
 
     int started = 1;
     rc = EAGAIN;
+    atomic_store(&workers_up, 0);
+    caller_cpu = sched_getcpu();
     for (int i = 1; i < c.workers; i++) {
         struct weft__worker *w = rt->workers[i];
         w->own_pthread = 1;
@@ -340,6 +387,10 @@ int weft_init(const weft_config *cfg)
             goto fail_threads;
         started++;
     }
+    /* Return with every worker in its loop: work spawned right away is
+     * stolen at once instead of waiting for kernel threads to start. */
+    for (uint32_t up; (up = atomic_load_explicit(&workers_up, memory_order_acquire)) < (uint32_t)(started - 1);)
+        weft__futex_wait(&workers_up, up, NULL);
     atomic_store_explicit(&rt->state, RT_RUNNING, memory_order_release);
     return 0;
 

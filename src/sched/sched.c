@@ -130,6 +130,14 @@ struct weft_thread *weft__inject_pop(void)
     return t;
 }
 
+/* Moves one injected thread to w's pool, where w (or a thief) runs it. */
+void weft__take_injected(struct weft__worker *w)
+{
+    struct weft_thread *t = weft__inject_pop();
+    if (t)
+        weft__make_ready(w, t);
+}
+
 /* ---- stealing -------------------------------------------------------------- */
 
 static uint64_t next_rand(struct weft__worker *w)
@@ -160,6 +168,7 @@ static struct weft_thread *steal_work(struct weft__worker *w)
             if (t == WEFT__STEAL_EMPTY)
                 break;
             if (t != WEFT__STEAL_ABORT) {
+                w->nsteals++;
                 /* More left there and someone asleep: pass the wake on. */
                 if (weft__deque_size_hint(&v->dq) > 0)
                     weft__maybe_wake();
@@ -208,6 +217,7 @@ static int has_work_anywhere(struct weft__worker *w)
 
 static void go_to_sleep(struct weft__worker *w)
 {
+    w->nsleeps++;
     atomic_store_explicit(&w->sleeping, 1, memory_order_seq_cst);
     /* seq_cst: pairs with the fences in weft__maybe_wake / weft__inject. */
     atomic_fetch_add_explicit(&weft__rt.nsleeping, 1, memory_order_seq_cst);

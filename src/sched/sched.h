@@ -76,6 +76,7 @@ struct weft__worker {
     _Atomic uint64_t nexited;       /* owner stores (release), finalize reads (acquire) */
     int id;                         /* immutable */
     uint64_t rng;                   /* victim selection; owner only */
+    uint64_t nsteals, nsleeps;      /* owner only; WEFT_STATS report */
 
     struct weft__deque dq;          /* default pool: owner bottom, thieves top */
 
@@ -154,6 +155,7 @@ void weft__wake_one(void);
 void weft__wake_worker(struct weft__worker *v);
 void weft__inject(struct weft_thread *t);
 struct weft_thread *weft__inject_pop(void);
+void weft__take_injected(struct weft__worker *w);
 void weft__mail(struct weft__worker *v, struct weft_thread *t);
 void weft__attend(struct weft__worker *w);
 void weft__finish_exit(struct weft__worker *w, struct weft_thread *t);
@@ -237,6 +239,10 @@ WEFT_INLINE struct weft_thread *weft__pick_local(struct weft__worker *w)
     /* relaxed: a hint; weft__attend re-reads under the mailbox lock. */
     if (WEFT_UNLIKELY(atomic_load_explicit(&w->attn, memory_order_relaxed)))
         weft__attend(w);
+    /* relaxed: a hint. Threads injected by plain kernel threads must not
+     * starve behind a worker that never returns to its scheduler. */
+    if (WEFT_UNLIKELY(atomic_load_explicit(&weft__rt.ninj, memory_order_relaxed)))
+        weft__take_injected(w);
     if (WEFT_LIKELY(!weft__rt.pool)) {
         if (weft__deque_size_hint(&w->dq) > 0) {
             struct weft_thread *t = weft__deque_pop(&w->dq);

@@ -66,6 +66,7 @@
 struct weft__stack_class {
     size_t slot_bytes;              /* immutable */
     size_t stack_size;              /* usable bytes; immutable */
+    size_t nominal;                 /* the size users asked for (reported); immutable */
     pthread_mutex_t lock;           /* protects the fields below */
     struct weft_thread *free;       /* slots returned to the class */
     size_t nfree;
@@ -140,12 +141,13 @@ static struct weft__stack_class *class_for(size_t size)
     struct weft__stack_class *c;
     pthread_mutex_lock(&g.lock);
     for (c = g.classes; c; c = c->next)
-        if (c->stack_size == stack)
+        if (c->nominal == size)
             break;
     if (!c) {
         c = calloc(1, sizeof *c);
         if (c) {
             c->stack_size = stack;
+            c->nominal = size;
             c->slot_bytes = PAGE + stack + DESC_BYTES;
             pthread_mutex_init(&c->lock, NULL);
             c->next = g.classes;
@@ -458,7 +460,7 @@ static _Noreturn void report_overflow(const struct weft_thread *t, const char *h
     n += fmt_str(line + n, " \"", 4);
     n += fmt_str(line + n, t->name ? t->name : "(unnamed)", 64);
     n += fmt_str(line + n, "\" (stack size ", 32);
-    n += fmt_u64(line + n, t->stack_size);
+    n += fmt_u64(line + n, t->cls ? t->cls->nominal : t->stack_size);
     n += fmt_str(line + n, " bytes; ", 16);
     n += fmt_str(line + n, how, 64);
     n += fmt_str(line + n, "): raise weft_attr.stack_size or WEFT_STACK_SIZE\n", 80);

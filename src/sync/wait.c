@@ -50,7 +50,9 @@
  * readies the thread if SLEEPER was set. Timer and waker race on the same
  * word, so exactly one wins.
  *
- * Policy (WEFT_WAIT). auto: spin WEFT__KTHREAD_SPIN_NS with pause, then on
+ * Policy (WEFT_WAIT). auto: spin with pause for the caller's budget (each
+ * object picks one: a mutex waiter a few microseconds, a barrier waiter
+ * tens; WEFT__KTHREAD_SPIN_NS for waits of unknown length), then on
  * CPUs with WAITPKG (CPUID.7.0:ECX[5]) UMONITOR/UMWAIT in C0.1 for up to
  * WEFT__KTHREAD_UMWAIT_NS, then futex. spin: never enter the kernel to
  * sleep (a sched_yield every ~1024 pauses keeps an oversubscribed machine
@@ -82,6 +84,7 @@
 
 #include "os/futex.h"
 #include "sched/park.h"
+#include "sched/sched.h"
 #include "weft.h"
 
 #if defined(__x86_64__)
@@ -191,6 +194,47 @@ uint32_t weft__spin_word(_Atomic uint32_t *word, uint64_t budget_ns)
     }
 }
 
+/* 1 when the calling user thread's worker has another thread ready (its
+ * deque, yield FIFO or mailbox, or the injection queue): a spinning thread
+ * would delay it, so it parks instead. A racy hint read on the worker's own
+ * kernel thread (owner-only fields included). */
+static int worker_has_ready(void)
+{
+    struct weft__worker *w = weft__tls_worker;
+    if (!w)
+        return 0;
+    /* relaxed: hints; a miss costs one spin-check period. */
+    if (atomic_load_explicit(&w->attn, memory_order_relaxed) || w->yq_head ||
+        atomic_load_explicit(&weft__rt.ninj, memory_order_relaxed) > 0)
+        return 1;
+    if (weft__rt.pool)
+        return weft__rt.pool->has_work(w);
+    return weft__deque_size_hint(&w->dq) > 0;
+}
+
+/* Spin phase of a user thread: like weft__spin_word, but it stops as soon
+ * as another thread is ready on this worker (*cut = 1). */
+static uint32_t spin_user(_Atomic uint32_t *word, uint64_t budget_ns, int *cut)
+{
+    uint64_t end = weft__now_ns() + budget_ns;
+    *cut = 0;
+    for (unsigned i = 1;; i++) {
+        /* acquire: pairs with the release of the waker's final exchange. */
+        uint32_t v = atomic_load_explicit(word, memory_order_acquire);
+        if (is_final(v))
+            return v;
+        weft__cpu_relax();
+        if ((i & 7) != 0)
+            continue;
+        if (worker_has_ready()) {
+            *cut = 1;
+            return 0;
+        }
+        if (weft__now_ns() >= end)
+            return 0;
+    }
+}
+
 /* Spin phase of a kernel waiter. forever: the spin policy. Returns the final
  * value, or 0 when the budget ran out. */
 static uint32_t spin_phase(_Atomic uint32_t *word, uint64_t budget_ns, int forever,
@@ -281,14 +325,21 @@ static uint32_t futex_phase(_Atomic uint32_t *word, const struct timespec *deadl
     }
 }
 
-uint32_t weft__wait_word(_Atomic uint32_t *word, const struct timespec *deadline, int realtime)
+/* The kernel-thread wait; *verdict: WEFT__SPIN_HIT when the spin phase
+ * ended it, else WEFT__SPIN_MISS (or NONE without a spin phase). */
+static uint32_t wait_word(_Atomic uint32_t *word, uint64_t spin_ns, const struct timespec *deadline,
+                          int realtime, uint16_t *verdict)
 {
     enum weft__wait_policy p = weft__wait_policy();
     uint32_t v;
+    *verdict = WEFT__SPIN_NONE;
     if (p != WEFT__WAIT_FUTEX) {
-        v = spin_phase(word, WEFT__KTHREAD_SPIN_NS, p == WEFT__WAIT_SPIN, &deadline, realtime);
-        if (v)
+        v = spin_phase(word, spin_ns, p == WEFT__WAIT_SPIN, &deadline, realtime);
+        if (v) {
+            *verdict = spin_ns ? WEFT__SPIN_HIT : WEFT__SPIN_NONE;
             return v;
+        }
+        *verdict = spin_ns ? WEFT__SPIN_MISS : WEFT__SPIN_NONE;
 #if defined(__x86_64__)
         if (weft__wait_have_waitpkg()) {
             v = umwait_phase(word, WEFT__KTHREAD_UMWAIT_NS, &deadline, realtime);
@@ -298,6 +349,13 @@ uint32_t weft__wait_word(_Atomic uint32_t *word, const struct timespec *deadline
 #endif
     }
     return futex_phase(word, deadline, realtime);
+}
+
+uint32_t weft__wait_word(_Atomic uint32_t *word, uint64_t spin_ns, const struct timespec *deadline,
+                        int realtime)
+{
+    uint16_t verdict;
+    return wait_word(word, spin_ns, deadline, realtime, &verdict);
 }
 
 uint32_t weft__wake_word(_Atomic uint32_t *word, uint32_t v)
@@ -324,6 +382,7 @@ void weft__waiter_init(struct weft__waiter *w)
     w->thread = weft__self();
     atomic_init(&w->word, WEFT__WORD_WAITING);
     w->queued = 0;
+    w->spin = WEFT__SPIN_NONE;
     w->data = 0;
 }
 
@@ -333,6 +392,7 @@ void weft__waiter_init(struct weft__waiter *w)
 static int commit_sleep(void *arg, struct weft_thread *self)
 {
     struct weft__waiter *w = arg;
+    (void)self;
     uint32_t v = atomic_load_explicit(&w->word, memory_order_relaxed);
     do {
         if (is_final(v))
@@ -349,11 +409,16 @@ uint32_t weft__waiter_block(struct weft__waiter *w, uint64_t spin_ns,
                             const struct timespec *deadline, int realtime)
 {
     if (w->thread == NULL)
-        return weft__wait_word(&w->word, deadline, realtime);
+        return wait_word(&w->word, spin_ns, deadline, realtime, &w->spin);
+    w->spin = WEFT__SPIN_NONE;
     if (spin_ns && weft_num_workers() > 1 && weft__wait_policy() != WEFT__WAIT_FUTEX) {
-        uint32_t v = weft__spin_word(&w->word, spin_ns);
-        if (v)
+        int cut;
+        uint32_t v = spin_user(&w->word, spin_ns, &cut);
+        if (v) {
+            w->spin = WEFT__SPIN_HIT;
             return v;
+        }
+        w->spin = cut ? WEFT__SPIN_NONE : WEFT__SPIN_MISS;
     }
     for (;;) {
         /* acquire: pairs with the release of the final exchange. */

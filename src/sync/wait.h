@@ -56,9 +56,10 @@ enum weft__wait_policy weft__wait_policy(void);
 /* 1 when the CPU has UMONITOR/UMWAIT (CPUID.7.0:ECX[5]). Any thread. */
 int weft__wait_have_waitpkg(void);
 
-/* How long a plain kernel thread spins (auto policy) before it sleeps. */
-#define WEFT__KTHREAD_SPIN_NS  20000u
-/* How long it then waits in UMWAIT (auto, WAITPKG only) before the futex. */
+/* A spin budget for kernel-thread waits of unknown length (idle workers):
+ * about the cost of a cross-core futex wake-up on a virtual machine. */
+#define WEFT__KTHREAD_SPIN_NS 20000u
+/* How long a kernel thread then waits in UMWAIT (auto, WAITPKG only). */
 #define WEFT__KTHREAD_UMWAIT_NS 200000u
 
 /* CLOCK_MONOTONIC in nanoseconds. */
@@ -68,14 +69,16 @@ uint64_t weft__now_ns(void);
  * final value, which it returns (acquire: pairs with the release of the
  * waker's weft__wake_word or weft__waiter_finish). Blocks the kernel thread:
  * never call it from a user thread (that would stall its worker), use
- * weft__waiter_block. Phases follow the policy: spin with pause, UMWAIT
- * (auto and WAITPKG), futex; the SLEEPER bit is set before the futex.
+ * weft__waiter_block. Phases follow the policy: spin with pause for spin_ns
+ * (auto; forever under spin, none under futex), UMWAIT (auto and WAITPKG),
+ * futex; the SLEEPER bit is set before the futex.
  * deadline: absolute on CLOCK_REALTIME (realtime != 0) or CLOCK_MONOTONIC,
  * NULL = none; when it passes while the phase is still WAITING the word is
  * CAS'd to WEFT__WORD_TIMEDOUT and that is returned. Idle workers may use
  * the same word protocol: reset the word to WAITING, publish that you are
  * idle, check for work, then call this; a producer calls weft__wake_word. */
-uint32_t weft__wait_word(_Atomic uint32_t *word, const struct timespec *deadline, int realtime);
+uint32_t weft__wait_word(_Atomic uint32_t *word, uint64_t spin_ns, const struct timespec *deadline,
+                        int realtime);
 
 /* Ends a wait: moves a non-final word to the final value v (>= DONE) and
  * wakes a kernel sleeper on the futex if SLEEPER was set. Returns the value
@@ -96,7 +99,8 @@ struct weft__waiter {
     struct weft_thread *thread; /* the waiter, NULL for a plain kernel thread; set
                                    before queuing, read-only afterwards */
     _Atomic uint32_t word;      /* the wait word above; the futex word of a kernel waiter */
-    uint32_t queued;            /* under the object's lock: 1 while linked */
+    uint16_t queued;            /* under the object's lock: 1 while linked */
+    uint16_t spin;              /* the waiter's own: how its spin phase ended (WEFT__SPIN_*) */
     uintptr_t data;             /* object-specific: set by the waiter before queuing, or
                                    by the waker before it wakes the record */
 };
@@ -105,6 +109,13 @@ struct weft__waiter {
 struct weft__waitq {
     struct weft__waiter *head;
     struct weft__waiter *tail;
+};
+
+/* How a wait's spin phase ended, for adaptive budgets (weft__spin_learn). */
+enum {
+    WEFT__SPIN_NONE, /* no verdict: no spin phase, or cut short (other threads were ready) */
+    WEFT__SPIN_HIT,  /* the wait ended while spinning */
+    WEFT__SPIN_MISS, /* the budget ran out: parked or slept */
 };
 
 /* Prepares a record for the calling thread (user or kernel). */
@@ -170,11 +181,13 @@ static inline struct weft__waiter *weft__waitq_take_all(struct weft__waitq *q)
     return w;
 }
 
-/* Waits until the record is woken (or timed out); returns the final word.
- * A user thread spins on its word for up to spin_ns (only when there is more
- * than one worker: on one worker the waker cannot run meanwhile) and then
- * parks, freeing its worker. A kernel thread follows the policy through
- * weft__wait_word, with the deadline if not NULL. A user thread's deadline
+/* Waits until the record is woken (or timed out); returns the final word
+ * and leaves the spin verdict in w->spin. A user thread spins on its word
+ * for up to spin_ns (only when there is more than one worker, since on one
+ * the waker cannot run meanwhile, and only while its worker has no other
+ * thread ready; none under WEFT_WAIT=futex), then parks, freeing its
+ * worker. A kernel thread follows the policy through weft__wait_word with
+ * the same spin budget and the deadline if not NULL. A user thread's deadline
  * is the caller's business: arm a timer (timer.h) that calls
  * weft__waiter_expire. */
 uint32_t weft__waiter_block(struct weft__waiter *w, uint64_t spin_ns,
@@ -198,6 +211,36 @@ void weft__waiter_finish(struct weft__waiter *w);
  * readies the thread if it is parked. Returns 1 if the timeout won. */
 int weft__waiter_expire(struct weft__waiter *w);
 
+/* ---- adaptive spin budgets ------------------------------------------------------
+ * An object may keep a hint word (zero-initialised: full budget) that
+ * halves its waiters' spin budget after each miss and doubles it back after
+ * each hit, so spinning fades where waits are long (or the machine is
+ * oversubscribed) and stays where waits are short. Racy by design: relaxed
+ * loads and stores, a lost update only delays the adaptation. */
+enum { WEFT__SPIN_SHIFT_MAX = 6 };
+
+static inline uint64_t weft__spin_budget(_Atomic uint32_t *hint, uint64_t max_ns)
+{
+    /* relaxed: a heuristic, see above. */
+    return max_ns >> atomic_load_explicit(hint, memory_order_relaxed);
+}
+
+static inline void weft__spin_learn(_Atomic uint32_t *hint, unsigned verdict)
+{
+    uint32_t s = atomic_load_explicit(hint, memory_order_relaxed);
+    if (verdict == WEFT__SPIN_MISS && s < WEFT__SPIN_SHIFT_MAX)
+        atomic_store_explicit(hint, s + 1, memory_order_relaxed);
+    else if (verdict == WEFT__SPIN_HIT && s > 0)
+        atomic_store_explicit(hint, s - 1, memory_order_relaxed);
+}
+
+/* ---- the objects' internal locks ------------------------------------------------ */
+
+/* A lock word held for a few instructions on slow paths, never across a
+ * switch or a system call. */
+static inline void weft__sync_lock(_Atomic uint32_t *l);
+static inline void weft__sync_unlock(_Atomic uint32_t *l);
+
 /* ---- helpers for the objects' internal lock bits ------------------------------ */
 
 /* One step of a wait for a lock bit held for a few instructions: pause,
@@ -207,5 +250,24 @@ void weft__sync_backoff(unsigned *spins);
 /* The caller's identity as a lock owner: its weft_thread for a user thread,
  * else a per-kernel-thread token; 8-byte aligned, never 0. */
 uintptr_t weft__sync_owner(void);
+
+static inline void weft__sync_lock(_Atomic uint32_t *l)
+{
+    unsigned spins = 0;
+    for (;;) {
+        uint32_t z = 0;
+        /* acquire: pairs with the release in weft__sync_unlock. */
+        if (atomic_compare_exchange_weak_explicit(l, &z, 1, memory_order_acquire, memory_order_relaxed))
+            return;
+        while (atomic_load_explicit(l, memory_order_relaxed))
+            weft__sync_backoff(&spins);
+    }
+}
+
+static inline void weft__sync_unlock(_Atomic uint32_t *l)
+{
+    /* release: publishes the critical section; pairs with the acquire above. */
+    atomic_store_explicit(l, 0, memory_order_release);
+}
 
 #endif

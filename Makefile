@@ -1,0 +1,49 @@
+# The two set-up commands of the README: `make demo` and `make test`.
+# Both install missing Debian packages first, then configure and build.
+
+BUILD      ?= build
+BUILD_TYPE ?= Release
+JOBS       ?= $(shell nproc)
+GENERATOR  := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
+CMAKE_ARGS ?=
+
+.PHONY: all deps build test demo sanitize asan tsan bench-io bench-seeds install clean
+
+all: build
+
+deps:
+	@scripts/install-deps.sh build
+
+# Configure once (the generator is fixed by the first configure).
+$(BUILD)/CMakeCache.txt:
+	cmake -S . -B $(BUILD) $(GENERATOR) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_ARGS)
+
+build: deps $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j$(JOBS)
+
+test: build
+	cd $(BUILD) && ctest --output-on-failure -j2 --timeout 600
+
+demo: deps
+	@scripts/install-deps.sh bench
+	@$(MAKE) --no-print-directory build
+	WEFT_BENCH_NO_DEPS=1 WEFT_BENCH_NO_BUILD=1 bench/scripts/demo.sh $(BUILD)
+
+# Sanitizer passes (CI runs both): ASan+UBSan, then TSan.
+asan: deps
+	cmake -S . -B build-asan $(GENERATOR) -DCMAKE_BUILD_TYPE=Debug -DWEFT_SANITIZE=asan-ubsan -DWEFT_WERROR=ON -DWEFT_BUILD_BENCH=OFF
+	cmake --build build-asan -j$(JOBS)
+	cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j2 --timeout 600
+
+tsan: deps
+	cmake -S . -B build-tsan $(GENERATOR) -DCMAKE_BUILD_TYPE=Debug -DWEFT_SANITIZE=tsan -DWEFT_WERROR=ON -DWEFT_BUILD_BENCH=OFF
+	cmake --build build-tsan -j$(JOBS)
+	cd build-tsan && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -j2 --timeout 600
+
+sanitize: asan tsan
+
+install: build
+	cmake --install $(BUILD) --prefix $(or $(PREFIX),/usr/local)
+
+clean:
+	rm -rf $(BUILD) build-asan build-tsan

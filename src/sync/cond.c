@@ -1,0 +1,182 @@
+/* cond.c: weft_cond: a FIFO of waiter records; signal wakes the oldest, timed waits race their timer against the signal on the record's word.
+ *
+ * wait: check that the caller owns the mutex, queue a record under the
+ * cond's lock, unlock the mutex, wait on the record, relock. A user thread's
+ * timed wait arms a timer (timer.c) first, so that a failure to arm returns
+ * before anything changed; a kernel thread's deadline is its futex's.
+ * signal: pop records under the lock until one is claimed (WAITING →
+ * WAKING); a record whose waiter timed out is skipped, so a signal always
+ * goes to a waiter that will report it (none is lost to a timeout). The
+ * claimed one is finished after the lock is dropped. broadcast claims the
+ * whole queue under the lock and finishes the chain outside it.
+ * A waiter that timed out takes the lock and unlinks itself if a signaler
+ * has not already popped it.
+ * Rejected: requeueing broadcast waiters onto the mutex (wait morphing):
+ * it avoids a herd on the mutex but couples the two objects' queues and
+ * clashes with timed waiters, whose timer would then fire on a record
+ * linked in another object's queue.
+ */
+#include <assert.h>
+#include <errno.h>
+#include <stdalign.h>
+#include <stddef.h>
+
+#include "sync/mutex.h"
+#include "sync/timer.h"
+#include "sync/wait.h"
+#include "weft.h"
+
+/* Hand-off between two running threads takes ~0.1-1 µs: spin that long
+ * before parking (only with more than one worker). */
+#define COND_SPIN_NS 3000u
+
+struct cond {
+    _Atomic uint32_t lock; /* internal lock; weft__sync_lock */
+    _Atomic uint32_t spin_hint; /* adaptive spin budget (weft__spin_learn); racy by design */
+    struct weft__waitq q;  /* under lock */
+};
+
+static_assert(sizeof(struct cond) <= sizeof(weft_cond), "weft_cond storage too small");
+static_assert(alignof(struct cond) <= alignof(weft_cond), "weft_cond storage misaligned");
+
+static inline struct cond *impl(weft_cond *c)
+{
+    return (struct cond *)(void *)c->weft_private_;
+}
+
+/* A waiter and its timer, on the waiting thread's stack. */
+struct timed_waiter {
+    struct weft__waiter w;
+    struct weft__timer timer;
+};
+
+/* Timer callback (service thread, under the service lock). */
+static void expire(struct weft__timer *t)
+{
+    struct timed_waiter *tw = (struct timed_waiter *)((char *)t - offsetof(struct timed_waiter, timer));
+    weft__waiter_expire(&tw->w);
+}
+
+int weft_cond_init(weft_cond *c)
+{
+    if (!c)
+        return EINVAL;
+    *c = (weft_cond)WEFT_COND_INIT;
+    return 0;
+}
+
+int weft_cond_destroy(weft_cond *c)
+{
+    if (!c)
+        return EINVAL;
+    struct cond *cv = impl(c);
+    weft__sync_lock(&cv->lock);
+    int busy = !weft__waitq_empty(&cv->q);
+    weft__sync_unlock(&cv->lock);
+    return busy ? EBUSY : 0;
+}
+
+static int deadline_passed(const struct timespec *abstime)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    return now.tv_sec > abstime->tv_sec ||
+           (now.tv_sec == abstime->tv_sec && now.tv_nsec >= abstime->tv_nsec);
+}
+
+static int cond_wait_until(weft_cond *c, weft_mutex *m, const struct timespec *abstime)
+{
+    if (!c || !m)
+        return EINVAL;
+    if (abstime && (abstime->tv_nsec < 0 || abstime->tv_nsec >= 1000000000L))
+        return EINVAL;
+    if (!weft__mutex_held(m, weft__sync_owner()))
+        return EPERM;
+    if (abstime && deadline_passed(abstime))
+        return ETIMEDOUT;
+
+    struct cond *cv = impl(c);
+    struct timed_waiter tw;
+    weft__waiter_init(&tw.w);
+    int user_timer = abstime && tw.w.thread;
+    if (user_timer) {
+        tw.timer.when = *abstime;
+        tw.timer.realtime = 1;
+        tw.timer.slot = 0;
+        tw.timer.fire = expire;
+        int r = weft__timer_arm(&tw.timer);
+        if (r)
+            return r;
+    }
+
+    weft__sync_lock(&cv->lock);
+    weft__waitq_push(&cv->q, &tw.w);
+    weft__sync_unlock(&cv->lock);
+    weft_mutex_unlock(m);
+
+    uint32_t v = weft__waiter_block(&tw.w, weft__spin_budget(&cv->spin_hint, COND_SPIN_NS),
+                                    user_timer ? NULL : abstime, 1);
+    weft__spin_learn(&cv->spin_hint, tw.w.spin);
+    int r = 0;
+    if (v == WEFT__WORD_TIMEDOUT) {
+        weft__sync_lock(&cv->lock);
+        if (tw.w.queued)
+            weft__waitq_remove(&cv->q, &tw.w);
+        weft__sync_unlock(&cv->lock);
+        r = ETIMEDOUT;
+    }
+    if (user_timer)
+        weft__timer_cancel(&tw.timer);
+    weft_mutex_lock(m);
+    return r;
+}
+
+int weft_cond_wait(weft_cond *c, weft_mutex *m)
+{
+    return cond_wait_until(c, m, NULL);
+}
+
+int weft_cond_timedwait(weft_cond *c, weft_mutex *m, const struct timespec *abstime)
+{
+    if (!abstime)
+        return EINVAL;
+    return cond_wait_until(c, m, abstime);
+}
+
+int weft_cond_signal(weft_cond *c)
+{
+    if (!c)
+        return EINVAL;
+    struct cond *cv = impl(c);
+    struct weft__waiter *w;
+    weft__sync_lock(&cv->lock);
+    while ((w = weft__waitq_pop(&cv->q)) != NULL && !weft__waiter_claim(w))
+        ;
+    weft__sync_unlock(&cv->lock);
+    if (w)
+        weft__waiter_finish(w);
+    return 0;
+}
+
+int weft_cond_broadcast(weft_cond *c)
+{
+    if (!c)
+        return EINVAL;
+    struct cond *cv = impl(c);
+    struct weft__waiter *chain = NULL, **tail = &chain, *w;
+    weft__sync_lock(&cv->lock);
+    while ((w = weft__waitq_pop(&cv->q)) != NULL) {
+        if (weft__waiter_claim(w)) {
+            *tail = w;
+            tail = &w->next;
+        }
+    }
+    *tail = NULL;
+    weft__sync_unlock(&cv->lock);
+    while (chain) {
+        w = chain;
+        chain = w->next; /* read before finish: the record may vanish after it */
+        weft__waiter_finish(w);
+    }
+    return 0;
+}

@@ -1,0 +1,227 @@
+/* mutex.c: weft_mutex: an error-checking, adaptive (spin, then park or sleep) mutex for user and kernel threads alike.
+ *
+ * One 64-bit word holds the owner token and three bits:
+ *   owner | K | W | L      owner: weft__sync_owner() of the holder, 0 = free
+ *   L (1): the internal lock guarding the wait queue;
+ *   W (2): the queue is not empty (exact whenever L is clear);
+ *   K (4): a waiter has been woken and has not yet retried, so unlock need
+ *          not wake another one (Go's mutexWoken): one wake-up in flight at
+ *          a time, never a thundering herd.
+ * Every CAS expects L clear except the L holder's own release, so while L
+ * is held the word is frozen and the holder ends with a plain store. The
+ * owner never changes while L is held, and "owner == 0" implies L clear.
+ *
+ * Lock: one CAS 0 → me. Unlock: one CAS me → 0. When they fail: lock
+ * spins on the word for up to MUTEX_SPIN_NS (adaptive per mutex, see
+ * weft__spin_learn; not for a user thread on a single worker, where the
+ * owner cannot run meanwhile), then takes L, sets W,
+ * queues a record and waits on it; unlock with W and no K takes L, pops
+ * the head, sets K and wakes it. The woken waiter competes again (barging:
+ * a running thread that relocks at once keeps its worker instead of
+ * switching per critical section) and, if it loses, goes back to the head
+ * of the queue. Direct hand-off was rejected: it serialises every
+ * contended critical section behind a context switch. The release store
+ * that ends unlock's slow path drops ownership and L together, so unlock
+ * touches nothing of the mutex after another thread may own (or destroy)
+ * it.
+ */
+#include "sync/mutex.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <stdalign.h>
+
+#include "sync/wait.h"
+#include "weft.h"
+
+/* Pre-queue spin: a few critical sections' worth. */
+#define MUTEX_SPIN_NS 2000u
+
+enum { L = 1, W = 2, K = 4, BITS = 7 };
+
+struct mutex {
+    _Atomic uint64_t word;  /* owner | K | W | L; see above */
+    struct weft__waitq q;   /* under L */
+    _Atomic uint32_t spin_hint; /* adaptive pre-queue spin budget (weft__spin_learn); racy */
+};
+
+static_assert(sizeof(struct mutex) <= sizeof(weft_mutex), "weft_mutex storage too small");
+static_assert(alignof(struct mutex) <= alignof(weft_mutex), "weft_mutex storage misaligned");
+
+static inline struct mutex *impl(weft_mutex *m)
+{
+    return (struct mutex *)(void *)m->weft_private_;
+}
+
+static inline uintptr_t owner_of(uint64_t v)
+{
+    return (uintptr_t)(v & ~(uint64_t)BITS);
+}
+
+int weft_mutex_init(weft_mutex *m)
+{
+    if (!m)
+        return EINVAL;
+    *m = (weft_mutex)WEFT_MUTEX_INIT;
+    return 0;
+}
+
+int weft_mutex_destroy(weft_mutex *m)
+{
+    if (!m)
+        return EINVAL;
+    /* acquire: a destroy after the last unlock sees everything before it. */
+    return atomic_load_explicit(&impl(m)->word, memory_order_acquire) != 0 ? EBUSY : 0;
+}
+
+int weft__mutex_held(weft_mutex *m, uintptr_t owner)
+{
+    /* relaxed: only the owner itself can make this true or false. */
+    return owner_of(atomic_load_explicit(&impl(m)->word, memory_order_relaxed)) == owner;
+}
+
+static int can_spin(struct weft__waiter *w)
+{
+    if (weft__wait_policy() == WEFT__WAIT_FUTEX)
+        return 0;
+    return w->thread == NULL || weft_num_workers() > 1;
+}
+
+WEFT_NOINLINE static int lock_slow(struct mutex *mx, uintptr_t me, uint64_t v)
+{
+    struct weft__waiter w;
+    weft__waiter_init(&w);
+    uint64_t budget = weft__spin_budget(&mx->spin_hint, MUTEX_SPIN_NS);
+    int woken = 0, spinning = can_spin(&w) && budget;
+    unsigned spins = 0, i = 0;
+    uint64_t spin_end = spinning ? weft__now_ns() + budget : 0;
+    for (;;) {
+        if (owner_of(v) == 0) {
+            /* A woken waiter clears K: the next unlock may wake another. */
+            uint64_t nv = me | (v & W) | (woken ? 0 : (v & K));
+            /* acquire: pairs with the release of the unlock that freed it. */
+            if (atomic_compare_exchange_weak_explicit(&mx->word, &v, nv, memory_order_acquire,
+                                                      memory_order_relaxed)) {
+                if (spinning && !woken)
+                    weft__spin_learn(&mx->spin_hint, WEFT__SPIN_HIT);
+                return 0;
+            }
+            continue;
+        }
+        if (v & L) {
+            weft__sync_backoff(&spins);
+            v = atomic_load_explicit(&mx->word, memory_order_relaxed);
+            continue;
+        }
+        if (spinning) {
+            weft__cpu_relax();
+            if ((++i & 7) == 0 && weft__now_ns() >= spin_end) {
+                spinning = 0;
+                if (!woken)
+                    weft__spin_learn(&mx->spin_hint, WEFT__SPIN_MISS);
+            }
+            v = atomic_load_explicit(&mx->word, memory_order_relaxed);
+            continue;
+        }
+        uint64_t nv = (v | L | W) & ~(uint64_t)(woken ? K : 0);
+        /* acquire: takes L; pairs with the release store that dropped it. */
+        if (!atomic_compare_exchange_weak_explicit(&mx->word, &v, nv, memory_order_acquire,
+                                                   memory_order_relaxed))
+            continue;
+        /* relaxed: the record is private until the release store below. */
+        atomic_store_explicit(&w.word, WEFT__WORD_WAITING, memory_order_relaxed);
+        if (woken)
+            weft__waitq_push_front(&mx->q, &w);
+        else
+            weft__waitq_push(&mx->q, &w);
+        /* release: drops L and publishes the queue; pairs with the acquire
+         * of the next L taker (the unlock that pops us). */
+        atomic_store_explicit(&mx->word, nv & ~(uint64_t)L, memory_order_release);
+        weft__waiter_block(&w, 0, NULL, 0);
+        woken = 1;
+        spinning = can_spin(&w);
+        spin_end = spinning ? weft__now_ns() + MUTEX_SPIN_NS : 0;
+        v = atomic_load_explicit(&mx->word, memory_order_relaxed);
+    }
+}
+
+int weft_mutex_lock(weft_mutex *m)
+{
+    if (!m)
+        return EINVAL;
+    struct mutex *mx = impl(m);
+    uintptr_t me = weft__sync_owner();
+    uint64_t v = 0;
+    /* acquire: pairs with the release of the unlock that freed the mutex. */
+    if (atomic_compare_exchange_strong_explicit(&mx->word, &v, me, memory_order_acquire,
+                                                memory_order_relaxed))
+        return 0;
+    if (owner_of(v) == me)
+        return EDEADLK;
+    return lock_slow(mx, me, v);
+}
+
+int weft_mutex_trylock(weft_mutex *m)
+{
+    if (!m)
+        return EINVAL;
+    struct mutex *mx = impl(m);
+    uintptr_t me = weft__sync_owner();
+    uint64_t v = atomic_load_explicit(&mx->word, memory_order_relaxed);
+    do {
+        if (owner_of(v) != 0)
+            return EBUSY;
+        /* acquire: pairs with the release of the unlock that freed it. */
+    } while (!atomic_compare_exchange_weak_explicit(&mx->word, &v, me | (v & (W | K)),
+                                                    memory_order_acquire, memory_order_relaxed));
+    return 0;
+}
+
+WEFT_NOINLINE static int unlock_slow(struct mutex *mx, uint64_t v)
+{
+    unsigned spins = 0;
+    for (;;) {
+        if (v & L) {
+            weft__sync_backoff(&spins);
+            v = atomic_load_explicit(&mx->word, memory_order_relaxed);
+            continue;
+        }
+        if (!(v & W) || (v & K)) {
+            /* Nobody to wake, or a woken waiter is on its way: just free it.
+             * release: publishes the critical section to the next owner. */
+            if (atomic_compare_exchange_weak_explicit(&mx->word, &v, v & (W | K),
+                                                      memory_order_release, memory_order_relaxed))
+                return 0;
+            continue;
+        }
+        /* acquire: takes L; pairs with the release store that dropped it. */
+        if (!atomic_compare_exchange_weak_explicit(&mx->word, &v, v | L, memory_order_acquire,
+                                                   memory_order_relaxed))
+            continue;
+        struct weft__waiter *w = weft__waitq_pop(&mx->q);
+        WEFT_ASSERT(w != NULL);
+        uint64_t nv = K | (weft__waitq_empty(&mx->q) ? 0 : W);
+        /* release: frees the mutex, drops L and publishes the queue in one
+         * store; pairs with the acquire of the next owner or L taker. */
+        atomic_store_explicit(&mx->word, nv, memory_order_release);
+        weft__waiter_wake(w);
+        return 0;
+    }
+}
+
+int weft_mutex_unlock(weft_mutex *m)
+{
+    if (!m)
+        return EINVAL;
+    struct mutex *mx = impl(m);
+    uintptr_t me = weft__sync_owner();
+    uint64_t v = me;
+    /* release: publishes the critical section; pairs with the acquire of
+     * the next lock. */
+    if (atomic_compare_exchange_strong_explicit(&mx->word, &v, 0, memory_order_release,
+                                                memory_order_relaxed))
+        return 0;
+    if (owner_of(v) != me)
+        return EPERM;
+    return unlock_slow(mx, v);
+}
