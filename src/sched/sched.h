@@ -262,25 +262,8 @@ WEFT_INLINE void weft__handle_xfer(struct weft__worker *w, uintptr_t x)
     if (WEFT_LIKELY(!x))
         return;
     struct weft_thread *t = (struct weft_thread *)(x & ~XF_MASK);
-    switch (x & XF_MASK) {
-    case XF_PUSH:
-        weft__make_ready(w, t);
-        break;
-    case XF_YIELD:
-        weft__push_yield(w, t);
-        break;
-    case XF_PARK: {
-        /* Copy before commit: once committed, the parked thread may be
-         * readied and resumed elsewhere, ending the record's life. */
-        struct weft__parkx *p = (struct weft__parkx *)(x & ~XF_MASK);
-        struct weft_thread *pt = p->t;
-        weft__commit_fn commit = p->commit;
-        void *arg = p->arg;
-        if (commit && !commit(arg, pt))
-            weft__make_ready(w, pt);
-        break;
-    }
-    case XF_EXIT: {
+    uintptr_t kind = x & XF_MASK;
+    if (WEFT_LIKELY(kind == XF_EXIT)) {
         /* Fast path: nobody joined or detached yet. acq_rel as in
          * weft__finish_exit. */
         uintptr_t old = WEFT__J_RUNNING;
@@ -294,8 +277,19 @@ WEFT_INLINE void weft__handle_xfer(struct weft__worker *w, uintptr_t x)
         } else {
             weft__finish_exit(w, t);
         }
-        break;
-    }
+    } else if (kind == XF_PUSH) {
+        weft__make_ready(w, t);
+    } else if (kind == XF_YIELD) {
+        weft__push_yield(w, t);
+    } else {
+        /* XF_PARK. Copy before commit: once committed, the parked thread
+         * may be readied and resumed elsewhere, ending the record's life. */
+        struct weft__parkx *p = (struct weft__parkx *)t;
+        struct weft_thread *pt = p->t;
+        weft__commit_fn commit = p->commit;
+        void *arg = p->arg;
+        if (commit && !commit(arg, pt))
+            weft__make_ready(w, pt);
     }
 }
 

@@ -46,8 +46,9 @@ static inline struct cond *impl(weft_cond *c)
 
 /* A waiter and its timer, on the waiting thread's stack. */
 struct timed_waiter {
-    struct weft__waiter w;
-    struct weft__timer timer;
+    struct weft__waiter w;    /* linked in the cond's queue; see wait.h */
+    struct weft__timer timer; /* armed only for a user thread's timed wait; the
+                                 service owns it between arm and cancel */
 };
 
 /* Timer callback (service thread, under the service lock). */

@@ -7,7 +7,9 @@
  * Writer preference: a reader may enter only when neither WRITER nor WQ is
  * set, so a queued writer holds back every new reader and is served as soon
  * as the readers inside leave: writers never starve. (Readers can, under a
- * continuous stream of writers: the price of that preference.) Readers
+ * continuous stream of writers, and a reader that takes the read lock
+ * again while a writer is queued waits forever behind it: the price of
+ * that preference, as with glibc's writer-nonrecursive kind.) Readers
  * queue only behind WRITER or WQ, so RQ implies one of them.
  * Hand-off: the unlocker grants the lock to the waiters it wakes, under L
  * (sets WRITER and the owner for one writer, or adds the count of every

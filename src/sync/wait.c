@@ -69,8 +69,10 @@
  *    could not spin on a line of its own, broadcast would be a thundering
  *    herd, and user and kernel waiters would need two mechanisms.
  *  - MONITOR/MWAIT proper: ring 0 only; seed 5 needed a kernel module for
- *    it. UMWAIT is its user-mode heir; MWAITX (AMD) is also ring 0 unless
- *    the kernel enables it, which Linux does not.
+ *    it. UMWAIT is its user-mode heir. AMD's MONITORX/MWAITX
+ *    (CPUID.80000001:ECX[29]) would be the AMD counterpart; left out
+ *    because the machines weft is tested on do not expose it, so it would
+ *    be a path no test runs.
  *  - Heap-allocated waiter records: allocation on every wait, and an error
  *    path pthread-style calls have no code for.
  */
@@ -502,7 +504,8 @@ void weft__sync_backoff(unsigned *spins)
         sched_yield();
 }
 
-static _Thread_local _Alignas(8) char kthread_token;
+/* initial-exec: one %fs-relative load, no __tls_get_addr call on the lock fast path. */
+static _Thread_local _Alignas(8) char kthread_token __attribute__((tls_model("initial-exec")));
 
 uintptr_t weft__sync_owner(void)
 {

@@ -154,7 +154,34 @@ static int spawn_bound(weft_thread **out, weft_fn fn, void *arg, const weft_attr
 
 /* ---- public API ------------------------------------------------------------ */
 
-int weft_spawn(weft_thread **out, weft_fn fn, void *arg, const weft_attr *attr)
+/* Runs the new thread t at once on w, the parent's continuation becoming
+ * ready (and stealable) in child_entry once its context is saved. */
+WEFT_INLINE int spawn_child_first(struct weft__worker *w, struct weft_thread *self,
+                                  struct weft_thread *t)
+{
+    self->err = *w->errno_loc;
+    w->current = t;
+    t->worker = w;
+    t->next = self;
+    weft__san_switch_to_thread(&self->san_fake_stack, t);
+    uintptr_t x = (uintptr_t)weft__ctx_spawn(&self->sp, t, child_entry, t);
+    weft__san_resumed(self->san_fake_stack);
+    w = self->worker;
+    weft__handle_xfer(w, x);
+    *w->errno_loc = self->err;
+    return 0;
+}
+
+WEFT_INLINE void count_spawn(struct weft__worker *w)
+{
+    /* relaxed: only this worker writes it; see live_threads() */
+    atomic_store_explicit(&w->nspawned, atomic_load_explicit(&w->nspawned, memory_order_relaxed) + 1,
+                          memory_order_relaxed);
+}
+
+/* Everything but the common case: attributes, plain kernel threads,
+ * help-first, an empty stack cache. */
+static WEFT_NOINLINE int spawn_slow(weft_thread **out, weft_fn fn, void *arg, const weft_attr *attr)
 {
     static const weft_attr dflt = WEFT_ATTR_INIT;
     if (!attr)
@@ -170,46 +197,23 @@ int weft_spawn(weft_thread **out, weft_fn fn, void *arg, const weft_attr *attr)
 
     struct weft__worker *w = weft__tls_worker;
     size_t size = attr->stack_size == weft__rt.stack_size ? 0 : attr->stack_size;
-    struct weft_thread *t = NULL;
-    if (WEFT_LIKELY(w && size == 0))
-        t = weft__stack_cache_pop(&w->cache);
-    if (WEFT_UNLIKELY(!t)) {
-        t = weft__stack_alloc(w ? &w->cache : NULL, size);
-        if (!t)
-            return ENOMEM;
-    }
+    struct weft_thread *t = weft__stack_alloc(w ? &w->cache : NULL, size);
+    if (!t)
+        return ENOMEM;
     t->fn = fn;
     t->arg = arg;
     t->name = attr->name;
-    t->result = NULL;
     t->id = new_id(w);
     atomic_store_explicit(&t->join, attr->detached ? WEFT__J_DETACHED : WEFT__J_RUNNING,
                           memory_order_relaxed);
     weft__san_thread_created(t);
     if (out)
         *out = t;
-
-    if (WEFT_LIKELY(w)) {
-        /* relaxed: only this worker writes it; see live_threads() */
-        atomic_store_explicit(&w->nspawned,
-                              atomic_load_explicit(&w->nspawned, memory_order_relaxed) + 1,
-                              memory_order_relaxed);
+    if (w) {
+        count_spawn(w);
         struct weft_thread *self = w->current;
-        if (WEFT_LIKELY(self && weft__rt.policy == WEFT_WORK_FIRST)) {
-            /* Child first, on its fresh stack; the parent becomes ready in
-             * child_entry, once its context is saved. */
-            self->err = *w->errno_loc;
-            w->current = t;
-            t->worker = w;
-            t->next = self;
-            weft__san_switch_to_thread(&self->san_fake_stack, t);
-            uintptr_t x = (uintptr_t)weft__ctx_spawn(&self->sp, t, child_entry, t);
-            weft__san_resumed(self->san_fake_stack);
-            w = self->worker;
-            weft__handle_xfer(w, x);
-            *w->errno_loc = self->err;
-            return 0;
-        }
+        if (self && weft__rt.policy == WEFT_WORK_FIRST)
+            return spawn_child_first(w, self, t);
         t->sp = weft__ctx_make(t, thread_entry, t);
         weft__make_ready(w, t);
         return 0;
@@ -218,6 +222,26 @@ int weft_spawn(weft_thread **out, weft_fn fn, void *arg, const weft_attr *attr)
     atomic_fetch_add_explicit(&weft__rt.ext_spawned, 1, memory_order_relaxed);
     weft__inject(t);
     return 0;
+}
+
+int weft_spawn(weft_thread **out, weft_fn fn, void *arg, const weft_attr *attr)
+{
+    /* Fast path: default attributes, called by a user thread, work-first,
+     * a cached stack. A worker's TLS is set only while the runtime runs. */
+    struct weft__worker *w = weft__tls_worker;
+    struct weft_thread *self, *t;
+    if (WEFT_UNLIKELY(attr || !w || !fn || !out || !(self = w->current) ||
+                      weft__rt.policy != WEFT_WORK_FIRST || !(t = weft__stack_cache_pop(&w->cache))))
+        return spawn_slow(out, fn, arg, attr);
+    t->fn = fn;
+    t->arg = arg;
+    t->name = NULL;
+    t->id = new_id(w);
+    atomic_store_explicit(&t->join, WEFT__J_RUNNING, memory_order_relaxed);
+    weft__san_thread_created(t);
+    *out = t;
+    count_spawn(w);
+    return spawn_child_first(w, self, t);
 }
 
 /* Commit of a user-thread join: publish self as t's joiner, unless t is done. */
@@ -232,7 +256,7 @@ static int join_commit(void *arg, struct weft_thread *self)
                                                    memory_order_acq_rel, memory_order_acquire);
 }
 
-int weft_join(weft_thread *t, void **result)
+static WEFT_NOINLINE int join_slow(weft_thread *t, void **result)
 {
     if (!t)
         return EINVAL;
@@ -274,6 +298,22 @@ int weft_join(weft_thread *t, void **result)
     }
     weft__free_thread(w && w->current ? w : NULL, t);
     return 0;
+}
+
+int weft_join(weft_thread *t, void **result)
+{
+    /* Fast path: a user thread joins a finished thread (the usual case
+     * under work-first). acquire: pairs with the release in finish_exit. */
+    struct weft__worker *w = weft__tls_worker;
+    if (WEFT_LIKELY(t && w && atomic_load_explicit(&t->join, memory_order_acquire) == WEFT__J_DONE)) {
+        if (result)
+            *result = t->result;
+        weft__san_thread_destroyed(t);
+        if (!weft__stack_cache_push(&w->cache, t))
+            weft__stack_free(&w->cache, t);
+        return 0;
+    }
+    return join_slow(t, result);
 }
 
 int weft_detach(weft_thread *t)
