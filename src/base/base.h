@@ -33,6 +33,15 @@ _Noreturn void weft__panic(const char *fmt, ...) __attribute__((format(printf, 1
 /* One line on stderr prefixed "weft: ". */
 void weft__notice(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* A full (seq_cst) fence. TSan does not model standalone fences; there a
+ * seq_cst read-modify-write on a private word stands in for it. */
+#if defined(WEFT_SANITIZE_THREAD)
+extern _Atomic int weft__fence_word;
+#define weft__fence() ((void)atomic_fetch_add_explicit(&weft__fence_word, 0, memory_order_seq_cst))
+#else
+#define weft__fence() atomic_thread_fence(memory_order_seq_cst)
+#endif
+
 static inline void weft__cpu_relax(void)
 {
 #if defined(__x86_64__)

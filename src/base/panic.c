@@ -5,6 +5,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#if defined(WEFT_SANITIZE_THREAD)
+_Atomic int weft__fence_word;
+#endif
+
 void weft__notice(const char *fmt, ...)
 {
     char line[512];

@@ -267,8 +267,14 @@ static void release_all(int nstarted)
         if (w0->altstack)
             weft__altstack_pop(w0->altstack);
     }
-    if (rt->main)
-        weft__san_thread_destroyed(rt->main);
+#if defined(WEFT_SANITIZE_THREAD)
+    /* The initial thread's fiber is the caller's own; worker 0's scheduler
+     * fiber was created for it. */
+    if (w0 && w0->sched_slot && w0->sched_fiber) {
+        w0->sched_slot->san_fiber = w0->sched_fiber;
+        weft__san_thread_destroyed(w0->sched_slot);
+    }
+#endif
     free(rt->main);
     for (int i = 0; rt->workers && i < rt->nworkers; i++)
         worker_free(rt->workers[i]);

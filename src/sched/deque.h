@@ -64,7 +64,7 @@ WEFT_INLINE struct weft_thread *weft__deque_pop(struct weft__deque *d)
     atomic_store_explicit(&d->bottom, b, memory_order_relaxed);
     /* seq_cst: orders the bottom store before the top load; pairs with the
      * fence in steal (the classic store-load race for the last element). */
-    atomic_thread_fence(memory_order_seq_cst);
+    weft__fence();
     int64_t t = atomic_load_explicit(&d->top, memory_order_relaxed);
     struct weft_thread *x = NULL;
     if (t <= b) {
@@ -88,7 +88,7 @@ static inline struct weft_thread *weft__deque_steal(struct weft__deque *d)
     /* acquire: pairs with the CAS of other thieves and the owner. */
     int64_t t = atomic_load_explicit(&d->top, memory_order_acquire);
     /* seq_cst: pairs with the fence in pop. */
-    atomic_thread_fence(memory_order_seq_cst);
+    weft__fence();
     /* acquire: pairs with the release store of bottom in push. */
     int64_t b = atomic_load_explicit(&d->bottom, memory_order_acquire);
     if (t >= b)

@@ -109,7 +109,7 @@ void weft__inject(struct weft_thread *t)
     weft__lock_release(&weft__rt.inj_lock);
     /* seq_cst: as in weft__maybe_wake, but unconditionally: no worker may be
      * awake to notice this thread otherwise. */
-    atomic_thread_fence(memory_order_seq_cst);
+    weft__fence();
     if (atomic_load_explicit(&weft__rt.nsleeping, memory_order_relaxed) > 0)
         weft__wake_one();
 }
@@ -255,7 +255,7 @@ void weft__wake_worker(struct weft__worker *v)
 {
     /* seq_cst: the work given to v is published before we read v->sleeping;
      * pairs with the seq_cst store in go_to_sleep. */
-    atomic_thread_fence(memory_order_seq_cst);
+    weft__fence();
     uint32_t zero = 0;
     if (atomic_load_explicit(&v->sleeping, memory_order_seq_cst) &&
         atomic_compare_exchange_strong_explicit(&v->wake, &zero, 1, memory_order_acq_rel,

@@ -177,7 +177,7 @@ WEFT_INLINE void weft__maybe_wake(void)
         /* seq_cst: orders the work we just published before reading
          * nsleeping; pairs with the seq_cst increment in go_to_sleep, which
          * re-checks every queue after it (Dekker: one side sees the other). */
-        atomic_thread_fence(memory_order_seq_cst);
+        weft__fence();
         if (WEFT_UNLIKELY(atomic_load_explicit(&weft__rt.nsleeping, memory_order_relaxed) > 0))
             weft__wake_one();
     }

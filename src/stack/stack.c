@@ -241,6 +241,11 @@ static struct weft_thread *carve(struct weft__stack_class *c)
         return NULL;
     char *slot = c->carve_next;
     c->carve_next += c->slot_bytes;
+#if defined(WEFT_SANITIZE_ADDRESS)
+    /* The address range may have held stacks of an earlier runtime whose
+     * poisoned frames outlived the munmap in ASan's shadow. */
+    __asan_unpoison_memory_region(slot + PAGE, c->slot_bytes - PAGE);
+#endif
     struct weft_thread *t = (struct weft_thread *)(slot + c->slot_bytes - DESC_BYTES);
     memset(t, 0, sizeof *t);
     t->stack_lo = slot + PAGE;
@@ -393,6 +398,9 @@ void weft__stack_shutdown(void)
                     VALGRIND_STACK_DEREGISTER(t->valgrind_id);
             }
         }
+#endif
+#if defined(WEFT_SANITIZE_ADDRESS)
+        __asan_unpoison_memory_region(g.slabs[i].base, g.slabs[i].len);
 #endif
         munmap(g.slabs[i].base, g.slabs[i].len);
     }

@@ -308,9 +308,10 @@ int weft_join(weft_thread *t, void **result)
     if (WEFT_LIKELY(t && w && atomic_load_explicit(&t->join, memory_order_acquire) == WEFT__J_DONE)) {
         if (result)
             *result = t->result;
-        weft__san_thread_destroyed(t);
-        if (!weft__stack_cache_push(&w->cache, t))
-            weft__stack_free(&w->cache, t);
+        if (WEFT_LIKELY(weft__stack_cache_push(&w->cache, t)))
+            weft__san_thread_destroyed(t);
+        else
+            weft__free_thread(w, t); /* bound, odd-sized, canary or cache full */
         return 0;
     }
     return join_slow(t, result);
