@@ -1,0 +1,49 @@
+/* create_join.cpp: Boost.Fiber baseline for create+join: construct a fiber running an empty function, join it, per iteration.
+ *
+ * Fibers start with launch::dispatch (the child runs at once, like weft's
+ * work-first) on the default stack allocator. workers=1: round_robin on the
+ * calling thread; workers=w: work_stealing on w threads (see pool.hpp).
+ *   baseline_boostfiber_create_join [-n ITER] [-r REPS] [-w LIST] [--callgrind]
+ */
+#include "pool.hpp"
+
+static const long warmup = 1000;
+
+static BENCH_NOINLINE void empty_fiber()
+{
+    BENCH_SINK(0);
+}
+
+BENCH_NOINLINE void bench_loop_boostfiber(long n);
+
+BENCH_NOINLINE void bench_loop_boostfiber(long n)
+{
+    for (long i = 0; i < n; i++) {
+        bf::fiber f(bf::launch::dispatch, empty_fiber);
+        f.join();
+    }
+}
+
+int main(int argc, char **argv)
+{
+    bench_opts o;
+    bench_parse(argc, argv, &o, NULL);
+    bench_boost_workers(&o);
+    long n = bench_size(&o, 100000);
+    if (n < 1)
+        n = 1;
+    for (int wi = 0; wi < o.workers.len; wi++) {
+        double samples[BENCH_MAX_RUNS];
+        long   w = o.workers.v[wi];
+        with_threads(w, [&] {
+            bench_loop_boostfiber(warmup);
+            for (int r = 0; r < o.reps; r++) {
+                uint64_t t0 = bench_now_ns();
+                bench_loop_boostfiber(n);
+                samples[r] = (double)(bench_now_ns() - t0) / (double)n;
+            }
+        });
+        bench_report(&o, "create_join", "boostfiber", w, "empty", samples, o.reps, "ns/op");
+    }
+    return 0;
+}

@@ -1,0 +1,73 @@
+/* fib.cpp: Boost.Fiber baseline for fib with one fiber per call (fib(n-1) in a new fiber, fib(n-2) inline, then join).
+ *
+ * launch::dispatch runs the child at once, keeping live fibers to O(n) per
+ * chain; launch::post would queue them breadth-first and hold one 128 KiB
+ * stack per queued call. workers=1: round_robin; workers=w: work_stealing.
+ *   baseline_boostfiber_fib [-n LIST] [-r REPS] [-w LIST] [--callgrind]
+ */
+#include "pool.hpp"
+
+static long fib_fiber(long n)
+{
+    if (n < 2)
+        return n;
+    long      a;
+    bf::fiber f(bf::launch::dispatch, [&a, n] { a = fib_fiber(n - 1); });
+    long      b = fib_fiber(n - 2);
+    f.join();
+    return a + b;
+}
+
+static double run(const bench_opts *o, long n, long w)
+{
+    double samples[BENCH_MAX_RUNS];
+    char   param[32];
+    bool   bad = false;
+    with_threads(w, [&] {
+        BENCH_SINK(fib_fiber(n < 15 ? n : 15));
+        for (int r = 0; r < o->reps; r++) {
+            uint64_t t0 = bench_now_ns();
+            long     v = fib_fiber(n);
+            samples[r] = (double)(bench_now_ns() - t0);
+            bad |= v != bench_fib_expected(n);
+        }
+    });
+    if (bad) {
+        fprintf(stderr, "bench: boostfiber fib(%ld) wrong\n", n);
+        exit(1);
+    }
+    snprintf(param, sizeof param, "%ld", n);
+    return bench_report(o, "fib", "boostfiber", w, param, samples, o->reps, "ns").median;
+}
+
+int main(int argc, char **argv)
+{
+    bench_opts o;
+    bench_parse(argc, argv, &o, "  default -n 30; every workers > 1 after the first is skipped\n");
+    bench_boost_workers(&o);
+    if (o.n.len == 0) {
+        o.n.v[0] = 30;
+        o.n.len = 1;
+    }
+    if (o.n.len > 1 && o.workers.len > 0 && o.workers.v[o.workers.len - 1] > 1) {
+        fprintf(stderr, "bench: Boost.Fiber: one -n per process when workers > 1; using %ld\n", o.n.v[0]);
+        o.n.len = 1;
+    }
+    for (int ni = 0; ni < o.n.len; ni++) {
+        long   n = o.n.v[ni];
+        double ts = bench_fib_serial_report(&o, "boostfiber", n).median, t1 = 0, tp = 0;
+        long   p = 1;
+        for (int wi = 0; wi < o.workers.len; wi++) {
+            double t = run(&o, n, o.workers.v[wi]);
+            if (o.workers.v[wi] == 1)
+                t1 = t;
+            if (o.workers.v[wi] >= p) {
+                p = o.workers.v[wi];
+                tp = t;
+            }
+        }
+        if (t1 > 0 && !o.callgrind)
+            bench_fib_summary("boostfiber", n, ts, t1, p, tp);
+    }
+    return 0;
+}

@@ -1,0 +1,3 @@
+module weft/bench/baselines/go
+
+go 1.21
