@@ -279,6 +279,9 @@ static void release_all(int nstarted)
     for (int i = 0; rt->workers && i < rt->nworkers; i++)
         worker_free(rt->workers[i]);
     free(rt->workers);
+    if (rt->pool && rt->pool->destroy)
+        rt->pool->destroy();
+    rt->pool = NULL;
     weft__stack_shutdown();
     weft__overflow_uninstall();
     weft__tls_worker = NULL;
@@ -288,6 +291,11 @@ static void release_all(int nstarted)
 }
 
 int weft_init(const weft_config *cfg)
+{
+    return weft__init_with_pool(cfg, NULL);
+}
+
+int weft__init_with_pool(const weft_config *cfg, const struct weft__pool_ops *pool)
 {
     struct weft__rt *rt = &weft__rt;
     weft_config c;
@@ -324,7 +332,9 @@ int weft_init(const weft_config *cfg)
     rt->nworkers = c.workers;
     rt->policy = c.spawn_policy;
     rt->stack_size = c.stack_size;
-    rt->pool = NULL;
+    rt->pool = pool;
+    if (pool && pool->init)
+        pool->init();
     atomic_store(&rt->stopping, 0);
     atomic_store(&rt->nsleeping, 0);
     atomic_store(&rt->waking, 0);
@@ -441,8 +451,7 @@ int weft_finalize(void)
             weft__make_ready(w, inj);
         struct weft_thread *next = weft__pick_local(w);
         if (next) {
-            weft__yq_push(w, rt->main);
-            weft__switch(w, rt->main, next, 0);
+            weft__switch(w, rt->main, next, (uintptr_t)rt->main | XF_YIELD);
             nap_ns = 1000;
             continue;
         }

@@ -355,6 +355,34 @@ void weft__sched_entry(void *xfer, void *data)
     weft__panic("sched: worker 0's scheduler left its loop while the initial thread waits");
 }
 
+/* ---- yield to the front --------------------------------------------------- */
+
+void weft__push_front(struct weft__worker *w, struct weft_thread *t)
+{
+    if (weft__rt.pool && weft__rt.pool->push_front) {
+        weft__rt.pool->push_front(w, t);
+        return;
+    }
+    /* default pool: head of w's own yield FIFO */
+    t->next = w->yq_head;
+    __atomic_store_n(&w->yq_head, t, __ATOMIC_RELAXED);
+    if (!w->yq_tail)
+        w->yq_tail = t;
+}
+
+void weft__yield_front(void)
+{
+    struct weft__worker *w = weft__tls_worker;
+    struct weft_thread *self;
+    if (!w || !(self = w->current)) {
+        sched_yield();
+        return;
+    }
+    struct weft_thread *next = weft__pick_local(w);
+    if (next)
+        weft__switch(w, self, next, (uintptr_t)self | XF_FRONT);
+}
+
 /* ---- park / ready -------------------------------------------------------- */
 
 struct weft_thread *weft__self(void)

@@ -57,6 +57,8 @@ struct weft__worker;
  * thread (w is the caller's worker) except push_remote. */
 struct weft__pool_ops {
     const char *name;
+    void (*init)(void);    /* at weft_init, before any worker runs */
+    void (*destroy)(void); /* at weft_finalize, after the workers stopped */
     void (*push)(struct weft__worker *w, struct weft_thread *t);       /* ready */
     void (*push_yield)(struct weft__worker *w, struct weft_thread *t); /* behind all ready ones */
     void (*push_front)(struct weft__worker *w, struct weft_thread *t); /* ahead of all (may be NULL) */
@@ -141,7 +143,7 @@ extern __thread struct weft_thread *weft__tls_bound __attribute__((tls_model("in
 #define WEFT__ATTN_WANT 2u /* a thief asks for yielded threads */
 
 /* xfer tags (low bits of a 64-byte aligned descriptor or 8-aligned record) */
-enum { XF_NONE = 0, XF_PUSH = 1, XF_YIELD = 2, XF_PARK = 3, XF_EXIT = 4 };
+enum { XF_NONE = 0, XF_PUSH = 1, XF_YIELD = 2, XF_PARK = 3, XF_EXIT = 4, XF_FRONT = 5 };
 #define XF_MASK ((uintptr_t)7)
 
 struct weft__parkx {
@@ -161,6 +163,17 @@ void weft__attend(struct weft__worker *w);
 void weft__finish_exit(struct weft__worker *w, struct weft_thread *t);
 void weft__free_thread(struct weft__worker *w, struct weft_thread *t);
 void weft__worker_loop(struct weft__worker *w);
+void weft__push_front(struct weft__worker *w, struct weft_thread *t);
+
+/* The seed's policy: one FIFO run queue shared by all workers (pool_fifo.c). */
+extern const struct weft__pool_ops weft__pool_fifo;
+
+/* weft_init with a scheduling-policy plug-in (NULL: work stealing). */
+int weft__init_with_pool(const weft_config *cfg, const struct weft__pool_ops *pool);
+
+/* Yields to the head of the run queue: the next ready thread runs, then the
+ * caller, ahead of every other ready thread. */
+void weft__yield_front(void);
 void weft__sched_entry(void *xfer, void *data);
 
 /* ---- the hot path ------------------------------------------------------- */
@@ -208,6 +221,14 @@ WEFT_INLINE struct weft_thread *weft__yq_pop(struct weft__worker *w)
 /* Makes t runnable; the caller runs on worker w and t's context is saved. */
 WEFT_INLINE void weft__make_ready(struct weft__worker *w, struct weft_thread *t)
 {
+    if (WEFT_UNLIKELY(weft__rt.pool)) {
+        weft__rt.pool->push(w, t);
+        if (t->pinned && w->id != 0)
+            weft__wake_worker(weft__worker0()); /* only worker 0 may run it */
+        else
+            weft__maybe_wake();
+        return;
+    }
     if (WEFT_UNLIKELY(t->pinned)) {
         if (w->id == 0)
             weft__yq_push(w, t);
@@ -215,19 +236,16 @@ WEFT_INLINE void weft__make_ready(struct weft__worker *w, struct weft_thread *t)
             weft__mail(weft__worker0(), t);
         return;
     }
-    if (WEFT_LIKELY(!weft__rt.pool))
-        weft__deque_push(&w->dq, t);
-    else
-        weft__rt.pool->push(w, t);
+    weft__deque_push(&w->dq, t);
     weft__maybe_wake();
 }
 
-/* Queues t (the caller, about to switch away, or a thread whose context is
- * saved) behind every other ready thread of w. With the default pool the
- * FIFO is w's own, so t may be queued before its context is saved. */
+/* Queues t behind every other ready thread of w. t's context must be saved
+ * unless the default pool is in use (its FIFO is w's own: a yielding thread
+ * may queue itself before it switches). */
 WEFT_INLINE void weft__push_yield(struct weft__worker *w, struct weft_thread *t)
 {
-    if (WEFT_LIKELY(!weft__rt.pool) || t->pinned)
+    if (WEFT_LIKELY(!weft__rt.pool))
         weft__yq_push(w, t);
     else
         weft__rt.pool->push_yield(w, t);
@@ -243,18 +261,14 @@ WEFT_INLINE struct weft_thread *weft__pick_local(struct weft__worker *w)
      * starve behind a worker that never returns to its scheduler. */
     if (WEFT_UNLIKELY(atomic_load_explicit(&weft__rt.ninj, memory_order_relaxed)))
         weft__take_injected(w);
-    if (WEFT_LIKELY(!weft__rt.pool)) {
-        if (weft__deque_size_hint(&w->dq) > 0) {
-            struct weft_thread *t = weft__deque_pop(&w->dq);
-            if (t)
-                return t;
-        }
-        return weft__yq_pop(w);
+    if (WEFT_UNLIKELY(weft__rt.pool))
+        return weft__rt.pool->pop(w);
+    if (weft__deque_size_hint(&w->dq) > 0) {
+        struct weft_thread *t = weft__deque_pop(&w->dq);
+        if (t)
+            return t;
     }
-    struct weft_thread *t = weft__rt.pool->pop(w);
-    if (!t)
-        t = weft__yq_pop(w); /* the pinned initial thread */
-    return t;
+    return weft__yq_pop(w);
 }
 
 WEFT_INLINE void weft__handle_xfer(struct weft__worker *w, uintptr_t x)
@@ -281,6 +295,8 @@ WEFT_INLINE void weft__handle_xfer(struct weft__worker *w, uintptr_t x)
         weft__make_ready(w, t);
     } else if (kind == XF_YIELD) {
         weft__push_yield(w, t);
+    } else if (kind == XF_FRONT) {
+        weft__push_front(w, t);
     } else {
         /* XF_PARK. Copy before commit: once committed, the parked thread
          * may be readied and resumed elsewhere, ending the record's life. */
