@@ -14,6 +14,12 @@
  * (or of any __thread variable) computed before such a call. Read errno into
  * a local right after the call that set it, before the next call that may
  * switch, or read it through weft_errno(), which is never cached.
+ *
+ * Blocking outside weft: a user thread that blocks in a plain kernel call
+ * (read(), pthread_join(), sleep(), a pthread mutex) holds its worker until
+ * the call returns. The initial thread runs on worker 0, so with one worker
+ * a pthread_join() there waits for nothing that can run. Use the weft_*
+ * mirrors of blocking calls, weft_blocking(), or a bound thread.
  */
 #ifndef WEFT_H
 #define WEFT_H

@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdint.h>
@@ -18,6 +19,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "weft.h"
 
 /* ---- sanitizers -------------------------------------------------------- */
 
@@ -54,6 +56,19 @@ static inline int test_affinity_cpus(void)
     CPU_ZERO(&set);
     CHECK(sched_getaffinity(0, sizeof set, &set) == 0);
     return CPU_COUNT(&set);
+}
+
+/* ---- plain threads ----------------------------------------------------- */
+
+/* pthread_join for a caller that may be a user thread: the initial thread
+ * is pinned to worker 0, so blocking it in pthread_join would take that
+ * worker away from the threads the joined pthread may be waiting for. */
+static inline int test_pthread_join(pthread_t pt, void **res)
+{
+    int rc;
+    while ((rc = pthread_tryjoin_np(pt, res)) == EBUSY)
+        weft_yield();
+    return rc;
 }
 
 /* ---- child processes --------------------------------------------------- */
