@@ -81,7 +81,7 @@ static void thread_entry(void *xfer, void *data)
 /* First code of a child started by a work-first spawn (weft__ctx_spawn): the
  * parent's context is saved now, so it may become ready (and stealable).
  * t->next carries the parent: a fresh thread is in no queue. */
-static void child_entry(void *data)
+static __attribute__((noreturn)) void child_entry(void *data)
 {
     struct weft_thread *self = data;
     weft__san_resumed(NULL);
