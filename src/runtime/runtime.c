@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "io/io.h"
 #include "os/futex.h"
 #include "sched/sched.h"
 #include "stack/stack.h"
@@ -237,6 +238,7 @@ static void worker_free(struct weft__worker *w)
 {
     if (!w)
         return;
+    weft__io_worker_fini(w);
     weft__deque_destroy(&w->dq);
     free(w);
 }
@@ -261,6 +263,13 @@ static void release_all(int nstarted)
                          (unsigned long long)atomic_load(&v->nexited),
                          (unsigned long long)v->nsteals, (unsigned long long)v->nsleeps);
         }
+    if (stats && *stats && strcmp(stats, "0") != 0) {
+        struct weft__io_counters c;
+        weft__io_counters(&c);
+        weft__notice("stats: io: calls %llu io_uring_enter %llu completions %llu (%.2f calls per crossing)",
+                     (unsigned long long)c.calls, (unsigned long long)c.enters,
+                     (unsigned long long)c.reaped, c.enters ? (double)c.calls / (double)c.enters : 0.0);
+    }
     struct weft__worker *w0 = rt->workers ? rt->workers[0] : NULL;
     if (w0) {
         weft__stack_cache_drain(&w0->cache);

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "io/io.h"
 #include "os/futex.h"
 
 struct weft__rt weft__rt;
@@ -63,6 +64,8 @@ void weft__attend(struct weft__worker *w)
             t = n;
         }
     }
+    if (a & WEFT__ATTN_IO)
+        weft__io_attend(w);
     if (a & WEFT__ATTN_WANT) {
         atomic_fetch_and_explicit(&w->attn, ~WEFT__ATTN_WANT, memory_order_relaxed);
         if (weft__rt.pool)
@@ -203,7 +206,7 @@ static int has_work_anywhere(struct weft__worker *w)
     /* Own yielded threads and mail; others' deques. Others' yield FIFOs do
      * not count: only their owners run them (or hand them over on request,
      * waking us through weft__maybe_wake). */
-    if (w->yq_head || atomic_load_explicit(&w->attn, memory_order_relaxed))
+    if (w->yq_head || (atomic_load_explicit(&w->attn, memory_order_relaxed) & ~WEFT__ATTN_IO))
         return 1;
     if (weft__rt.pool)
         return weft__rt.pool->has_work(w);
@@ -218,18 +221,35 @@ static int has_work_anywhere(struct weft__worker *w)
 static void go_to_sleep(struct weft__worker *w)
 {
     w->nsleeps++;
+    /* I/O in flight: sleep in the ring, where completions also wake us. */
+    int ring = weft__io_pending(w);
+    atomic_store_explicit(&w->sleep_in_ring, (uint32_t)ring, memory_order_seq_cst);
     atomic_store_explicit(&w->sleeping, 1, memory_order_seq_cst);
     /* seq_cst: pairs with the fences in weft__maybe_wake / weft__inject. */
     atomic_fetch_add_explicit(&weft__rt.nsleeping, 1, memory_order_seq_cst);
     if (!has_work_anywhere(w) && !atomic_load_explicit(&weft__rt.stopping, memory_order_seq_cst)) {
-        while (atomic_load_explicit(&w->wake, memory_order_acquire) == 0)
-            weft__futex_wait(&w->wake, 0, NULL);
+        if (ring) {
+            if (atomic_load_explicit(&w->wake, memory_order_acquire) == 0)
+                weft__io_idle_wait(w); /* one completion or a wake-up */
+        } else {
+            while (atomic_load_explicit(&w->wake, memory_order_acquire) == 0)
+                weft__futex_wait(&w->wake, 0, NULL);
+        }
     }
     atomic_fetch_sub_explicit(&weft__rt.nsleeping, 1, memory_order_seq_cst);
     atomic_store_explicit(&w->sleeping, 0, memory_order_seq_cst);
     /* acq_rel: consume the wake; 2 means we held the global wake token. */
     if (atomic_exchange_explicit(&w->wake, 0, memory_order_acq_rel) == 2)
         atomic_store_explicit(&weft__rt.waking, 0, memory_order_seq_cst);
+}
+
+/* Knocks on the door v sleeps behind. */
+static void knock(struct weft__worker *v)
+{
+    if (atomic_load_explicit(&v->sleep_in_ring, memory_order_seq_cst))
+        weft__io_wake(v);
+    else
+        weft__futex_wake(&v->wake, 1);
 }
 
 void weft__wake_one(void)
@@ -244,7 +264,7 @@ void weft__wake_one(void)
         if (atomic_load_explicit(&v->sleeping, memory_order_seq_cst) &&
             atomic_compare_exchange_strong_explicit(&v->wake, &zero, 2, memory_order_acq_rel,
                                                     memory_order_relaxed)) {
-            weft__futex_wake(&v->wake, 1);
+            knock(v);
             return;
         }
     }
@@ -260,7 +280,7 @@ void weft__wake_worker(struct weft__worker *v)
     if (atomic_load_explicit(&v->sleeping, memory_order_seq_cst) &&
         atomic_compare_exchange_strong_explicit(&v->wake, &zero, 1, memory_order_acq_rel,
                                                 memory_order_relaxed))
-        weft__futex_wake(&v->wake, 1);
+        knock(v);
 }
 
 static uint64_t now_ns(void)

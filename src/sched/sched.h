@@ -97,6 +97,7 @@ struct weft__worker {
 
     /* idling */
     _Atomic uint32_t sleeping WEFT_ALIGNED; /* 1 while in (or entering) futex sleep; seq_cst */
+    _Atomic uint32_t sleep_in_ring; /* 1: sleeps in its io_uring, wake through the eventfd; seq_cst */
     _Atomic uint32_t wake;          /* futex word: 0 none, 1 targeted wake, 2 woken with rt.waking */
 
     /* kernel thread and its sanitizer/tool state; immutable while running */
@@ -108,6 +109,7 @@ struct weft__worker {
     size_t sched_stack_size;
     void *sched_fake_stack;         /* ASan */
     void *sched_fiber;              /* TSan */
+    struct weft__io_state *io;      /* io/uring.c; owner only; NULL until first I/O */
 };
 
 struct weft__rt {
@@ -141,6 +143,7 @@ extern __thread struct weft_thread *weft__tls_bound __attribute__((tls_model("in
 
 #define WEFT__ATTN_MAIL 1u /* the mailbox is not empty */
 #define WEFT__ATTN_WANT 2u /* a thief asks for yielded threads */
+#define WEFT__ATTN_IO   4u /* this worker has I/O queued or in flight (owner only) */
 
 /* xfer tags (low bits of a 64-byte aligned descriptor or 8-aligned record) */
 enum { XF_NONE = 0, XF_PUSH = 1, XF_YIELD = 2, XF_PARK = 3, XF_EXIT = 4, XF_FRONT = 5 };

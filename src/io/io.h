@@ -1,0 +1,66 @@
+/* io.h: per-worker io_uring rings, batched submission, and the spare
+ * kernel threads behind weft_blocking (design block in uring.c). */
+#ifndef WEFT_IO_IO_H
+#define WEFT_IO_IO_H
+
+#include <stdint.h>
+
+struct weft__worker;
+struct weft_thread;
+
+/* One request a parked user thread waits on. Lives on that thread's stack
+ * until it resumes; the reaping worker writes res and readies it. */
+struct weft__io_req {
+    struct weft_thread *self; /* the parked thread; immutable */
+    int res;                  /* the first CQE's result; written by the reaper */
+    int pending;              /* CQEs still to come (2 with a linked timeout); reaper only */
+};
+
+/* Per-worker counters (owner-written, read racily by weft_stats). */
+struct weft__io_counters {
+    uint64_t calls;   /* requests queued in the ring */
+    uint64_t enters;  /* io_uring_enter crossings */
+    uint64_t reaped;  /* completions consumed */
+    uint64_t handoff; /* calls run by spare kernel threads (weft_blocking, fallback) */
+};
+
+/* 1 once the process has decided io_uring is usable (WEFT_IO, probe). */
+int weft__io_uring_usable(void);
+
+/* The ring of the calling worker, created on first use; NULL: unusable. */
+struct io_uring *weft__io_ring(struct weft__worker *w);
+
+/* Queues nothing: called from weft__attend when WEFT__ATTN_IO is set. Submits
+ * when the worker has no other local work, the batch is full or it has
+ * waited long enough; reaps ready completions without a system call. */
+void weft__io_attend(struct weft__worker *w);
+
+/* Idle worker with I/O in flight: waits in the ring (and for a wake-up
+ * through its eventfd). Returns 0 without waiting when it has no ring or
+ * nothing in flight (the caller then sleeps on its futex). Called between
+ * the sleeping flag's publication and the wait, like the futex sleep. */
+int weft__io_idle_wait(struct weft__worker *w);
+
+/* 1 when w (the caller's own worker) has I/O queued or in flight. */
+int weft__io_pending(struct weft__worker *w);
+
+/* Wakes v out of weft__io_idle_wait. */
+void weft__io_wake(struct weft__worker *v);
+
+/* Releases w's ring (after w's kernel thread stopped). */
+void weft__io_worker_fini(struct weft__worker *w);
+
+/* Counter sums over all workers. */
+void weft__io_counters(struct weft__io_counters *out);
+
+/* Parks the calling user thread until req completes (its SQEs are already
+ * prepared in w's ring). Returns req->res. */
+int weft__io_wait(struct weft__worker *w, struct weft__io_req *req, int nsqe);
+
+/* Runs fn(arg) on a spare kernel thread while the calling user thread is
+ * parked (spares are pooled, at most WEFT__SPARES_MAX at once; more wait).
+ * errno after the call is fn's. */
+int weft__offload(void (*fn)(void *), void *arg);
+void weft__spares_shutdown(void);
+
+#endif

@@ -1,0 +1,301 @@
+/* syscalls.c: the weft_* mirrors of blocking system calls.
+ *
+ * From a user thread on a worker with a ring: prepare the SQE, park, return
+ * the completion's result (errno = -res on failure), exactly as the call
+ * mirrored. Without a ring: the same call on a spare kernel thread
+ * (blocking.c). From a plain kernel thread: the call itself.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "io/io.h"
+#include "sched/sched.h"
+
+#if WEFT__HAVE_URING
+#include <liburing.h>
+struct io_uring_sqe *weft__io_sqe(struct weft__worker *w);
+#endif
+
+/* The calling user thread's worker if it has a ring, else NULL. */
+static struct weft__worker *ring_worker(void)
+{
+#if WEFT__HAVE_URING
+    struct weft__worker *w = weft__tls_worker;
+    if (w && w->current && weft__io_ring(w))
+        return w;
+#endif
+    return NULL;
+}
+
+static long result(int res)
+{
+    if (res < 0) {
+        errno = -res;
+        return -1;
+    }
+    return res;
+}
+
+/* ---- the spare-thread path: one record per call ------------------------- */
+
+enum { OP_READ, OP_WRITE, OP_PREAD, OP_PWRITE, OP_RECV, OP_SEND, OP_ACCEPT, OP_CONNECT, OP_POLL, OP_SLEEP };
+
+struct call {
+    int op, fd, flags;
+    void *buf;
+    size_t n;
+    off_t off;
+    struct sockaddr *addr;
+    socklen_t *alen;
+    socklen_t clen;
+    uint64_t ns;
+    long ret;
+};
+
+static long direct(struct call *c)
+{
+    switch (c->op) {
+    case OP_READ: return read(c->fd, c->buf, c->n);
+    case OP_WRITE: return write(c->fd, c->buf, c->n);
+    case OP_PREAD: return pread(c->fd, c->buf, c->n, c->off);
+    case OP_PWRITE: return pwrite(c->fd, c->buf, c->n, c->off);
+    case OP_RECV: return recv(c->fd, c->buf, c->n, c->flags);
+    case OP_SEND: return send(c->fd, c->buf, c->n, c->flags);
+    case OP_ACCEPT: return accept(c->fd, c->addr, c->alen);
+    case OP_CONNECT: return connect(c->fd, c->addr, c->clen);
+    case OP_POLL: {
+        struct pollfd p = { c->fd, (short)c->flags, 0 };
+        int r = poll(&p, 1, (int)c->n);
+        return r > 0 ? p.revents : r;
+    }
+    case OP_SLEEP: {
+        struct timespec ts = { (time_t)(c->ns / 1000000000u), (long)(c->ns % 1000000000u) };
+        while (nanosleep(&ts, &ts) != 0)
+            if (errno != EINTR)
+                return -1;
+        return 0;
+    }
+    }
+    errno = ENOSYS;
+    return -1;
+}
+
+static void run_call(void *arg)
+{
+    struct call *c = arg;
+    c->ret = direct(c);
+}
+
+/* Not on a ring: directly from a plain kernel thread, through a spare
+ * kernel thread from a user thread. */
+static long fallback(struct call *c)
+{
+    if (!weft__self())
+        return direct(c);
+    weft__offload(run_call, c);
+    return c->ret;
+}
+
+/* ---- the mirrors ---------------------------------------------------------- */
+
+#if WEFT__HAVE_URING
+#define ON_RING(w) ((w) = ring_worker()) != NULL
+#else
+#define ON_RING(w) (((w) = ring_worker()), 0)
+#endif
+
+ssize_t weft_read(int fd, void *buf, size_t n)
+{
+    struct weft__worker *w;
+    if (ON_RING(w)) {
+#if WEFT__HAVE_URING
+        struct weft__io_req req = { w->current, 0, 1 };
+        struct io_uring_sqe *sqe = weft__io_sqe(w);
+        io_uring_prep_read(sqe, fd, buf, (unsigned)n, (uint64_t)-1);
+        io_uring_sqe_set_data(sqe, &req);
+        return result(weft__io_wait(w, &req, 1));
+#endif
+    }
+    struct call c = { .op = OP_READ, .fd = fd, .buf = buf, .n = n };
+    return fallback(&c);
+}
+
+ssize_t weft_write(int fd, const void *buf, size_t n)
+{
+    struct weft__worker *w;
+    if (ON_RING(w)) {
+#if WEFT__HAVE_URING
+        struct weft__io_req req = { w->current, 0, 1 };
+        struct io_uring_sqe *sqe = weft__io_sqe(w);
+        io_uring_prep_write(sqe, fd, buf, (unsigned)n, (uint64_t)-1);
+        io_uring_sqe_set_data(sqe, &req);
+        return result(weft__io_wait(w, &req, 1));
+#endif
+    }
+    struct call c = { .op = OP_WRITE, .fd = fd, .buf = (void *)buf, .n = n };
+    return fallback(&c);
+}
+
+ssize_t weft_pread(int fd, void *buf, size_t n, off_t off)
+{
+    struct weft__worker *w;
+    if (off < 0) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (ON_RING(w)) {
+#if WEFT__HAVE_URING
+        struct weft__io_req req = { w->current, 0, 1 };
+        struct io_uring_sqe *sqe = weft__io_sqe(w);
+        io_uring_prep_read(sqe, fd, buf, (unsigned)n, (uint64_t)off);
+        io_uring_sqe_set_data(sqe, &req);
+        return result(weft__io_wait(w, &req, 1));
+#endif
+    }
+    struct call c = { .op = OP_PREAD, .fd = fd, .buf = buf, .n = n, .off = off };
+    return fallback(&c);
+}
+
+ssize_t weft_pwrite(int fd, const void *buf, size_t n, off_t off)
+{
+    struct weft__worker *w;
+    if (off < 0) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (ON_RING(w)) {
+#if WEFT__HAVE_URING
+        struct weft__io_req req = { w->current, 0, 1 };
+        struct io_uring_sqe *sqe = weft__io_sqe(w);
+        io_uring_prep_write(sqe, fd, buf, (unsigned)n, (uint64_t)off);
+        io_uring_sqe_set_data(sqe, &req);
+        return result(weft__io_wait(w, &req, 1));
+#endif
+    }
+    struct call c = { .op = OP_PWRITE, .fd = fd, .buf = (void *)buf, .n = n, .off = off };
+    return fallback(&c);
+}
+
+ssize_t weft_recv(int fd, void *buf, size_t n, int flags)
+{
+    struct weft__worker *w;
+    if (ON_RING(w)) {
+#if WEFT__HAVE_URING
+        struct weft__io_req req = { w->current, 0, 1 };
+        struct io_uring_sqe *sqe = weft__io_sqe(w);
+        io_uring_prep_recv(sqe, fd, buf, n, flags);
+        io_uring_sqe_set_data(sqe, &req);
+        return result(weft__io_wait(w, &req, 1));
+#endif
+    }
+    struct call c = { .op = OP_RECV, .fd = fd, .buf = buf, .n = n, .flags = flags };
+    return fallback(&c);
+}
+
+ssize_t weft_send(int fd, const void *buf, size_t n, int flags)
+{
+    struct weft__worker *w;
+    if (ON_RING(w)) {
+#if WEFT__HAVE_URING
+        struct weft__io_req req = { w->current, 0, 1 };
+        struct io_uring_sqe *sqe = weft__io_sqe(w);
+        io_uring_prep_send(sqe, fd, buf, n, flags);
+        io_uring_sqe_set_data(sqe, &req);
+        return result(weft__io_wait(w, &req, 1));
+#endif
+    }
+    struct call c = { .op = OP_SEND, .fd = fd, .buf = (void *)buf, .n = n, .flags = flags };
+    return fallback(&c);
+}
+
+int weft_accept(int fd, struct sockaddr *addr, socklen_t *len)
+{
+    struct weft__worker *w;
+    if (ON_RING(w)) {
+#if WEFT__HAVE_URING
+        struct weft__io_req req = { w->current, 0, 1 };
+        struct io_uring_sqe *sqe = weft__io_sqe(w);
+        io_uring_prep_accept(sqe, fd, addr, len, 0);
+        io_uring_sqe_set_data(sqe, &req);
+        return (int)result(weft__io_wait(w, &req, 1));
+#endif
+    }
+    struct call c = { .op = OP_ACCEPT, .fd = fd, .addr = addr, .alen = len };
+    return (int)fallback(&c);
+}
+
+int weft_connect(int fd, const struct sockaddr *addr, socklen_t len)
+{
+    struct weft__worker *w;
+    if (ON_RING(w)) {
+#if WEFT__HAVE_URING
+        struct weft__io_req req = { w->current, 0, 1 };
+        struct io_uring_sqe *sqe = weft__io_sqe(w);
+        io_uring_prep_connect(sqe, fd, addr, len);
+        io_uring_sqe_set_data(sqe, &req);
+        return (int)result(weft__io_wait(w, &req, 1));
+#endif
+    }
+    struct call c = { .op = OP_CONNECT, .fd = fd, .addr = (struct sockaddr *)addr, .clen = len };
+    return (int)fallback(&c);
+}
+
+int weft_poll(int fd, short events, int timeout_ms)
+{
+    struct weft__worker *w;
+    if (timeout_ms != 0 && ON_RING(w)) {
+#if WEFT__HAVE_URING
+        struct weft__io_req req = { w->current, 0, 1 };
+        struct io_uring_sqe *sqe = weft__io_sqe(w);
+        io_uring_prep_poll_add(sqe, fd, (unsigned)(unsigned short)events);
+        io_uring_sqe_set_data(sqe, &req);
+        struct __kernel_timespec ts;
+        int nsqe = 1;
+        if (timeout_ms > 0) {
+            sqe->flags |= IOSQE_IO_LINK;
+            ts.tv_sec = timeout_ms / 1000;
+            ts.tv_nsec = (long long)(timeout_ms % 1000) * 1000000;
+            struct io_uring_sqe *t = weft__io_sqe(w);
+            io_uring_prep_link_timeout(t, &ts, 0);
+            io_uring_sqe_set_data64(t, (uint64_t)(uintptr_t)&req | 2u);
+            req.pending = 2;
+            nsqe = 2;
+        }
+        int res = weft__io_wait(w, &req, nsqe);
+        if (res == -ECANCELED && timeout_ms > 0)
+            return 0; /* the timeout fired */
+        return (int)result(res);
+#endif
+    }
+    struct call c = { .op = OP_POLL, .fd = fd, .flags = events, .n = (size_t)timeout_ms };
+    if (timeout_ms == 0 || !weft__self())
+        return (int)direct(&c); /* does not block, or blocks only this kernel thread */
+    return (int)fallback(&c);
+}
+
+int weft_sleep_ns(uint64_t ns)
+{
+    struct weft__worker *w;
+    if (ns == 0) {
+        weft_yield();
+        return 0;
+    }
+    if (ON_RING(w)) {
+#if WEFT__HAVE_URING
+        struct weft__io_req req = { w->current, 0, 1 };
+        struct __kernel_timespec ts = { (long long)(ns / 1000000000u), (long long)(ns % 1000000000u) };
+        struct io_uring_sqe *sqe = weft__io_sqe(w);
+        io_uring_prep_timeout(sqe, &ts, 0, 0);
+        io_uring_sqe_set_data(sqe, &req);
+        int res = weft__io_wait(w, &req, 1);
+        return res == -ETIME || res >= 0 ? 0 : (int)result(res);
+#endif
+    }
+    struct call c = { .op = OP_SLEEP, .ns = ns };
+    return (int)fallback(&c);
+}

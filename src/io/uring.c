@@ -1,0 +1,267 @@
+/* uring.c: one io_uring per worker; batched submission and reaping at
+ * scheduling points; idle waiting in the ring.
+ *
+ * Design
+ * ------
+ * A user thread that makes a weft_* system call prepares its SQE(s) in its
+ * worker's ring, tagged with a request record on its own stack, and parks.
+ * Nothing enters the kernel yet: the worker sets WEFT__ATTN_IO and goes on
+ * running other threads. At its scheduling points (weft__attend, reached
+ * from every pick of a next thread) it submits the queued SQEs in one
+ * io_uring_enter when (a) it has no other local work, (b) a batch is full,
+ * or (c) a bounded number of scheduling points went by (latency bound), and
+ * it reaps completions from the shared CQ ring without a system call
+ * whenever there are any. Each completion readies its thread. This is seed
+ * 3's "wrapped system calls": many requests, one kernel crossing; and seed
+ * 2's point: a thread waiting in the kernel holds no processor.
+ *
+ * A worker with nothing to run but I/O in flight sleeps in the ring
+ * (io_uring_enter waiting for one completion). Other workers and plain
+ * kernel threads wake it by writing its eventfd, which has a read armed in
+ * the ring; the sleeping/wake protocol is the futex one (sched.c), with
+ * sleep_in_ring telling the waker which door to knock on.
+ *
+ * Rings are created lazily by the worker's own kernel thread (so
+ * IORING_SETUP_SINGLE_ISSUER holds) on its first weft_* call. Where the
+ * kernel refuses io_uring (old kernel, seccomp) or WEFT_IO=blocking, calls
+ * run on spare kernel threads instead (blocking.c), after a one-line notice.
+ * Rejected: one ring for all workers (a lock on every call, and a single
+ * waiter); a poller thread (an extra wake-up per completion).
+ */
+#define _GNU_SOURCE
+#include "io/io.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sched/sched.h"
+
+#define IO_BATCH     32u /* queued SQEs that force a submission */
+#define IO_DEFER_MAX 64u /* scheduling points an SQE may wait unsubmitted */
+#define RING_ENTRIES 256u
+#define EFD_TAG      ((uint64_t)1) /* user_data of the eventfd read */
+#define TIMEOUT_TAG  ((uint64_t)2) /* low bits: second CQE of a linked pair */
+
+static _Atomic int usable = -1; /* -1 undecided, 0 no, 1 yes */
+
+#if WEFT__HAVE_URING
+#include <liburing.h>
+#include <sys/eventfd.h>
+
+struct weft__io_state {
+    struct io_uring ring;          /* owner worker only */
+    int efd;                       /* eventfd: other threads write to wake us */
+    uint64_t efd_buf;              /* target of the armed eventfd read */
+    int efd_armed;                 /* owner only */
+    unsigned queued;               /* SQEs prepared, not yet submitted; owner only */
+    unsigned inflight;             /* requests without their last CQE; owner only */
+    unsigned defer;                /* scheduling points since the oldest queued SQE */
+    struct weft__io_counters c;    /* owner writes; weft_stats reads racily */
+};
+
+int weft__io_uring_usable(void)
+{
+    int u = atomic_load_explicit(&usable, memory_order_relaxed);
+    if (u >= 0)
+        return u;
+    const char *env = getenv("WEFT_IO");
+    if (env && !strcmp(env, "blocking")) {
+        u = 0;
+        weft__notice("WEFT_IO=blocking: blocking calls run on spare kernel threads");
+    } else {
+        if (env && strcmp(env, "uring") && strcmp(env, "auto"))
+            weft__notice("ignoring WEFT_IO=\"%s\": expected uring, blocking or auto; using auto", env);
+        struct io_uring probe;
+        int rc = io_uring_queue_init(4, &probe, 0);
+        u = rc == 0;
+        if (rc == 0)
+            io_uring_queue_exit(&probe);
+        else
+            weft__notice("io_uring unavailable (%s): blocking calls run on spare kernel threads",
+                         strerror(-rc));
+    }
+    atomic_store_explicit(&usable, u, memory_order_relaxed);
+    return u;
+}
+
+struct io_uring *weft__io_ring(struct weft__worker *w)
+{
+    if (WEFT_LIKELY(w->io != NULL))
+        return &w->io->ring;
+    if (!weft__io_uring_usable())
+        return NULL;
+    struct weft__io_state *io = calloc(1, sizeof *io);
+    if (!io)
+        return NULL;
+    int rc = io_uring_queue_init(RING_ENTRIES, &io->ring,
+                                 IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_COOP_TASKRUN);
+    if (rc == -EINVAL)
+        rc = io_uring_queue_init(RING_ENTRIES, &io->ring, 0);
+    if (rc != 0) {
+        free(io);
+        return NULL;
+    }
+    io->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (io->efd < 0) {
+        io_uring_queue_exit(&io->ring);
+        free(io);
+        return NULL;
+    }
+    w->io = io;
+    return &io->ring;
+}
+
+static void submit(struct weft__io_state *io)
+{
+    io_uring_submit_and_get_events(&io->ring);
+    io->c.enters++;
+    io->queued = 0;
+    io->defer = 0;
+}
+
+static void reap(struct weft__worker *w, struct weft__io_state *io)
+{
+    unsigned head, n = 0;
+    struct io_uring_cqe *cqe;
+    io_uring_for_each_cqe(&io->ring, head, cqe) {
+        n++;
+        uint64_t d = cqe->user_data;
+        if (d == EFD_TAG) {
+            io->efd_armed = 0;
+            continue;
+        }
+        struct weft__io_req *r = (struct weft__io_req *)(uintptr_t)(d & ~(TIMEOUT_TAG | EFD_TAG));
+        if (!(d & TIMEOUT_TAG))
+            r->res = cqe->res;
+        if (--r->pending == 0) {
+            io->inflight--;
+            weft__make_ready(w, r->self);
+        }
+    }
+    io_uring_cq_advance(&io->ring, n);
+    io->c.reaped += n;
+}
+
+static int local_empty(struct weft__worker *w)
+{
+    if (weft__rt.pool)
+        return !weft__rt.pool->has_work(w);
+    return weft__deque_size_hint(&w->dq) <= 0 && !w->yq_head;
+}
+
+void weft__io_attend(struct weft__worker *w)
+{
+    struct weft__io_state *io = w->io;
+    if (io) {
+        if (io->queued && (io->queued >= IO_BATCH || ++io->defer >= IO_DEFER_MAX || local_empty(w)))
+            submit(io);
+        if (io_uring_cq_ready(&io->ring))
+            reap(w, io);
+        if (io->queued || io->inflight)
+            return;
+    }
+    atomic_fetch_and_explicit(&w->attn, ~WEFT__ATTN_IO, memory_order_relaxed);
+}
+
+struct io_uring_sqe *weft__io_sqe(struct weft__worker *w)
+{
+    struct io_uring_sqe *sqe = io_uring_get_sqe(&w->io->ring);
+    if (WEFT_UNLIKELY(!sqe)) {
+        submit(w->io); /* the SQ ring is full: make room */
+        sqe = io_uring_get_sqe(&w->io->ring);
+    }
+    return sqe;
+}
+
+int weft__io_wait(struct weft__worker *w, struct weft__io_req *req, int nsqe)
+{
+    struct weft__io_state *io = w->io;
+    io->queued += (unsigned)nsqe;
+    io->inflight++;
+    io->c.calls++;
+    /* relaxed: only this worker reads the IO bit */
+    atomic_fetch_or_explicit(&w->attn, WEFT__ATTN_IO, memory_order_relaxed);
+    weft__park(NULL, NULL);
+    return req->res;
+}
+
+int weft__io_pending(struct weft__worker *w)
+{
+    return w->io && (w->io->inflight || w->io->queued);
+}
+
+int weft__io_idle_wait(struct weft__worker *w)
+{
+    struct weft__io_state *io = w->io;
+    if (!io || (!io->inflight && !io->queued))
+        return 0;
+    if (!io->efd_armed) {
+        struct io_uring_sqe *sqe = weft__io_sqe(w);
+        io_uring_prep_read(sqe, io->efd, &io->efd_buf, sizeof io->efd_buf, 0);
+        io_uring_sqe_set_data64(sqe, EFD_TAG);
+        io->efd_armed = 1;
+    }
+    io_uring_submit_and_wait(&io->ring, 1);
+    io->c.enters++;
+    io->queued = 0;
+    io->defer = 0;
+    reap(w, io);
+    return 1;
+}
+
+void weft__io_wake(struct weft__worker *v)
+{
+    if (v->io)
+        eventfd_write(v->io->efd, 1);
+}
+
+void weft__io_worker_fini(struct weft__worker *w)
+{
+    struct weft__io_state *io = w->io;
+    if (!io)
+        return;
+    io_uring_queue_exit(&io->ring);
+    close(io->efd);
+    free(io);
+    w->io = NULL;
+}
+
+void weft__io_counters(struct weft__io_counters *out)
+{
+    memset(out, 0, sizeof *out);
+    for (int i = 0; i < weft__rt.nworkers; i++) {
+        struct weft__io_state *io = weft__rt.workers[i]->io;
+        if (io) {
+            out->calls += io->c.calls;
+            out->enters += io->c.enters;
+            out->reaped += io->c.reaped;
+        }
+    }
+}
+
+#else /* !WEFT__HAVE_URING: every call takes the spare-thread path */
+
+int weft__io_uring_usable(void)
+{
+    if (atomic_exchange(&usable, 0) != 0)
+        weft__notice("built without liburing: blocking calls run on spare kernel threads");
+    return 0;
+}
+struct io_uring *weft__io_ring(struct weft__worker *w) { (void)w; return NULL; }
+void weft__io_attend(struct weft__worker *w)
+{
+    atomic_fetch_and_explicit(&w->attn, ~WEFT__ATTN_IO, memory_order_relaxed);
+}
+int weft__io_idle_wait(struct weft__worker *w) { (void)w; return 0; }
+int weft__io_pending(struct weft__worker *w) { (void)w; return 0; }
+void weft__io_wake(struct weft__worker *v) { (void)v; }
+void weft__io_worker_fini(struct weft__worker *w) { (void)w; }
+void weft__io_counters(struct weft__io_counters *out) { memset(out, 0, sizeof *out); }
+int weft__io_wait(struct weft__worker *w, struct weft__io_req *req, int nsqe)
+{
+    (void)w; (void)nsqe;
+    return req->res;
+}
+#endif
