@@ -14,6 +14,7 @@ struct weft__io_req {
     struct weft_thread *self; /* the parked thread; immutable */
     int res;                  /* the first CQE's result; written by the reaper */
     int pending;              /* CQEs still to come (2 with a linked timeout); reaper only */
+    int done;                 /* completed while its thread was still switching out */
 };
 
 /* Per-worker counters (owner-written, read racily by weft_stats). */

@@ -16,9 +16,63 @@
 #include "io/io.h"
 #include "sched/sched.h"
 
+static long result(int res)
+{
+    if (res < 0) {
+        errno = -res;
+        return -1;
+    }
+    return res;
+}
+
 #if WEFT__HAVE_URING
+#include <fcntl.h>
 #include <liburing.h>
 struct io_uring_sqe *weft__io_sqe(struct weft__worker *w);
+
+/* io_uring waits for data even on O_NONBLOCK files, where the mirrored call
+ * would fail with EAGAIN. So a read, write, recv or send is first tried
+ * without waiting (RWF_NOWAIT / MSG_DONTWAIT, still batched in the ring);
+ * only when that would block is the file's O_NONBLOCK flag read, and the
+ * call either fails with EAGAIN or is queued again, waiting this time. An
+ * operation that completes at once costs no extra system call. */
+static int nonblocking(int fd)
+{
+    int fl = fcntl(fd, F_GETFL);
+    return fl >= 0 && (fl & O_NONBLOCK);
+}
+
+enum { RING_READ, RING_WRITE, RING_RECV, RING_SEND };
+
+static long ring_rw(struct weft__worker *w, int kind, int fd, void *buf, size_t n, uint64_t off,
+                    int flags)
+{
+    for (int nowait = 1;; nowait = 0) {
+        struct weft__io_req req = { w->current, 0, 1, 0 };
+        struct io_uring_sqe *sqe = weft__io_sqe(w);
+        switch (kind) {
+        case RING_READ:
+            io_uring_prep_read(sqe, fd, buf, (unsigned)n, off);
+            sqe->rw_flags = nowait ? RWF_NOWAIT : 0;
+            break;
+        case RING_WRITE:
+            io_uring_prep_write(sqe, fd, buf, (unsigned)n, off);
+            sqe->rw_flags = nowait ? RWF_NOWAIT : 0;
+            break;
+        case RING_RECV:
+            io_uring_prep_recv(sqe, fd, buf, n, flags | (nowait ? MSG_DONTWAIT : 0));
+            break;
+        default:
+            io_uring_prep_send(sqe, fd, buf, n, flags | (nowait ? MSG_DONTWAIT : 0));
+            break;
+        }
+        io_uring_sqe_set_data(sqe, &req);
+        int res = weft__io_wait(w, &req, 1);
+        if (res != -EAGAIN || !nowait || (flags & MSG_DONTWAIT) || nonblocking(fd))
+            return result(res);
+        w = weft__tls_worker; /* we may have moved */
+    }
+}
 #endif
 
 /* The calling user thread's worker if it has a ring, else NULL. */
@@ -30,15 +84,6 @@ static struct weft__worker *ring_worker(void)
         return w;
 #endif
     return NULL;
-}
-
-static long result(int res)
-{
-    if (res < 0) {
-        errno = -res;
-        return -1;
-    }
-    return res;
 }
 
 /* ---- the spare-thread path: one record per call ------------------------- */
@@ -107,6 +152,7 @@ static long fallback(struct call *c)
 #define ON_RING(w) ((w) = ring_worker()) != NULL
 #else
 #define ON_RING(w) (((w) = ring_worker()), 0)
+static int nonblocking(int fd) { (void)fd; return 0; }
 #endif
 
 ssize_t weft_read(int fd, void *buf, size_t n)
@@ -114,11 +160,7 @@ ssize_t weft_read(int fd, void *buf, size_t n)
     struct weft__worker *w;
     if (ON_RING(w)) {
 #if WEFT__HAVE_URING
-        struct weft__io_req req = { w->current, 0, 1 };
-        struct io_uring_sqe *sqe = weft__io_sqe(w);
-        io_uring_prep_read(sqe, fd, buf, (unsigned)n, (uint64_t)-1);
-        io_uring_sqe_set_data(sqe, &req);
-        return result(weft__io_wait(w, &req, 1));
+        return ring_rw(w, RING_READ, fd, buf, n, (uint64_t)-1, 0);
 #endif
     }
     struct call c = { .op = OP_READ, .fd = fd, .buf = buf, .n = n };
@@ -130,11 +172,7 @@ ssize_t weft_write(int fd, const void *buf, size_t n)
     struct weft__worker *w;
     if (ON_RING(w)) {
 #if WEFT__HAVE_URING
-        struct weft__io_req req = { w->current, 0, 1 };
-        struct io_uring_sqe *sqe = weft__io_sqe(w);
-        io_uring_prep_write(sqe, fd, buf, (unsigned)n, (uint64_t)-1);
-        io_uring_sqe_set_data(sqe, &req);
-        return result(weft__io_wait(w, &req, 1));
+        return ring_rw(w, RING_WRITE, fd, (void *)buf, n, (uint64_t)-1, 0);
 #endif
     }
     struct call c = { .op = OP_WRITE, .fd = fd, .buf = (void *)buf, .n = n };
@@ -150,11 +188,7 @@ ssize_t weft_pread(int fd, void *buf, size_t n, off_t off)
     }
     if (ON_RING(w)) {
 #if WEFT__HAVE_URING
-        struct weft__io_req req = { w->current, 0, 1 };
-        struct io_uring_sqe *sqe = weft__io_sqe(w);
-        io_uring_prep_read(sqe, fd, buf, (unsigned)n, (uint64_t)off);
-        io_uring_sqe_set_data(sqe, &req);
-        return result(weft__io_wait(w, &req, 1));
+        return ring_rw(w, RING_READ, fd, buf, n, (uint64_t)off, 0);
 #endif
     }
     struct call c = { .op = OP_PREAD, .fd = fd, .buf = buf, .n = n, .off = off };
@@ -170,11 +204,7 @@ ssize_t weft_pwrite(int fd, const void *buf, size_t n, off_t off)
     }
     if (ON_RING(w)) {
 #if WEFT__HAVE_URING
-        struct weft__io_req req = { w->current, 0, 1 };
-        struct io_uring_sqe *sqe = weft__io_sqe(w);
-        io_uring_prep_write(sqe, fd, buf, (unsigned)n, (uint64_t)off);
-        io_uring_sqe_set_data(sqe, &req);
-        return result(weft__io_wait(w, &req, 1));
+        return ring_rw(w, RING_WRITE, fd, (void *)buf, n, (uint64_t)off, 0);
 #endif
     }
     struct call c = { .op = OP_PWRITE, .fd = fd, .buf = (void *)buf, .n = n, .off = off };
@@ -186,11 +216,7 @@ ssize_t weft_recv(int fd, void *buf, size_t n, int flags)
     struct weft__worker *w;
     if (ON_RING(w)) {
 #if WEFT__HAVE_URING
-        struct weft__io_req req = { w->current, 0, 1 };
-        struct io_uring_sqe *sqe = weft__io_sqe(w);
-        io_uring_prep_recv(sqe, fd, buf, n, flags);
-        io_uring_sqe_set_data(sqe, &req);
-        return result(weft__io_wait(w, &req, 1));
+        return ring_rw(w, RING_RECV, fd, buf, n, 0, flags);
 #endif
     }
     struct call c = { .op = OP_RECV, .fd = fd, .buf = buf, .n = n, .flags = flags };
@@ -202,11 +228,7 @@ ssize_t weft_send(int fd, const void *buf, size_t n, int flags)
     struct weft__worker *w;
     if (ON_RING(w)) {
 #if WEFT__HAVE_URING
-        struct weft__io_req req = { w->current, 0, 1 };
-        struct io_uring_sqe *sqe = weft__io_sqe(w);
-        io_uring_prep_send(sqe, fd, buf, n, flags);
-        io_uring_sqe_set_data(sqe, &req);
-        return result(weft__io_wait(w, &req, 1));
+        return ring_rw(w, RING_SEND, fd, (void *)buf, n, 0, flags);
 #endif
     }
     struct call c = { .op = OP_SEND, .fd = fd, .buf = (void *)buf, .n = n, .flags = flags };
@@ -216,9 +238,9 @@ ssize_t weft_send(int fd, const void *buf, size_t n, int flags)
 int weft_accept(int fd, struct sockaddr *addr, socklen_t *len)
 {
     struct weft__worker *w;
-    if (ON_RING(w)) {
+    if (ON_RING(w) && !nonblocking(fd)) {
 #if WEFT__HAVE_URING
-        struct weft__io_req req = { w->current, 0, 1 };
+        struct weft__io_req req = { w->current, 0, 1, 0 };
         struct io_uring_sqe *sqe = weft__io_sqe(w);
         io_uring_prep_accept(sqe, fd, addr, len, 0);
         io_uring_sqe_set_data(sqe, &req);
@@ -226,15 +248,17 @@ int weft_accept(int fd, struct sockaddr *addr, socklen_t *len)
 #endif
     }
     struct call c = { .op = OP_ACCEPT, .fd = fd, .addr = addr, .alen = len };
+    if (w)
+        return (int)direct(&c); /* non-blocking socket: returns at once */
     return (int)fallback(&c);
 }
 
 int weft_connect(int fd, const struct sockaddr *addr, socklen_t len)
 {
     struct weft__worker *w;
-    if (ON_RING(w)) {
+    if (ON_RING(w) && !nonblocking(fd)) {
 #if WEFT__HAVE_URING
-        struct weft__io_req req = { w->current, 0, 1 };
+        struct weft__io_req req = { w->current, 0, 1, 0 };
         struct io_uring_sqe *sqe = weft__io_sqe(w);
         io_uring_prep_connect(sqe, fd, addr, len);
         io_uring_sqe_set_data(sqe, &req);
@@ -242,15 +266,25 @@ int weft_connect(int fd, const struct sockaddr *addr, socklen_t len)
 #endif
     }
     struct call c = { .op = OP_CONNECT, .fd = fd, .addr = (struct sockaddr *)addr, .clen = len };
+    if (w)
+        return (int)direct(&c); /* non-blocking socket: returns at once */
     return (int)fallback(&c);
 }
 
 int weft_poll(int fd, short events, int timeout_ms)
 {
     struct weft__worker *w;
+    if (fd < 0 && weft__self()) {
+        /* poll(2) ignores a negative descriptor: only the timeout remains */
+        if (timeout_ms < 0)
+            for (;;)
+                weft_sleep_ns(3600ull * 1000000000u);
+        weft_sleep_ns((uint64_t)timeout_ms * 1000000u);
+        return 0;
+    }
     if (timeout_ms != 0 && ON_RING(w)) {
 #if WEFT__HAVE_URING
-        struct weft__io_req req = { w->current, 0, 1 };
+        struct weft__io_req req = { w->current, 0, 1, 0 };
         struct io_uring_sqe *sqe = weft__io_sqe(w);
         io_uring_prep_poll_add(sqe, fd, (unsigned)(unsigned short)events);
         io_uring_sqe_set_data(sqe, &req);
@@ -269,6 +303,8 @@ int weft_poll(int fd, short events, int timeout_ms)
         int res = weft__io_wait(w, &req, nsqe);
         if (res == -ECANCELED && timeout_ms > 0)
             return 0; /* the timeout fired */
+        if (res == -EBADF)
+            return POLLNVAL; /* poll(2) reports a closed descriptor in revents */
         return (int)result(res);
 #endif
     }
@@ -287,7 +323,7 @@ int weft_sleep_ns(uint64_t ns)
     }
     if (ON_RING(w)) {
 #if WEFT__HAVE_URING
-        struct weft__io_req req = { w->current, 0, 1 };
+        struct weft__io_req req = { w->current, 0, 1, 0 };
         struct __kernel_timespec ts = { (long long)(ns / 1000000000u), (long long)(ns % 1000000000u) };
         struct io_uring_sqe *sqe = weft__io_sqe(w);
         io_uring_prep_timeout(sqe, &ts, 0, 0);

@@ -137,7 +137,13 @@ static void reap(struct weft__worker *w, struct weft__io_state *io)
             r->res = cqe->res;
         if (--r->pending == 0) {
             io->inflight--;
-            weft__make_ready(w, r->self);
+            /* The thread now parking may reap its own request (the submit in
+             * its pick completed it at once): its context is not saved yet,
+             * so its park commit resumes it instead. */
+            if (r->self == w->current)
+                r->done = 1;
+            else
+                weft__make_ready(w, r->self);
         }
     }
     io_uring_cq_advance(&io->ring, n);
@@ -175,6 +181,14 @@ struct io_uring_sqe *weft__io_sqe(struct weft__worker *w)
     return sqe;
 }
 
+/* Park commit: stay parked unless the request already completed. */
+static int io_commit(void *arg, struct weft_thread *self)
+{
+    struct weft__io_req *req = arg;
+    (void)self;
+    return !req->done;
+}
+
 int weft__io_wait(struct weft__worker *w, struct weft__io_req *req, int nsqe)
 {
     struct weft__io_state *io = w->io;
@@ -183,7 +197,7 @@ int weft__io_wait(struct weft__worker *w, struct weft__io_req *req, int nsqe)
     io->c.calls++;
     /* relaxed: only this worker reads the IO bit */
     atomic_fetch_or_explicit(&w->attn, WEFT__ATTN_IO, memory_order_relaxed);
-    weft__park(NULL, NULL);
+    weft__park(io_commit, req);
     return req->res;
 }
 
