@@ -180,22 +180,6 @@ static uint32_t time_out(_Atomic uint32_t *word)
     return is_final(v) ? v : 0;
 }
 
-uint32_t weft__spin_word(_Atomic uint32_t *word, uint64_t budget_ns)
-{
-    if (budget_ns == 0)
-        return 0;
-    uint64_t end = weft__now_ns() + budget_ns;
-    for (unsigned i = 1;; i++) {
-        /* acquire: pairs with the release of the waker's final exchange. */
-        uint32_t v = atomic_load_explicit(word, memory_order_acquire);
-        if (is_final(v))
-            return v;
-        weft__cpu_relax();
-        if ((i & 7) == 0 && weft__now_ns() >= end)
-            return 0;
-    }
-}
-
 /* 1 when the calling user thread's worker has another thread ready (its
  * deque, yield FIFO or mailbox, or the injection queue): a spinning thread
  * would delay it, so it parks instead. A racy hint read on the worker's own
@@ -214,8 +198,9 @@ static int worker_has_ready(void)
     return weft__deque_size_hint(&w->dq) > 0;
 }
 
-/* Spin phase of a user thread: like weft__spin_word, but it stops as soon
- * as another thread is ready on this worker (*cut = 1). */
+/* Spin phase of a user thread on its record: at most budget_ns, and it
+ * stops as soon as another thread is ready on this worker (*cut = 1).
+ * Returns the final value, or 0. */
 static uint32_t spin_user(_Atomic uint32_t *word, uint64_t budget_ns, int *cut)
 {
     uint64_t end = weft__now_ns() + budget_ns;
@@ -234,6 +219,26 @@ static uint32_t spin_user(_Atomic uint32_t *word, uint64_t budget_ns, int *cut)
         }
         if (weft__now_ns() >= end)
             return 0;
+    }
+}
+
+unsigned weft__spin_while(_Atomic uint64_t *word, uint64_t mask, uint64_t value, uint64_t budget_ns)
+{
+    int user = weft__self() != NULL;
+    if (budget_ns == 0 || weft__wait_policy() == WEFT__WAIT_FUTEX || (user && weft_num_workers() < 2))
+        return WEFT__SPIN_NONE;
+    uint64_t end = weft__now_ns() + budget_ns;
+    for (unsigned i = 1;; i++) {
+        /* acquire: pairs with the release of whoever changed the word. */
+        if ((atomic_load_explicit(word, memory_order_acquire) & mask) != value)
+            return WEFT__SPIN_HIT;
+        weft__cpu_relax();
+        if ((i & 7) != 0)
+            continue;
+        if (user && worker_has_ready())
+            return WEFT__SPIN_NONE;
+        if (weft__now_ns() >= end)
+            return WEFT__SPIN_MISS;
     }
 }
 

@@ -86,9 +86,14 @@ uint32_t weft__wait_word(_Atomic uint32_t *word, uint64_t spin_ns, const struct 
  * words a kernel thread waits on through weft__wait_word. */
 uint32_t weft__wake_word(_Atomic uint32_t *word, uint32_t v);
 
-/* Spins with pause while the word is not final, for at most budget_ns.
- * Returns the final value, or 0 when the budget ran out. */
-uint32_t weft__spin_word(_Atomic uint32_t *word, uint64_t budget_ns);
+/* Spins while (*word & mask) == value (acquire loads), in the manner of the
+ * calling thread: a user thread only with more than one worker and only
+ * while its worker has nothing else ready; none under WEFT_WAIT=futex; at
+ * most budget_ns. For objects whose waiters can watch a shared word before
+ * they queue a record. Returns WEFT__SPIN_HIT when the word changed,
+ * WEFT__SPIN_MISS when the budget ran out, WEFT__SPIN_NONE when spinning
+ * was not allowed or was cut short. */
+unsigned weft__spin_while(_Atomic uint64_t *word, uint64_t mask, uint64_t value, uint64_t budget_ns);
 
 /* ---- waiter records and queues -------------------------------------------- */
 

@@ -1,0 +1,111 @@
+/* sync_test.h: helpers shared by the synchronisation tests: starting the runtime, user threads and plain pthreads side by side, deadlines and a watchdog.
+ * Include after testutil.h (which wants _GNU_SOURCE first). */
+#ifndef WEFT_TEST_SYNC_TEST_H
+#define WEFT_TEST_SYNC_TEST_H
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <time.h>
+#include <unistd.h>
+#include <weft.h>
+
+#include "check.h"
+#include "testutil.h"
+
+/* Kills the process (SIGALRM) if the test runs longer than s seconds
+ * (doubled under a sanitizer): a hang is a failure, not a ctest timeout. */
+static inline void st_watchdog(unsigned s)
+{
+    alarm(TEST_SANITIZED ? 4 * s : s);
+}
+
+/* Starts the runtime with the given number of workers (0 = CPUs). */
+static inline void st_init(int workers)
+{
+    test_clear_env();
+    weft_config cfg;
+    weft_config_default(&cfg);
+    cfg.workers = workers;
+    CHECK_EQ(weft_init(&cfg), 0);
+}
+
+static inline void st_finalize(void)
+{
+    CHECK_EQ(weft_finalize(), 0);
+}
+
+static inline weft_thread *st_spawn(void *(*fn)(void *), void *arg)
+{
+    weft_thread *t = NULL;
+    CHECK_EQ(weft_spawn(&t, fn, arg, NULL), 0);
+    return t;
+}
+
+static inline void *st_join(weft_thread *t)
+{
+    void *r = NULL;
+    CHECK_EQ(weft_join(t, &r), 0);
+    return r;
+}
+
+static inline pthread_t st_pthread(void *(*fn)(void *), void *arg)
+{
+    pthread_t t;
+    CHECK_EQ(pthread_create(&t, NULL, fn, arg), 0);
+    return t;
+}
+
+/* Joins a pthread from a user thread without holding the worker hostage
+ * while it still runs: poll with weft_yield until it has flagged done. */
+static inline void st_pthread_join(pthread_t t, atomic_int *done)
+{
+    while (done && !atomic_load(done))
+        weft_yield();
+    CHECK_EQ(pthread_join(t, NULL), 0);
+}
+
+/* An absolute CLOCK_REALTIME deadline ms milliseconds from now (negative: past). */
+static inline struct timespec st_deadline_ms(long ms)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_sec += ms / 1000;
+    ts.tv_nsec += (ms % 1000) * 1000000L;
+    if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+    } else if (ts.tv_nsec < 0) {
+        ts.tv_sec--;
+        ts.tv_nsec += 1000000000L;
+    }
+    return ts;
+}
+
+static inline double st_realtime(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Sleeps the calling kernel thread (use from pthreads, or briefly from the
+ * initial thread when no user thread needs its worker). */
+static inline void st_sleep_ms(long ms)
+{
+    struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
+}
+
+/* Yields for about ms milliseconds (from a user thread: lets others run). */
+static inline void st_yield_ms(long ms)
+{
+    double end = check_now() + (double)ms * 1e-3;
+    while (check_now() < end)
+        weft_yield();
+}
+
+#endif
