@@ -7,7 +7,7 @@ JOBS       ?= $(shell nproc)
 GENERATOR  := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
 CMAKE_ARGS ?=
 
-.PHONY: all deps build test demo sanitize asan tsan bench-io bench-seeds install clean
+.PHONY: all deps build test demo sanitize asan tsan bench-io bench-sync bench-seeds install clean
 
 all: build
 
@@ -41,6 +41,15 @@ tsan: deps
 	cd build-tsan && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -j2 --timeout 600
 
 sanitize: asan tsan
+
+# Longer benchmarks, not part of the demo.
+bench-io: deps
+	@scripts/install-deps.sh bench
+	@$(MAKE) --no-print-directory build
+	bench/scripts/httpd.sh $(BUILD)
+
+bench-sync: build
+	bench/scripts/sync-bench.sh $(BUILD)
 
 install: build
 	cmake --install $(BUILD) --prefix $(or $(PREFIX),/usr/local)

@@ -44,10 +44,18 @@ static int nonblocking(int fd)
 
 enum { RING_READ, RING_WRITE, RING_RECV, RING_SEND };
 
+static long fallback_rw(int kind, int fd, void *buf, size_t n, uint64_t off, int flags);
+
 static long ring_rw(struct weft__worker *w, int kind, int fd, void *buf, size_t n, uint64_t off,
                     int flags)
 {
     for (int nowait = 1;; nowait = 0) {
+        if (!nowait) {
+            /* the first attempt may have resumed us on another worker */
+            w = weft__tls_worker;
+            if (!weft__io_ring(w))
+                return fallback_rw(kind, fd, buf, n, off, flags);
+        }
         struct weft__io_req req = { w->current, 0, 1, 0 };
         struct io_uring_sqe *sqe = weft__io_sqe(w);
         switch (kind) {
@@ -70,7 +78,6 @@ static long ring_rw(struct weft__worker *w, int kind, int fd, void *buf, size_t 
         int res = weft__io_wait(w, &req, 1);
         if (res != -EAGAIN || !nowait || (flags & MSG_DONTWAIT) || nonblocking(fd))
             return result(res);
-        w = weft__tls_worker; /* we may have moved */
     }
 }
 #endif
@@ -145,6 +152,20 @@ static long fallback(struct call *c)
     weft__offload(run_call, c);
     return c->ret;
 }
+
+#if WEFT__HAVE_URING
+static long fallback_rw(int kind, int fd, void *buf, size_t n, uint64_t off, int flags)
+{
+    struct call c = { .fd = fd, .buf = buf, .n = n, .flags = flags, .off = (off_t)off };
+    if (kind == RING_READ)
+        c.op = off == (uint64_t)-1 ? OP_READ : OP_PREAD;
+    else if (kind == RING_WRITE)
+        c.op = off == (uint64_t)-1 ? OP_WRITE : OP_PWRITE;
+    else
+        c.op = kind == RING_RECV ? OP_RECV : OP_SEND;
+    return fallback(&c);
+}
+#endif
 
 /* ---- the mirrors ---------------------------------------------------------- */
 

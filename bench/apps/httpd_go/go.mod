@@ -1,0 +1,3 @@
+module weft/bench/httpd_go
+
+go 1.21
