@@ -49,7 +49,7 @@ bench-io: deps
 	bench/scripts/httpd.sh $(BUILD)
 
 bench-sync: build
-	bench/scripts/sync-bench.sh $(BUILD)
+	bench/scripts/sync-bench.sh -b $(BUILD)
 
 install: build
 	cmake --install $(BUILD) --prefix $(or $(PREFIX),/usr/local)
