@@ -175,6 +175,21 @@ WEFT_API int weft_spin_trylock(weft_spin *s); /* EBUSY */
 WEFT_API int weft_spin_unlock(weft_spin *s);
 
 /* ------------------------------------------------------------------------
+ * Counters (an extension to the contract): sums over the workers since
+ * weft_init, read without stopping them (a consistent enough snapshot for
+ * benchmarks). Errors: EINVAL out NULL; EAGAIN runtime not running.
+ * ------------------------------------------------------------------------ */
+typedef struct weft_stats {
+    uint64_t threads_spawned, threads_exited; /* user threads, bound ones aside */
+    uint64_t steals, worker_sleeps;           /* successful steals; futex/ring sleeps */
+    uint64_t io_calls;                        /* requests queued in io_uring rings */
+    uint64_t io_enters;                       /* io_uring_enter crossings */
+    uint64_t io_completions;                  /* completions reaped */
+    uint64_t io_offloaded;                    /* calls run by spare kernel threads */
+} weft_stats;
+WEFT_API int weft_stats_get(weft_stats *out);
+
+/* ------------------------------------------------------------------------
  * Blocking system calls: park only the calling user thread.
  * ------------------------------------------------------------------------ */
 

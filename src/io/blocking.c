@@ -38,6 +38,7 @@ static struct {
     pthread_cond_t more;          /* a request arrived, or stop */
     struct offload *head, *tail;  /* under lock */
     int nspares, nidle;           /* under lock */
+    int nqueued;                  /* requests not yet taken; under lock */
     int stopping;                 /* under lock */
     pthread_t threads[WEFT__SPARES_MAX]; /* under lock */
     uint64_t handoffs;            /* under lock */
@@ -57,6 +58,7 @@ static void *spare_main(void *arg)
             break;
         struct offload *o = sp.head;
         sp.head = o->next;
+        sp.nqueued--;
         if (!sp.head)
             sp.tail = NULL;
         sp.handoffs++;
@@ -84,7 +86,10 @@ static int queue_request(void *arg, struct weft_thread *self)
     else
         sp.head = o;
     sp.tail = o;
-    if (sp.nidle == 0 && sp.nspares < WEFT__SPARES_MAX &&
+    sp.nqueued++;
+    /* One spare per waiting request: an idle spare that was signalled but has
+     * not run yet still counts as idle, so compare with the queue length. */
+    if (sp.nqueued > sp.nidle && sp.nspares < WEFT__SPARES_MAX &&
         pthread_create(&sp.threads[sp.nspares], NULL, spare_main, NULL) == 0)
         sp.nspares++;
     pthread_cond_signal(&sp.more);
@@ -92,6 +97,7 @@ static int queue_request(void *arg, struct weft_thread *self)
     if (none) {
         /* no kernel thread could be made: run it here after all */
         sp.head = sp.tail = NULL;
+        sp.nqueued = 0;
     }
     pthread_mutex_unlock(&sp.lock);
     if (none) {

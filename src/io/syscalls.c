@@ -49,8 +49,11 @@ static long fallback_rw(int kind, int fd, void *buf, size_t n, uint64_t off, int
 static long ring_rw(struct weft__worker *w, int kind, int fd, void *buf, size_t n, uint64_t off,
                     int flags)
 {
-    for (int nowait = 1;; nowait = 0) {
-        if (!nowait) {
+    /* Positional I/O is for files that can seek, where O_NONBLOCK means
+     * nothing: no first try without waiting. */
+    int first = off == (uint64_t)-1 || kind == RING_RECV || kind == RING_SEND;
+    for (int nowait = first;; nowait = 0) {
+        if (!nowait && first) {
             /* the first attempt may have resumed us on another worker */
             w = weft__tls_worker;
             if (!weft__io_ring(w))

@@ -489,3 +489,31 @@ int weft_worker_id(void)
     struct weft__worker *w = weft__tls_worker;
     return w ? w->id : -1;
 }
+
+uint64_t weft__spares_handoffs(void);
+
+int weft_stats_get(weft_stats *out)
+{
+    if (!out)
+        return EINVAL;
+    struct weft__rt *rt = &weft__rt;
+    if (atomic_load_explicit(&rt->state, memory_order_acquire) != RT_RUNNING)
+        return EAGAIN;
+    memset(out, 0, sizeof *out);
+    for (int i = 0; i < rt->nworkers; i++) {
+        struct weft__worker *w = rt->workers[i];
+        out->threads_spawned += atomic_load_explicit(&w->nspawned, memory_order_relaxed);
+        out->threads_exited += atomic_load_explicit(&w->nexited, memory_order_relaxed);
+        /* racy reads of owner-only counters: a benchmark's snapshot */
+        out->steals += __atomic_load_n(&w->nsteals, __ATOMIC_RELAXED);
+        out->worker_sleeps += __atomic_load_n(&w->nsleeps, __ATOMIC_RELAXED);
+    }
+    out->threads_spawned += atomic_load_explicit(&rt->ext_spawned, memory_order_relaxed);
+    struct weft__io_counters c;
+    weft__io_counters(&c);
+    out->io_calls = c.calls;
+    out->io_enters = c.enters;
+    out->io_completions = c.reaped;
+    out->io_offloaded = weft__spares_handoffs();
+    return 0;
+}
