@@ -47,6 +47,8 @@ bench-io: deps
 	@scripts/install-deps.sh bench
 	@$(MAKE) --no-print-directory build
 	bench/scripts/httpd.sh $(BUILD)
+	bench/scripts/chatroom.sh $(BUILD)
+	$(BUILD)/bench/bench_io_batch
 
 bench-sync: build
 	bench/scripts/sync-bench.sh -b $(BUILD)

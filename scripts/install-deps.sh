@@ -10,7 +10,7 @@
 set -u
 
 build_pkgs=(gcc g++ make cmake ninja-build pkg-config liburing-dev valgrind)
-bench_pkgs=(libtbb-dev libboost-fiber-dev libboost-context-dev python3 python3-matplotlib wrk)
+bench_pkgs=(libtbb-dev libboost-fiber-dev libboost-context-dev python3 python3-matplotlib wrk strace)
 
 want=("${build_pkgs[@]}")
 case "${1:-build}" in
