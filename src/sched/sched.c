@@ -22,6 +22,7 @@
 
 #include "io/io.h"
 #include "os/futex.h"
+#include "sync/wait.h"
 
 struct weft__rt weft__rt;
 __thread struct weft__worker *weft__tls_worker __attribute__((tls_model("initial-exec")));
@@ -340,6 +341,12 @@ static void run(struct weft__worker *w, struct weft_thread *t)
 
 void weft__worker_loop(struct weft__worker *w)
 {
+    /* The wait policy (WEFT_WAIT, sync/wait.c) sets how long an idle worker
+     * looks for work before it sleeps: spin never sleeps (it only lets the
+     * kernel run others now and then), futex sleeps at once. */
+    enum weft__wait_policy policy = weft__wait_policy();
+    uint64_t spin_ns = policy == WEFT__WAIT_FUTEX ? 0 : SPIN_NS;
+    unsigned rounds = 0;
     uint64_t idle_since = 0;
     for (;;) {
         struct weft_thread *t = find_work(w);
@@ -350,10 +357,17 @@ void weft__worker_loop(struct weft__worker *w)
         }
         if (atomic_load_explicit(&weft__rt.stopping, memory_order_acquire))
             return;
+        if (policy == WEFT__WAIT_SPIN && !weft__io_pending(w)) {
+            if ((++rounds & 1023) == 0)
+                sched_yield();
+            for (int i = 0; i < 32; i++)
+                weft__cpu_relax();
+            continue;
+        }
         uint64_t now = now_ns();
         if (!idle_since) {
             idle_since = now;
-        } else if (now - idle_since > SPIN_NS) {
+        } else if (now - idle_since >= spin_ns) {
             go_to_sleep(w);
             idle_since = 0;
             continue;
