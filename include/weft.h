@@ -112,7 +112,11 @@ WEFT_API void weft_yield(void);
 
 /* Ends the calling user thread with result (as if fn returned it). From a
  * plain kernel thread: prints an error and aborts (there is nothing to end). */
+#ifdef __cplusplus
+[[noreturn]] WEFT_API void weft_exit(void *result);
+#else
 WEFT_API _Noreturn void weft_exit(void *result);
+#endif
 
 WEFT_API weft_thread *weft_self(void);                   /* NULL outside user threads */
 WEFT_API uint64_t     weft_thread_id(const weft_thread *t); /* unique for the runtime's life; 0 for NULL */

@@ -285,6 +285,7 @@ static void release_all(int nstarted)
     }
 #endif
     free(rt->main);
+    weft__bound_free_all();
     for (int i = 0; rt->workers && i < rt->nworkers; i++)
         worker_free(rt->workers[i]);
     free(rt->workers);

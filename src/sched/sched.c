@@ -61,7 +61,10 @@ void weft__attend(struct weft__worker *w)
         weft__lock_release(&w->mb_lock);
         while (t) {
             struct weft_thread *n = t->next;
-            weft__yq_push(w, t);
+            if (weft__rt.pool)
+                weft__rt.pool->push(w, t); /* a plug-in pool never looks at yq */
+            else
+                weft__yq_push(w, t);
             t = n;
         }
     }
@@ -297,7 +300,7 @@ void weft__free_thread(struct weft__worker *w, struct weft_thread *t)
 {
     weft__san_thread_destroyed(t);
     if (t->bound) {
-        free(t);
+        weft__bound_free(t);
         return;
     }
     weft__stack_free(w ? &w->cache : NULL, t);

@@ -165,6 +165,8 @@ void weft__mail(struct weft__worker *v, struct weft_thread *t);
 void weft__attend(struct weft__worker *w);
 void weft__finish_exit(struct weft__worker *w, struct weft_thread *t);
 void weft__free_thread(struct weft__worker *w, struct weft_thread *t);
+void weft__bound_free(struct weft_thread *t);  /* thread.c */
+void weft__bound_free_all(void);               /* finalize: the unjoined ones */
 void weft__worker_loop(struct weft__worker *w);
 void weft__push_front(struct weft__worker *w, struct weft_thread *t);
 

@@ -93,11 +93,56 @@ static __attribute__((noreturn)) void child_entry(void *data)
 
 /* ---- bound threads: a kernel thread of their own ------------------------- */
 
+/* Every bound descriptor not yet freed, so that finalize can free those
+ * nobody joined (their kernel threads have ended by then). */
+static struct {
+    pthread_mutex_t lock;
+    struct weft_thread *head; /* linked through ->next; under lock */
+} bound_list = { PTHREAD_MUTEX_INITIALIZER, NULL };
+
+static void bound_track(struct weft_thread *t)
+{
+    pthread_mutex_lock(&bound_list.lock);
+    t->next = bound_list.head;
+    t->bound_handle = NULL;
+    if (bound_list.head)
+        bound_list.head->bound_handle = t; /* back link */
+    bound_list.head = t;
+    pthread_mutex_unlock(&bound_list.lock);
+}
+
+void weft__bound_free(struct weft_thread *t)
+{
+    pthread_mutex_lock(&bound_list.lock);
+    struct weft_thread *prev = t->bound_handle;
+    if (prev)
+        prev->next = t->next;
+    else
+        bound_list.head = t->next;
+    if (t->next)
+        t->next->bound_handle = prev;
+    pthread_mutex_unlock(&bound_list.lock);
+    free(t);
+}
+
+void weft__bound_free_all(void)
+{
+    pthread_mutex_lock(&bound_list.lock);
+    struct weft_thread *t = bound_list.head;
+    bound_list.head = NULL;
+    pthread_mutex_unlock(&bound_list.lock);
+    while (t) {
+        struct weft_thread *n = t->next;
+        free(t);
+        t = n;
+    }
+}
+
 static void bound_finish(struct weft_thread *t)
 {
     uintptr_t old = atomic_exchange_explicit(&t->join, WEFT__J_DONE, memory_order_acq_rel);
     if (old & WEFT__J_DETACHED) {
-        free(t);
+        weft__bound_free(t);
     } else if (old & WEFT__J_KWAIT) {
         struct weft__kwaiter *kw = (struct weft__kwaiter *)WEFT__J_PTR(old);
         atomic_store_explicit(&kw->done, 1, memory_order_release);
@@ -140,11 +185,12 @@ static int spawn_bound(weft_thread **out, weft_fn fn, void *arg, const weft_attr
     atomic_fetch_add_explicit(&weft__rt.bound_live, 1, memory_order_relaxed);
     if (out)
         *out = t;
+    bound_track(t);
     int rc = pthread_create(&pt, &pa, bound_main, t);
     pthread_attr_destroy(&pa);
     if (rc != 0) {
         atomic_fetch_sub_explicit(&weft__rt.bound_live, 1, memory_order_relaxed);
-        free(t);
+        weft__bound_free(t);
         if (out)
             *out = NULL;
         return EAGAIN;

@@ -62,7 +62,7 @@ struct weft_thread {
     unsigned valgrind_id;        /* VALGRIND_STACK_REGISTER id */
     void *san_fake_stack;        /* ASan fake stack while switched out */
     void *san_fiber;             /* TSan fiber */
-    void *bound_handle;          /* bound threads: the pthread_t storage */
+    void *bound_handle;          /* bound threads: previous in the bound list (thread.c) */
 } __attribute__((aligned(64)));
 
 #endif
