@@ -50,6 +50,11 @@ bench-io: deps
 	bench/scripts/chatroom.sh $(BUILD)
 	$(BUILD)/bench/bench_io_batch
 
+bench-seeds: deps
+	@scripts/install-deps.sh bench
+	@$(MAKE) --no-print-directory build
+	bench/seeds/run.sh $(BUILD)
+
 bench-sync: build
 	bench/scripts/sync-bench.sh -b $(BUILD)
 
