@@ -24,6 +24,7 @@
 #include "os/futex.h"
 #include "sched/sched.h"
 #include "stack/stack.h"
+#include "sync/wait.h"
 
 #define MAX_WORKERS 4096
 #define SCHED_STACK ((size_t)256 << 10)
@@ -249,7 +250,7 @@ static void release_all(int nstarted)
     atomic_store_explicit(&rt->stopping, 1, memory_order_seq_cst);
     for (int i = 1; i < nstarted; i++) {
         struct weft__worker *v = rt->workers[i];
-        atomic_store_explicit(&v->wake, 1, memory_order_seq_cst);
+        atomic_store_explicit(&v->wake, WEFT__WORD_WOKEN, memory_order_seq_cst);
         weft__futex_wake(&v->wake, 1);
     }
     for (int i = 1; i < nstarted; i++)

@@ -29,6 +29,7 @@ __thread struct weft__worker *weft__tls_worker __attribute__((tls_model("initial
 __thread struct weft_thread *weft__tls_bound __attribute__((tls_model("initial-exec")));
 
 #define SPIN_NS 50000 /* how long an idle worker looks for work before sleeping */
+#define WAKE_TOKEN 8u  /* a final wait-word value: woken, holding rt.waking */
 
 /* ---- mailbox and attention ------------------------------------------------ */
 
@@ -233,27 +234,42 @@ static void go_to_sleep(struct weft__worker *w)
     atomic_fetch_add_explicit(&weft__rt.nsleeping, 1, memory_order_seq_cst);
     if (!has_work_anywhere(w) && !atomic_load_explicit(&weft__rt.stopping, memory_order_seq_cst)) {
         if (ring) {
-            if (atomic_load_explicit(&w->wake, memory_order_acquire) == 0)
+            if (atomic_load_explicit(&w->wake, memory_order_acquire) < WEFT__WORD_DONE)
                 weft__io_idle_wait(w); /* one completion or a wake-up */
         } else {
-            while (atomic_load_explicit(&w->wake, memory_order_acquire) == 0)
-                weft__futex_wait(&w->wake, 0, NULL);
+            /* The wait policy's kernel-thread wait (sync/wait.c): UMWAIT
+             * where the CPU has it, then the futex; the waker pays a futex
+             * wake only if we got that far (SLEEPER). We spun already. */
+            weft__wait_word(&w->wake, 0, NULL, 0);
         }
     }
     atomic_fetch_sub_explicit(&weft__rt.nsleeping, 1, memory_order_seq_cst);
     atomic_store_explicit(&w->sleeping, 0, memory_order_seq_cst);
-    /* acq_rel: consume the wake; 2 means we held the global wake token. */
-    if (atomic_exchange_explicit(&w->wake, 0, memory_order_acq_rel) == 2)
+    /* acq_rel: consume the wake; WAKE_TOKEN: we held the global wake token. */
+    if ((atomic_exchange_explicit(&w->wake, WEFT__WORD_WAITING, memory_order_acq_rel) &
+         ~WEFT__WORD_SLEEPER) == WAKE_TOKEN)
         atomic_store_explicit(&weft__rt.waking, 0, memory_order_seq_cst);
 }
 
-/* Knocks on the door v sleeps behind. */
-static void knock(struct weft__worker *v)
+/* Claims v's wake word for one wake-up (val: WEFT__WORD_WOKEN, or
+ * WAKE_TOKEN when the caller hands over rt.waking); then knocks on the door
+ * v sleeps behind: its ring's eventfd, or the futex if it set SLEEPER.
+ * Returns 0 if v was being woken already. */
+static int claim_and_knock(struct weft__worker *v, uint32_t val)
 {
+    /* acq_rel: publishes our work before v's wait ends; pairs with the
+     * acquire loads in weft__wait_word and go_to_sleep. */
+    uint32_t cur = atomic_load_explicit(&v->wake, memory_order_relaxed);
+    do {
+        if ((cur & ~(uint32_t)WEFT__WORD_SLEEPER) >= WEFT__WORD_DONE)
+            return 0;
+    } while (!atomic_compare_exchange_weak_explicit(&v->wake, &cur, val, memory_order_acq_rel,
+                                                    memory_order_relaxed));
     if (atomic_load_explicit(&v->sleep_in_ring, memory_order_seq_cst))
         weft__io_wake(v);
-    else
+    else if (cur & WEFT__WORD_SLEEPER)
         weft__futex_wake(&v->wake, 1);
+    return 1;
 }
 
 void weft__wake_one(void)
@@ -264,13 +280,9 @@ void weft__wake_one(void)
     int n = weft__rt.nworkers;
     for (int i = 0; i < n; i++) {
         struct weft__worker *v = weft__rt.workers[i];
-        uint32_t zero = 0;
         if (atomic_load_explicit(&v->sleeping, memory_order_seq_cst) &&
-            atomic_compare_exchange_strong_explicit(&v->wake, &zero, 2, memory_order_acq_rel,
-                                                    memory_order_relaxed)) {
-            knock(v);
+            claim_and_knock(v, WAKE_TOKEN))
             return;
-        }
     }
     atomic_store_explicit(&weft__rt.waking, 0, memory_order_release);
 }
@@ -280,11 +292,8 @@ void weft__wake_worker(struct weft__worker *v)
     /* seq_cst: the work given to v is published before we read v->sleeping;
      * pairs with the seq_cst store in go_to_sleep. */
     weft__fence();
-    uint32_t zero = 0;
-    if (atomic_load_explicit(&v->sleeping, memory_order_seq_cst) &&
-        atomic_compare_exchange_strong_explicit(&v->wake, &zero, 1, memory_order_acq_rel,
-                                                memory_order_relaxed))
-        knock(v);
+    if (atomic_load_explicit(&v->sleeping, memory_order_seq_cst))
+        claim_and_knock(v, WEFT__WORD_WOKEN);
 }
 
 static uint64_t now_ns(void)

@@ -98,7 +98,8 @@ struct weft__worker {
     /* idling */
     _Atomic uint32_t sleeping WEFT_ALIGNED; /* 1 while in (or entering) futex sleep; seq_cst */
     _Atomic uint32_t sleep_in_ring; /* 1: sleeps in its io_uring, wake through the eventfd; seq_cst */
-    _Atomic uint32_t wake;          /* futex word: 0 none, 1 targeted wake, 2 woken with rt.waking */
+    _Atomic uint32_t wake;          /* a sync/wait.h wait word: WAITING (+SLEEPER) while idle;
+                                       WOKEN or WAKE_TOKEN (sched.c) once claimed by a waker (CAS) */
 
     /* kernel thread and its sanitizer/tool state; immutable while running */
     pthread_t pthread;
