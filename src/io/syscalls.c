@@ -25,6 +25,12 @@ static long result(int res)
     return res;
 }
 
+/* The stream and positional transfers share one path; off == -1: the
+ * file's current position. */
+enum { RING_READ, RING_WRITE, RING_RECV, RING_SEND };
+
+static long fallback_rw(int kind, int fd, void *buf, size_t n, uint64_t off, int flags);
+
 #if WEFT__HAVE_URING
 #include <fcntl.h>
 #include <liburing.h>
@@ -41,10 +47,6 @@ static int nonblocking(int fd)
     int fl = fcntl(fd, F_GETFL);
     return fl >= 0 && (fl & O_NONBLOCK);
 }
-
-enum { RING_READ, RING_WRITE, RING_RECV, RING_SEND };
-
-static long fallback_rw(int kind, int fd, void *buf, size_t n, uint64_t off, int flags);
 
 static long ring_rw(struct weft__worker *w, int kind, int fd, void *buf, size_t n, uint64_t off,
                     int flags)
@@ -156,7 +158,6 @@ static long fallback(struct call *c)
     return c->ret;
 }
 
-#if WEFT__HAVE_URING
 static long fallback_rw(int kind, int fd, void *buf, size_t n, uint64_t off, int flags)
 {
     struct call c = { .fd = fd, .buf = buf, .n = n, .flags = flags, .off = (off_t)off };
@@ -168,7 +169,6 @@ static long fallback_rw(int kind, int fd, void *buf, size_t n, uint64_t off, int
         c.op = kind == RING_RECV ? OP_RECV : OP_SEND;
     return fallback(&c);
 }
-#endif
 
 /* ---- the mirrors ---------------------------------------------------------- */
 
@@ -179,84 +179,54 @@ static long fallback_rw(int kind, int fd, void *buf, size_t n, uint64_t off, int
 static int nonblocking(int fd) { (void)fd; return 0; }
 #endif
 
+/* A transfer through the ring of the calling user thread's worker, else
+ * through a spare kernel thread (or directly from a plain kernel thread). */
+static long transfer(int kind, int fd, void *buf, size_t n, uint64_t off, int flags)
+{
+#if WEFT__HAVE_URING
+    struct weft__worker *w = ring_worker();
+    if (w)
+        return ring_rw(w, kind, fd, buf, n, off, flags);
+#endif
+    return fallback_rw(kind, fd, buf, n, off, flags);
+}
+
 ssize_t weft_read(int fd, void *buf, size_t n)
 {
-    struct weft__worker *w;
-    if (ON_RING(w)) {
-#if WEFT__HAVE_URING
-        return ring_rw(w, RING_READ, fd, buf, n, (uint64_t)-1, 0);
-#endif
-    }
-    struct call c = { .op = OP_READ, .fd = fd, .buf = buf, .n = n };
-    return fallback(&c);
+    return transfer(RING_READ, fd, buf, n, (uint64_t)-1, 0);
 }
 
 ssize_t weft_write(int fd, const void *buf, size_t n)
 {
-    struct weft__worker *w;
-    if (ON_RING(w)) {
-#if WEFT__HAVE_URING
-        return ring_rw(w, RING_WRITE, fd, (void *)buf, n, (uint64_t)-1, 0);
-#endif
-    }
-    struct call c = { .op = OP_WRITE, .fd = fd, .buf = (void *)buf, .n = n };
-    return fallback(&c);
+    return transfer(RING_WRITE, fd, (void *)buf, n, (uint64_t)-1, 0);
 }
 
 ssize_t weft_pread(int fd, void *buf, size_t n, off_t off)
 {
-    struct weft__worker *w;
     if (off < 0) {
         errno = EINVAL;
         return -1;
     }
-    if (ON_RING(w)) {
-#if WEFT__HAVE_URING
-        return ring_rw(w, RING_READ, fd, buf, n, (uint64_t)off, 0);
-#endif
-    }
-    struct call c = { .op = OP_PREAD, .fd = fd, .buf = buf, .n = n, .off = off };
-    return fallback(&c);
+    return transfer(RING_READ, fd, buf, n, (uint64_t)off, 0);
 }
 
 ssize_t weft_pwrite(int fd, const void *buf, size_t n, off_t off)
 {
-    struct weft__worker *w;
     if (off < 0) {
         errno = EINVAL;
         return -1;
     }
-    if (ON_RING(w)) {
-#if WEFT__HAVE_URING
-        return ring_rw(w, RING_WRITE, fd, (void *)buf, n, (uint64_t)off, 0);
-#endif
-    }
-    struct call c = { .op = OP_PWRITE, .fd = fd, .buf = (void *)buf, .n = n, .off = off };
-    return fallback(&c);
+    return transfer(RING_WRITE, fd, (void *)buf, n, (uint64_t)off, 0);
 }
 
 ssize_t weft_recv(int fd, void *buf, size_t n, int flags)
 {
-    struct weft__worker *w;
-    if (ON_RING(w)) {
-#if WEFT__HAVE_URING
-        return ring_rw(w, RING_RECV, fd, buf, n, 0, flags);
-#endif
-    }
-    struct call c = { .op = OP_RECV, .fd = fd, .buf = buf, .n = n, .flags = flags };
-    return fallback(&c);
+    return transfer(RING_RECV, fd, buf, n, 0, flags);
 }
 
 ssize_t weft_send(int fd, const void *buf, size_t n, int flags)
 {
-    struct weft__worker *w;
-    if (ON_RING(w)) {
-#if WEFT__HAVE_URING
-        return ring_rw(w, RING_SEND, fd, (void *)buf, n, 0, flags);
-#endif
-    }
-    struct call c = { .op = OP_SEND, .fd = fd, .buf = (void *)buf, .n = n, .flags = flags };
-    return fallback(&c);
+    return transfer(RING_SEND, fd, (void *)buf, n, 0, flags);
 }
 
 int weft_accept(int fd, struct sockaddr *addr, socklen_t *len)

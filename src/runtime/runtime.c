@@ -409,7 +409,6 @@ int weft__init_with_pool(const weft_config *cfg, const struct weft__pool_ops *po
     caller_cpu = sched_getcpu();
     for (int i = 1; i < c.workers; i++) {
         struct weft__worker *w = rt->workers[i];
-        w->own_pthread = 1;
         if (pthread_create(&w->pthread, NULL, worker_main, w) != 0)
             goto fail_threads;
         started++;

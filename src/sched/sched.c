@@ -315,8 +315,10 @@ void weft__free_thread(struct weft__worker *w, struct weft_thread *t)
     weft__stack_free(w ? &w->cache : NULL, t);
 }
 
-/* Runs on the context that follows an exiting thread: t is off its stack. */
-void weft__finish_exit(struct weft__worker *w, struct weft_thread *t)
+/* Marks t DONE and hands it on: frees it if detached, wakes its joiner if
+ * one waits. w: the caller's worker, or NULL on a kernel thread of its own
+ * (a bound thread finishing). */
+void weft__publish_done(struct weft__worker *w, struct weft_thread *t)
 {
     /* acq_rel: release publishes t->result to the joiner (pairs with its
      * acquire load of DONE); acquire pairs with the joiner's/detacher's CAS. */
@@ -330,9 +332,17 @@ void weft__finish_exit(struct weft__worker *w, struct weft_thread *t)
         weft__futex_wake(&kw->done, 1);
     } else if (old != WEFT__J_RUNNING) {
         struct weft_thread *j = (struct weft_thread *)WEFT__J_PTR(old);
-        if (j != w->current)
+        if (!w)
+            weft__ready(j);
+        else if (j != w->current) /* else the exit switched straight to it */
             weft__make_ready(w, j);
     }
+}
+
+/* Runs on the context that follows an exiting thread: t is off its stack. */
+void weft__finish_exit(struct weft__worker *w, struct weft_thread *t)
+{
+    weft__publish_done(w, t);
     /* release: the exit is complete before finalize can count it. */
     atomic_store_explicit(&w->nexited,
                           atomic_load_explicit(&w->nexited, memory_order_relaxed) + 1,
@@ -432,12 +442,6 @@ void weft__yield_front(void)
 /* ---- park / ready -------------------------------------------------------- */
 
 struct weft_thread *weft__self(void)
-{
-    struct weft__worker *w = weft__tls_worker;
-    return w ? w->current : NULL;
-}
-
-struct weft_thread *weft__sched_current(void)
 {
     struct weft__worker *w = weft__tls_worker;
     return w ? w->current : NULL;

@@ -103,7 +103,6 @@ struct weft__worker {
 
     /* kernel thread and its sanitizer/tool state; immutable while running */
     pthread_t pthread;
-    int own_pthread;                /* 1 for workers 1..n-1 */
     void *altstack;                 /* weft__altstack_push token */
     struct weft_thread *sched_slot; /* worker 0's scheduler stack */
     char *sched_stack_lo;           /* bounds of the scheduler stack (ASan) */
@@ -165,6 +164,7 @@ void weft__take_injected(struct weft__worker *w);
 void weft__mail(struct weft__worker *v, struct weft_thread *t);
 void weft__attend(struct weft__worker *w);
 void weft__finish_exit(struct weft__worker *w, struct weft_thread *t);
+void weft__publish_done(struct weft__worker *w, struct weft_thread *t);
 void weft__free_thread(struct weft__worker *w, struct weft_thread *t);
 void weft__bound_free(struct weft_thread *t);  /* thread.c */
 void weft__bound_free_all(void);               /* finalize: the unjoined ones */

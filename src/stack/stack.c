@@ -44,6 +44,7 @@
 #include <unistd.h>
 
 #include "base/base.h"
+#include "sched/park.h"
 
 #if WEFT__HAVE_VALGRIND
 #include <valgrind/valgrind.h>
@@ -159,7 +160,7 @@ static struct weft__stack_class *class_for(size_t size)
 }
 
 /* Installs the guard of every slot in [base, base+len); returns the mode. */
-static uint8_t guard_slab(char *base, size_t len, size_t slot, size_t nslots)
+static uint8_t guard_slab(char *base, size_t slot, size_t nslots)
 {
     pthread_mutex_lock(&g.lock);
     int try_madvise = g.madvise_ok != 0;
@@ -194,7 +195,6 @@ static uint8_t guard_slab(char *base, size_t len, size_t slot, size_t nslots)
         weft__notice("guard pages would exceed vm.max_map_count; further stacks are "
                      "canary-checked (raise it, e.g. sysctl -w vm.max_map_count=1048576, "
                      "or use Linux >= 6.13, for a guard page on every stack)");
-    (void)len;
     return WEFT__GUARD_CANARY;
 }
 
@@ -210,7 +210,7 @@ static int grow_class(struct weft__stack_class *c)
     if (base == MAP_FAILED)
         return ENOMEM;
     madvise(base, len, MADV_NOHUGEPAGE);
-    uint8_t mode = guard_slab(base, len, c->slot_bytes, n);
+    uint8_t mode = guard_slab(base, c->slot_bytes, n);
 
     pthread_mutex_lock(&g.lock);
     if (g.nslabs == g.cap) {
@@ -430,7 +430,6 @@ void weft__stack_stats(struct weft__stack_stats *out)
 
 /* ---- overflow report ----------------------------------------------------- */
 
-struct weft_thread *weft__sched_current(void); /* sched.c: NULL off user threads */
 
 static struct sigaction old_segv;
 static int segv_installed;
@@ -485,7 +484,7 @@ void weft__stack_check_slow(const struct weft_thread *t)
 
 static void on_segv(int sig, siginfo_t *si, void *uc)
 {
-    struct weft_thread *t = weft__sched_current();
+    struct weft_thread *t = weft__self();
     if (t && t->cls && (t->guard == WEFT__GUARD_MADVISE || t->guard == WEFT__GUARD_MPROTECT)) {
         char *a = si->si_addr;
         if (a >= t->stack_lo - PAGE && a < t->stack_lo)

@@ -140,16 +140,7 @@ void weft__bound_free_all(void)
 
 static void bound_finish(struct weft_thread *t)
 {
-    uintptr_t old = atomic_exchange_explicit(&t->join, WEFT__J_DONE, memory_order_acq_rel);
-    if (old & WEFT__J_DETACHED) {
-        weft__bound_free(t);
-    } else if (old & WEFT__J_KWAIT) {
-        struct weft__kwaiter *kw = (struct weft__kwaiter *)WEFT__J_PTR(old);
-        atomic_store_explicit(&kw->done, 1, memory_order_release);
-        weft__futex_wake(&kw->done, 1);
-    } else if (old != WEFT__J_RUNNING) {
-        weft__ready((struct weft_thread *)WEFT__J_PTR(old));
-    }
+    weft__publish_done(NULL, t);
     /* release: the thread's effects are visible to finalize. */
     atomic_fetch_sub_explicit(&weft__rt.bound_live, 1, memory_order_release);
 }
@@ -218,6 +209,20 @@ WEFT_INLINE int spawn_child_first(struct weft__worker *w, struct weft_thread *se
     return 0;
 }
 
+/* The per-spawn fields of a slot (the stack fields stay from its carving). */
+WEFT_INLINE void init_thread(struct weft__worker *w, struct weft_thread *t, weft_fn fn, void *arg,
+                             const char *name, int detached)
+{
+    t->fn = fn;
+    t->arg = arg;
+    t->name = name;
+    t->id = new_id(w);
+    /* relaxed: t is published by the switch or queue that follows */
+    atomic_store_explicit(&t->join, detached ? WEFT__J_DETACHED : WEFT__J_RUNNING,
+                          memory_order_relaxed);
+    weft__san_thread_created(t);
+}
+
 WEFT_INLINE void count_spawn(struct weft__worker *w)
 {
     /* relaxed: only this worker writes it; see live_threads() */
@@ -246,13 +251,7 @@ static WEFT_NOINLINE int spawn_slow(weft_thread **out, weft_fn fn, void *arg, co
     struct weft_thread *t = weft__stack_alloc(w ? &w->cache : NULL, size);
     if (!t)
         return ENOMEM;
-    t->fn = fn;
-    t->arg = arg;
-    t->name = attr->name;
-    t->id = new_id(w);
-    atomic_store_explicit(&t->join, attr->detached ? WEFT__J_DETACHED : WEFT__J_RUNNING,
-                          memory_order_relaxed);
-    weft__san_thread_created(t);
+    init_thread(w, t, fn, arg, attr->name, attr->detached);
     if (out)
         *out = t;
     if (w) {
@@ -279,12 +278,7 @@ int weft_spawn(weft_thread **out, weft_fn fn, void *arg, const weft_attr *attr)
     if (WEFT_UNLIKELY(attr || !w || !fn || !out || !(self = w->current) ||
                       weft__rt.policy != WEFT_WORK_FIRST || !(t = weft__stack_cache_pop(&w->cache))))
         return spawn_slow(out, fn, arg, attr);
-    t->fn = fn;
-    t->arg = arg;
-    t->name = NULL;
-    t->id = new_id(w);
-    atomic_store_explicit(&t->join, WEFT__J_RUNNING, memory_order_relaxed);
-    weft__san_thread_created(t);
+    init_thread(w, t, fn, arg, NULL, 0);
     *out = t;
     count_spawn(w);
     return spawn_child_first(w, self, t);
