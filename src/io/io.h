@@ -58,10 +58,4 @@ void weft__io_counters(struct weft__io_counters *out);
  * prepared in w's ring). Returns req->res. */
 int weft__io_wait(struct weft__worker *w, struct weft__io_req *req, int nsqe);
 
-/* Runs fn(arg) on a spare kernel thread while the calling user thread is
- * parked (spares are pooled, at most WEFT__SPARES_MAX at once; more wait).
- * errno after the call is fn's. */
-int weft__offload(void (*fn)(void *), void *arg);
-void weft__spares_shutdown(void);
-
 #endif

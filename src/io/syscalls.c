@@ -2,8 +2,9 @@
  *
  * From a user thread on a worker with a ring: prepare the SQE, park, return
  * the completion's result (errno = -res on failure), exactly as the call
- * mirrored. Without a ring: the same call on a spare kernel thread
- * (blocking.c). From a plain kernel thread: the call itself.
+ * mirrored. Without a ring: the call itself, its worker handed to another
+ * kernel thread meanwhile (sched/machine.c). From a plain kernel thread:
+ * the call itself.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 #include "io/io.h"
+#include "sched/machine.h"
 #include "sched/sched.h"
 
 static long result(int res)
@@ -148,13 +150,14 @@ static void run_call(void *arg)
     c->ret = direct(c);
 }
 
-/* Not on a ring: directly from a plain kernel thread, through a spare
- * kernel thread from a user thread. */
+/* Not on a ring: directly from a plain kernel thread; from a user thread,
+ * directly too, while its worker is handed to another kernel thread
+ * (sched/machine.c). */
 static long fallback(struct call *c)
 {
     if (!weft__self())
         return direct(c);
-    weft__offload(run_call, c);
+    weft__handoff_call(run_call, c);
     return c->ret;
 }
 

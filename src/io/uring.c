@@ -21,8 +21,9 @@
  * the ring; the sleeping/wake protocol is the futex one (sched.c), with
  * sleep_in_ring telling the waker which door to knock on.
  *
- * Rings are created lazily by the worker's own kernel thread (so
- * IORING_SETUP_SINGLE_ISSUER holds) on its first weft_* call. Where the
+ * Rings are created lazily on a worker's first weft_* call. A worker may
+ * move to another kernel thread around weft_blocking (sched/machine.c), so
+ * the ring is not IORING_SETUP_SINGLE_ISSUER. Where the
  * kernel refuses io_uring (old kernel, seccomp) or WEFT_IO=blocking, calls
  * run on spare kernel threads instead (blocking.c), after a one-line notice.
  * Rejected: one ring for all workers (a lock on every call, and a single
@@ -69,7 +70,7 @@ int weft__io_uring_usable(void)
     const char *env = getenv("WEFT_IO");
     if (env && !strcmp(env, "blocking")) {
         u = 0;
-        weft__notice("WEFT_IO=blocking: blocking calls run on spare kernel threads");
+        weft__notice("WEFT_IO=blocking: blocking calls run in place, their worker handed to another kernel thread");
     } else {
         if (env && strcmp(env, "uring") && strcmp(env, "auto"))
             weft__notice("ignoring WEFT_IO=\"%s\": expected uring, blocking or auto; using auto", env);
@@ -79,7 +80,7 @@ int weft__io_uring_usable(void)
         if (rc == 0)
             io_uring_queue_exit(&probe);
         else
-            weft__notice("io_uring unavailable (%s): blocking calls run on spare kernel threads",
+            weft__notice("io_uring unavailable (%s): blocking calls run in place, their worker handed to another kernel thread",
                          strerror(-rc));
     }
     atomic_store_explicit(&usable, u, memory_order_relaxed);
@@ -96,7 +97,7 @@ struct io_uring *weft__io_ring(struct weft__worker *w)
     if (!io)
         return NULL;
     int rc = io_uring_queue_init(RING_ENTRIES, &io->ring,
-                                 IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_COOP_TASKRUN);
+                                 IORING_SETUP_COOP_TASKRUN);
     if (rc == -EINVAL)
         rc = io_uring_queue_init(RING_ENTRIES, &io->ring, 0);
     if (rc != 0) {
@@ -260,7 +261,7 @@ void weft__io_counters(struct weft__io_counters *out)
 int weft__io_uring_usable(void)
 {
     if (atomic_exchange(&usable, 0) != 0)
-        weft__notice("built without liburing: blocking calls run on spare kernel threads");
+        weft__notice("built without liburing: blocking calls run in place, their worker handed to another kernel thread");
     return 0;
 }
 struct io_uring *weft__io_ring(struct weft__worker *w) { (void)w; return NULL; }

@@ -6,6 +6,5 @@
 
 void weft__runtime_stop_hooks(void)
 {
-    weft__spares_shutdown();
     weft__timer_shutdown();
 }

@@ -22,6 +22,7 @@
 
 #include "io/io.h"
 #include "os/futex.h"
+#include "sched/machine.h"
 #include "sched/sched.h"
 #include "stack/stack.h"
 #include "sync/wait.h"
@@ -156,68 +157,53 @@ void weft_config_default(weft_config *cfg)
 
 /* ---- workers ------------------------------------------------------------- */
 
-static void worker_kernel_setup(struct weft__worker *w)
-{
-    weft__tls_worker = w;
-    w->errno_loc = &errno;
-    w->altstack = weft__altstack_push();
-    weft__san_worker_started(w);
-}
-
-static _Atomic uint32_t workers_up; /* workers 1..n-1 that reached their loop */
-
 /* Workers 1..n-1 are pinned round-robin to the CPUs of the caller's mask,
  * starting after the CPU the caller runs on; worker 0 is the caller's own
  * kernel thread and keeps its affinity. Without pinning, a new worker may
  * share a CPU with the caller for a whole time slice and steal nothing.
- * WEFT_AFFINITY=0 disables it. */
-static int caller_cpu; /* the CPU weft_init ran on */
-
-static void pin_worker(struct weft__worker *w)
+ * The machine that runs a worker pins itself to the worker's CPU (a worker
+ * may move between kernel threads: sched/machine.c). WEFT_AFFINITY=0
+ * disables it. */
+static void assign_cpus(struct weft__rt *rt)
 {
+    for (int i = 0; i < rt->nworkers; i++)
+        rt->workers[i]->cpu = -1;
     const char *env = getenv("WEFT_AFFINITY");
     if (env && !strcmp(env, "0"))
         return;
-    cpu_set_t mask, one;
-    if (pthread_getaffinity_np(weft__rt.main_pthread, sizeof mask, &mask) != 0)
+    cpu_set_t mask;
+    if (pthread_getaffinity_np(pthread_self(), sizeof mask, &mask) != 0)
         return;
     int n = CPU_COUNT(&mask);
     if (n < 2)
         return;
-    int cpus[CPU_SETSIZE], k = 0, here = caller_cpu, start = 0;
+    int cpus[CPU_SETSIZE], k = 0, here = sched_getcpu(), start = 0;
     for (int c = 0; c < CPU_SETSIZE && k < n; c++)
         if (CPU_ISSET(c, &mask)) {
             if (c == here)
                 start = k;
             cpus[k++] = c;
         }
-    CPU_ZERO(&one);
-    CPU_SET(cpus[(start + w->id) % k], &one);
-    pthread_setaffinity_np(pthread_self(), sizeof one, &one);
+    for (int i = 1; i < rt->nworkers; i++)
+        rt->workers[i]->cpu = cpus[(start + i) % k];
 }
 
-static void *worker_main(void *arg)
+/* Every worker's scheduler runs on a stack slot of its own, so that any
+ * machine can resume it. */
+static int sched_context_new(struct weft__worker *w)
 {
-    struct weft__worker *w = arg;
-    worker_kernel_setup(w);
-    pin_worker(w);
-    pthread_attr_t a;
-    if (pthread_getattr_np(pthread_self(), &a) == 0) {
-        void *lo;
-        size_t sz;
-        pthread_attr_getstack(&a, &lo, &sz);
-        w->sched_stack_lo = lo;
-        w->sched_stack_size = sz;
-        pthread_attr_destroy(&a);
-    }
-    /* release: our setup is done; pairs with the acquire in weft_init. */
-    atomic_fetch_add_explicit(&workers_up, 1, memory_order_release);
-    weft__futex_wake(&workers_up, 1);
-    weft__worker_loop(w);
-    weft__stack_cache_drain(&w->cache);
-    weft__altstack_pop(w->altstack);
-    weft__tls_worker = NULL;
-    return NULL;
+    w->sched_slot = weft__stack_alloc(NULL, SCHED_STACK);
+    if (!w->sched_slot)
+        return -1;
+    w->sched_stack_lo = w->sched_slot->stack_lo;
+    w->sched_stack_size = w->sched_slot->stack_size;
+#if defined(WEFT_SANITIZE_THREAD)
+    weft__san_thread_created(w->sched_slot);
+    w->sched_fiber = w->sched_slot->san_fiber;
+    w->sched_slot->san_fiber = NULL;
+#endif
+    w->sched_sp = weft__ctx_make(w->sched_slot, weft__sched_entry, w);
+    return 0;
 }
 
 static struct weft__worker *worker_new(int id)
@@ -239,6 +225,13 @@ static void worker_free(struct weft__worker *w)
 {
     if (!w)
         return;
+    if (w->sched_slot) {
+#if defined(WEFT_SANITIZE_THREAD)
+        w->sched_slot->san_fiber = w->sched_fiber;
+        weft__san_thread_destroyed(w->sched_slot);
+#endif
+        weft__stack_free(NULL, w->sched_slot);
+    }
     weft__io_worker_fini(w);
     weft__deque_destroy(&w->dq);
     free(w);
@@ -253,8 +246,9 @@ static void release_all(int nstarted)
         atomic_store_explicit(&v->wake, WEFT__WORD_WOKEN, memory_order_seq_cst);
         weft__futex_wake(&v->wake, 1);
     }
+    weft__machines_shutdown(); /* their loops end; every kernel thread weft started ends */
     for (int i = 1; i < nstarted; i++)
-        pthread_join(rt->workers[i]->pthread, NULL);
+        weft__stack_cache_drain(&rt->workers[i]->cache);
     const char *stats = getenv("WEFT_STATS");
     if (stats && *stats && strcmp(stats, "0") != 0)
         for (int i = 0; i < nstarted; i++) {
@@ -277,14 +271,6 @@ static void release_all(int nstarted)
         if (w0->altstack)
             weft__altstack_pop(w0->altstack);
     }
-#if defined(WEFT_SANITIZE_THREAD)
-    /* The initial thread's fiber is the caller's own; worker 0's scheduler
-     * fiber was created for it. */
-    if (w0 && w0->sched_slot && w0->sched_fiber) {
-        w0->sched_slot->san_fiber = w0->sched_fiber;
-        weft__san_thread_destroyed(w0->sched_slot);
-    }
-#endif
     free(rt->main);
     weft__bound_free_all();
     for (int i = 0; rt->workers && i < rt->nworkers; i++)
@@ -382,41 +368,31 @@ int weft__init_with_pool(const weft_config *cfg, const struct weft__pool_ops *po
     }
     rt->main_pthread = pthread_self();
 
-    /* worker 0 = this kernel thread; its scheduler gets a slot of its own */
+    /* worker 0 = this kernel thread (the "main" one); every worker's
+     * scheduler gets a slot of its own */
+    for (int i = 0; i < c.workers; i++)
+        if (sched_context_new(rt->workers[i]) != 0)
+            goto fail_workers;
+    assign_cpus(rt);
     struct weft__worker *w0 = rt->workers[0];
-    w0->sched_slot = weft__stack_alloc(NULL, SCHED_STACK);
-    if (!w0->sched_slot)
-        goto fail_workers;
-    worker_kernel_setup(w0);
-    w0->pthread = pthread_self();
-    w0->sched_stack_lo = w0->sched_slot->stack_lo;
-    w0->sched_stack_size = w0->sched_slot->stack_size;
-#if defined(WEFT_SANITIZE_THREAD)
-    m->san_fiber = w0->sched_fiber;  /* the caller's own fiber */
-    w0->sched_fiber = NULL;
-    weft__san_thread_created(w0->sched_slot);
-    w0->sched_fiber = w0->sched_slot->san_fiber;
-    w0->sched_slot->san_fiber = NULL;
-#endif
-    w0->sched_sp = weft__ctx_make(w0->sched_slot, weft__sched_entry, w0);
+    weft__tls_worker = w0;
+    w0->errno_loc = &errno;
+    w0->altstack = weft__altstack_push();
+    m->san_fiber = weft__san_current_fiber(); /* the caller's own fiber (TSan) */
     w0->current = m;
     m->worker = w0;
     m->id = atomic_fetch_add(&rt->id_next, 1);
 
     int started = 1;
     rc = EAGAIN;
-    atomic_store(&workers_up, 0);
-    caller_cpu = sched_getcpu();
     for (int i = 1; i < c.workers; i++) {
-        struct weft__worker *w = rt->workers[i];
-        if (pthread_create(&w->pthread, NULL, worker_main, w) != 0)
+        if (weft__machine_start(rt->workers[i]) != 0)
             goto fail_threads;
         started++;
     }
     /* Return with every worker in its loop: work spawned right away is
      * stolen at once instead of waiting for kernel threads to start. */
-    for (uint32_t up; (up = atomic_load_explicit(&workers_up, memory_order_acquire)) < (uint32_t)(started - 1);)
-        weft__futex_wait(&workers_up, up, NULL);
+    weft__machines_wait_up((uint32_t)(started - 1));
     atomic_store_explicit(&rt->state, RT_RUNNING, memory_order_release);
     return 0;
 
@@ -460,8 +436,11 @@ int weft_finalize(void)
         if (inj)
             weft__make_ready(w, inj);
         struct weft_thread *next = weft__pick_local(w);
-        if (next) {
+        /* NULL with a reclaim pending: worker 0 goes back to the main kernel
+         * thread through the scheduler (sched/machine.c) */
+        if (next || (atomic_load_explicit(&w->attn, memory_order_relaxed) & WEFT__ATTN_RECLAIM)) {
             weft__switch(w, rt->main, next, (uintptr_t)rt->main | XF_YIELD);
+            w = rt->main->worker;
             nap_ns = 1000;
             continue;
         }
@@ -470,6 +449,8 @@ int weft_finalize(void)
         if (nap_ns < 1000000)
             nap_ns *= 2;
     }
+    /* every blocking call has returned: worker 0 is on this kernel thread */
+    WEFT_ASSERT(weft__tls_worker == w && !weft__tls_home);
     int expect = RT_RUNNING;
     if (!atomic_compare_exchange_strong(&rt->state, &expect, RT_STOPPING))
         return EINVAL;
@@ -490,8 +471,6 @@ int weft_worker_id(void)
     struct weft__worker *w = weft__tls_worker;
     return w ? w->id : -1;
 }
-
-uint64_t weft__spares_handoffs(void);
 
 int weft_stats_get(weft_stats *out)
 {
@@ -515,6 +494,6 @@ int weft_stats_get(weft_stats *out)
     out->io_calls = c.calls;
     out->io_enters = c.enters;
     out->io_completions = c.reaped;
-    out->io_offloaded = weft__spares_handoffs();
+    weft__machines_counters(&out->io_handoffs, &out->io_offloaded);
     return 0;
 }

@@ -1,5 +1,6 @@
 /* san.c: the sanitizer side of a fiber switch (built into every library,
  * active only in sanitizer builds). */
+#include "sched/machine.h"
 #include "sched/sched.h"
 
 #if defined(WEFT_SANITIZE_ADDRESS) || defined(WEFT_SANITIZE_THREAD)
@@ -84,12 +85,24 @@ void weft__san_thread_destroyed(struct weft_thread *t)
 #endif
 }
 
-void weft__san_worker_started(struct weft__worker *w)
+void weft__san_switch_to_home(void **fake_save, struct weft__home *h)
+{
+#if defined(WEFT_SANITIZE_ADDRESS)
+    __sanitizer_start_switch_fiber(fake_save, h->lo, h->size);
+#else
+    (void)fake_save;
+#endif
+#if defined(WEFT_SANITIZE_THREAD)
+    __tsan_switch_to_fiber(h->fiber, 0);
+#endif
+}
+
+void *weft__san_current_fiber(void)
 {
 #if defined(WEFT_SANITIZE_THREAD)
-    w->sched_fiber = __tsan_get_current_fiber();
+    return __tsan_get_current_fiber();
 #else
-    (void)w;
+    return NULL;
 #endif
 }
 

@@ -22,6 +22,7 @@
 
 #include "io/io.h"
 #include "os/futex.h"
+#include "sched/machine.h"
 #include "sync/wait.h"
 
 struct weft__rt weft__rt;
@@ -176,7 +177,7 @@ static struct weft_thread *steal_work(struct weft__worker *w)
             if (t == WEFT__STEAL_EMPTY)
                 break;
             if (t != WEFT__STEAL_ABORT) {
-                w->nsteals++;
+                __atomic_store_n(&w->nsteals, w->nsteals + 1, __ATOMIC_RELAXED);
                 /* More left there and someone asleep: pass the wake on. */
                 if (weft__deque_size_hint(&v->dq) > 0)
                     weft__maybe_wake();
@@ -225,7 +226,7 @@ static int has_work_anywhere(struct weft__worker *w)
 
 static void go_to_sleep(struct weft__worker *w)
 {
-    w->nsleeps++;
+    __atomic_store_n(&w->nsleeps, w->nsleeps + 1, __ATOMIC_RELAXED); /* weft_stats_get reads it */
     /* I/O in flight: sleep in the ring, where completions also wake us. */
     int ring = weft__io_pending(w);
     atomic_store_explicit(&w->sleep_in_ring, (uint32_t)ring, memory_order_seq_cst);
@@ -371,6 +372,8 @@ void weft__worker_loop(struct weft__worker *w)
     unsigned rounds = 0;
     uint64_t idle_since = 0;
     for (;;) {
+        if (WEFT_UNLIKELY(atomic_load_explicit(&w->attn, memory_order_relaxed) & WEFT__ATTN_RECLAIM))
+            weft__sched_release(w);
         struct weft_thread *t = find_work(w);
         if (t) {
             idle_since = 0;
@@ -399,16 +402,19 @@ void weft__worker_loop(struct weft__worker *w)
     }
 }
 
-/* Entry of worker 0's scheduler context, first resumed when the initial
- * thread has nothing else to switch to. It never returns: finalize runs on
- * the initial thread and simply drops this context. */
+/* Entry of a worker's scheduler context (on its own stack slot), first
+ * resumed by the machine that starts the worker or, for worker 0, when the
+ * initial thread has nothing else to switch to. When finalize stops the
+ * workers the loop ends and the context returns to its machine's home;
+ * worker 0's is simply dropped (finalize runs on the initial thread). */
 void weft__sched_entry(void *xfer, void *data)
 {
     struct weft__worker *w = data;
     weft__san_resumed(NULL);
     weft__handle_xfer(w, (uintptr_t)xfer);
     weft__worker_loop(w);
-    weft__panic("sched: worker 0's scheduler left its loop while the initial thread waits");
+    weft__sched_go_home(w, 0);
+    weft__panic("sched: worker %d resumed after its loop ended", w->id);
 }
 
 /* ---- yield to the front --------------------------------------------------- */
@@ -435,7 +441,7 @@ void weft__yield_front(void)
         return;
     }
     struct weft_thread *next = weft__pick_local(w);
-    if (next)
+    if (next || (atomic_load_explicit(&w->attn, memory_order_relaxed) & WEFT__ATTN_RECLAIM))
         weft__switch(w, self, next, (uintptr_t)self | XF_FRONT);
 }
 

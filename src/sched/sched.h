@@ -101,10 +101,15 @@ struct weft__worker {
     _Atomic uint32_t wake;          /* a sync/wait.h wait word: WAITING (+SLEEPER) while idle;
                                        WOKEN or WAKE_TOKEN (sched.c) once claimed by a waker (CAS) */
 
-    /* kernel thread and its sanitizer/tool state; immutable while running */
-    pthread_t pthread;
-    void *altstack;                 /* weft__altstack_push token */
-    struct weft_thread *sched_slot; /* worker 0's scheduler stack */
+    /* hand-off (machine.c): the worker moves between kernel threads */
+    _Atomic uint64_t lend;          /* gen<<2 | LEND_*: lent to another machine */
+    uint64_t lend_gen;              /* owner */
+    _Atomic uint32_t claim;         /* worker 0: the main kernel thread wants it back */
+    int cpu;                        /* CPU its machine pins itself to, -1: none; immutable */
+
+    /* scheduler context and its sanitizer/tool state; immutable while running */
+    void *altstack;                 /* worker 0: weft__altstack_push token */
+    struct weft_thread *sched_slot; /* the scheduler's stack */
     char *sched_stack_lo;           /* bounds of the scheduler stack (ASan) */
     size_t sched_stack_size;
     void *sched_fake_stack;         /* ASan */
@@ -144,6 +149,7 @@ extern __thread struct weft_thread *weft__tls_bound __attribute__((tls_model("in
 #define WEFT__ATTN_MAIL 1u /* the mailbox is not empty */
 #define WEFT__ATTN_WANT 2u /* a thief asks for yielded threads */
 #define WEFT__ATTN_IO   4u /* this worker has I/O queued or in flight (owner only) */
+#define WEFT__ATTN_RECLAIM 8u /* worker 0: the main kernel thread claims it back (machine.c) */
 
 /* xfer tags (low bits of a 64-byte aligned descriptor or 8-aligned record) */
 enum { XF_NONE = 0, XF_PUSH = 1, XF_YIELD = 2, XF_PARK = 3, XF_EXIT = 4, XF_FRONT = 5 };
@@ -261,8 +267,13 @@ WEFT_INLINE void weft__push_yield(struct weft__worker *w, struct weft_thread *t)
 WEFT_INLINE struct weft_thread *weft__pick_local(struct weft__worker *w)
 {
     /* relaxed: a hint; weft__attend re-reads under the mailbox lock. */
-    if (WEFT_UNLIKELY(atomic_load_explicit(&w->attn, memory_order_relaxed)))
+    if (WEFT_UNLIKELY(atomic_load_explicit(&w->attn, memory_order_relaxed))) {
         weft__attend(w);
+        /* worker 0 must go back to the main kernel thread: through the
+         * scheduler context, which releases it */
+        if (atomic_load_explicit(&w->attn, memory_order_relaxed) & WEFT__ATTN_RECLAIM)
+            return NULL;
+    }
     /* relaxed: a hint. Threads injected by plain kernel threads must not
      * starve behind a worker that never returns to its scheduler. */
     if (WEFT_UNLIKELY(atomic_load_explicit(&weft__rt.ninj, memory_order_relaxed)))

@@ -385,8 +385,12 @@ void weft_yield(void)
         return;
     }
     struct weft_thread *next = weft__pick_local(w);
-    if (!next)
+    if (!next) {
+        /* worker 0 is claimed back (machine.c): leave through the scheduler */
+        if (WEFT_UNLIKELY(atomic_load_explicit(&w->attn, memory_order_relaxed) & WEFT__ATTN_RECLAIM))
+            weft__switch(w, self, NULL, (uintptr_t)self | XF_YIELD);
         return;
+    }
     if (WEFT_LIKELY(!weft__rt.pool)) {
         /* Our own FIFO: nobody else can resume us from it before we are
          * switched out, so no hand-off is needed. */
@@ -403,7 +407,7 @@ void weft_exit(void *result)
     struct weft_thread *self = w ? w->current : NULL;
     if (self && !self->pinned)
         thread_exit(self, result);
-    if (!w && weft__tls_bound) {
+    if (!w && weft__tls_bound && weft__tls_bound->bound) {
         struct weft_thread *t = weft__tls_bound;
         weft__tls_bound = NULL;
         t->result = result;

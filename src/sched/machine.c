@@ -1,0 +1,461 @@
+/* machine.c: the kernel threads that run workers ("machines"), and the
+ * hand-off of a worker to another machine around a blocking call.
+ *
+ * Design
+ * ------
+ * A worker (deque, yield FIFO, mailbox, ring, stack cache, and a scheduler
+ * context on a stack slot of its own) is run by one kernel thread at a time,
+ * but not always the same one. Every kernel thread weft starts is a machine:
+ * it keeps a "home" context on its own stack and from there enters the
+ * scheduler context of the worker it is given. Workers 1..n-1 start on
+ * machines of their own; worker 0 is run by the kernel thread that called
+ * weft_init (the "main" kernel thread), which has no home: the initial user
+ * thread lives on its stack.
+ *
+ * weft_blocking(fn, arg) on a user thread T of worker w, machine K (seed 2's
+ * scheduler activations; Go's hand-off at system-call entry):
+ *  1. K lends w to an idle machine S (or a new one) and wakes it; w's lend
+ *     word says gen|PENDING. K drops its worker (T acts as a thread of its
+ *     own meanwhile) and runs fn(arg) on T's stack: T keeps its kernel
+ *     thread, its thread-local state and its stack for the call.
+ *  2. S takes w (CAS gen|PENDING -> gen|TAKEN) and resumes w's scheduler
+ *     context: the other user threads of w run on S.
+ *  3. fn returns. If S has not taken w yet, K cancels the lend (CAS) and
+ *     goes on with w as if nothing happened: a short call costs one wake-up.
+ *     Otherwise K has no worker: it saves T's context, switches to its home
+ *     and injects T, which any worker resumes; K becomes an idle machine.
+ *     The main kernel thread cannot leave the initial thread's stack, so it
+ *     claims worker 0 back instead: it raises WEFT__ATTN_RECLAIM, and the
+ *     machine running worker 0 releases it at its next scheduling point.
+ * The initial thread stays on worker 0 (it is never stolen), so it runs on
+ * the main kernel thread except while that kernel thread is inside another
+ * user thread's blocking call: then it goes on running on the machine that
+ * holds worker 0 (holding it back would deadlock a program whose initial
+ * thread feeds the blocked call). weft_finalize therefore always returns on
+ * the main kernel thread: by then every blocking call has returned and the
+ * main kernel thread has claimed worker 0 back.
+ *
+ * Idle machines wait on a futex word of their own. They also serve the
+ * overflow queue: when the number of machines reaches its bound, a blocking
+ * call is queued and runs on the next machine that becomes idle while its
+ * user thread parks (the same path serves weft_* calls where io_uring is
+ * unavailable and no machine can be had).
+ */
+#define _GNU_SOURCE
+#include "sched/machine.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "io/io.h"
+#include "os/futex.h"
+#include "sched/sched.h"
+#include "sync/wait.h"
+
+#define MACHINES_MAX   1024             /* machines beyond the workers' own */
+#define MACHINE_STACK  ((size_t)64 << 10) /* home stacks: only scheduler glue runs there */
+
+enum { LEND_PENDING = 1, LEND_TAKEN = 2, LEND_CANCELLED = 3 };
+enum { GO_IDLE = 0, GO_JOB = 1, GO_STOP = 2 };
+enum { CLAIM_NONE = 0, CLAIM_WAITING = 1, CLAIM_GRANTED = 2 };
+
+/* Home-context xfer: why a machine came back from a worker's scheduler. */
+#define HOME_LOOP_ENDED ((uintptr_t)0) /* finalize stopped the worker */
+#define HOME_RELEASED   ((uintptr_t)2) /* worker 0 released to the main kernel thread */
+#define HOME_INJECT     ((uintptr_t)1) /* tag: the thread left behind must be injected */
+
+struct offload {
+    void (*fn)(void *);
+    void *arg;
+    struct weft_thread *self; /* parked caller; readied once fn returned */
+    int err;                  /* fn's errno */
+    struct offload *next;     /* under mp.lock */
+};
+
+struct machine {
+    pthread_t pt;
+    _Atomic uint32_t go;      /* GO_*: futex word while idle */
+    struct weft__worker *job; /* worker to take: written before go = GO_JOB */
+    uint64_t job_lend;        /* the lend word value to take it with; 0: no lend (start-up) */
+    struct offload *req;      /* or a call to run */
+    struct machine *next;     /* idle list; under mp.lock */
+    int cpu;                  /* CPU this kernel thread is pinned to, -1: none */
+};
+
+static struct {
+    pthread_mutex_t lock;
+    struct machine *idle;          /* under lock */
+    struct offload *head, *tail;   /* queued calls; under lock */
+    struct machine **all;          /* every machine started; under lock */
+    int nall, cap_all;             /* under lock */
+    int nspares;                   /* machines beyond the workers' own; under lock */
+    int stopping;                  /* under lock */
+    uint64_t handoffs, offloads;   /* under lock */
+    _Atomic uint32_t up;           /* machines that reached their first job (start-up) */
+} mp = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+__thread struct weft__home *weft__tls_home __attribute__((tls_model("initial-exec")));
+
+/* ---- entering and leaving a worker ---------------------------------------- */
+
+static void pin_to(struct machine *m, int cpu)
+{
+    if (cpu < 0 || cpu == m->cpu)
+        return;
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    if (pthread_setaffinity_np(pthread_self(), sizeof one, &one) == 0)
+        m->cpu = cpu;
+}
+
+/* From home: runs w's scheduler context until it comes back; returns why. */
+static uintptr_t run_worker(struct machine *m, struct weft__home *h, struct weft__worker *w)
+{
+    pin_to(m, w->cpu);
+    weft__tls_worker = w;
+    w->errno_loc = &errno;
+    w->current = NULL;
+    weft__san_switch_to_sched(&h->fake, w);
+    uintptr_t x = (uintptr_t)weft__ctx_switch(&h->sp, w->sched_sp, NULL);
+    weft__san_resumed(h->fake);
+    weft__tls_worker = NULL;
+    return x;
+}
+
+/* From w's scheduler context: back to this machine's home with x. Returns
+ * (with an xfer to handle) when the context is resumed, by whichever
+ * kernel thread runs w then. */
+uintptr_t weft__sched_go_home(struct weft__worker *w, uintptr_t x)
+{
+    struct weft__home *h = weft__tls_home;
+    if (!h)
+        weft__panic("sched: worker %d has no home to return to on the main kernel thread", w->id);
+    weft__san_switch_to_home(&w->sched_fake_stack, h);
+    x = (uintptr_t)weft__ctx_switch(&w->sched_sp, h->sp, (void *)x);
+    weft__san_resumed(w->sched_fake_stack);
+    return x;
+}
+
+void weft__sched_release(struct weft__worker *w)
+{
+    atomic_fetch_and_explicit(&w->attn, ~WEFT__ATTN_RECLAIM, memory_order_relaxed);
+    weft__handle_xfer(w, weft__sched_go_home(w, HOME_RELEASED));
+}
+
+/* ---- machines --------------------------------------------------------------- */
+
+static void serve_offload(struct offload *o)
+{
+    errno = 0;
+    o->fn(o->arg);
+    o->err = errno;
+    struct weft_thread *t = o->self; /* o dies once t runs */
+    weft__ready(t);
+}
+
+static void *machine_main(void *arg)
+{
+    struct machine *m = arg;
+    struct weft__home home;
+    memset(&home, 0, sizeof home);
+    pthread_attr_t a;
+    if (pthread_getattr_np(pthread_self(), &a) == 0) {
+        void *lo;
+        size_t sz;
+        pthread_attr_getstack(&a, &lo, &sz);
+        home.lo = lo;
+        home.size = sz;
+        pthread_attr_destroy(&a);
+    }
+    home.fiber = weft__san_current_fiber();
+    weft__tls_home = &home;
+    void *altstack = weft__altstack_push();
+
+    int startup = m->job && !m->job_lend;
+    for (;;) {
+        if (m->job) {
+            struct weft__worker *w = m->job;
+            uint64_t want = m->job_lend;
+            m->job = NULL;
+            if (startup) {
+                startup = 0;
+                /* release: our setup is done; pairs with the acquire in
+                 * weft__machines_wait_up. */
+                atomic_fetch_add_explicit(&mp.up, 1, memory_order_release);
+                weft__futex_wake(&mp.up, 1);
+            }
+            /* acq_rel: acquire the lender's last writes to w; a failed CAS
+             * means the lender took w back already (the call was short). */
+            if (!want || atomic_compare_exchange_strong_explicit(&w->lend, &want,
+                                                                 (want & ~(uint64_t)3) | LEND_TAKEN,
+                                                                 memory_order_acq_rel,
+                                                                 memory_order_relaxed)) {
+                uintptr_t x = run_worker(m, &home, w);
+                if (x == HOME_RELEASED) {
+                    /* release: w's state is the main kernel thread's again. */
+                    atomic_store_explicit(&w->claim, CLAIM_GRANTED, memory_order_release);
+                    weft__futex_wake(&w->claim, 1);
+                } else if (x & HOME_INJECT) {
+                    weft__inject((struct weft_thread *)(x & ~HOME_INJECT));
+                }
+            }
+        } else if (m->req) {
+            struct offload *o = m->req;
+            m->req = NULL;
+            serve_offload(o);
+        }
+        pthread_mutex_lock(&mp.lock);
+        if (mp.head) {
+            m->req = mp.head;
+            mp.head = mp.head->next;
+            if (!mp.head)
+                mp.tail = NULL;
+            pthread_mutex_unlock(&mp.lock);
+            continue;
+        }
+        if (mp.stopping) {
+            pthread_mutex_unlock(&mp.lock);
+            break;
+        }
+        atomic_store_explicit(&m->go, GO_IDLE, memory_order_relaxed);
+        m->next = mp.idle;
+        mp.idle = m;
+        pthread_mutex_unlock(&mp.lock);
+        uint32_t g;
+        /* acquire: pairs with the release store of GO_JOB / GO_STOP. */
+        while ((g = atomic_load_explicit(&m->go, memory_order_acquire)) == GO_IDLE)
+            weft__futex_wait(&m->go, GO_IDLE, NULL);
+        if (g == GO_STOP)
+            break;
+    }
+    weft__altstack_pop(altstack);
+    weft__tls_home = NULL;
+    return NULL;
+}
+
+/* A new machine (under mp.lock) given job w or request o; NULL on failure. */
+static struct machine *machine_new_locked(struct weft__worker *w, uint64_t lend, struct offload *o,
+                                          int spare)
+{
+    if (spare && mp.nspares >= MACHINES_MAX)
+        return NULL;
+    if (mp.nall == mp.cap_all) {
+        int cap = mp.cap_all ? 2 * mp.cap_all : 16;
+        struct machine **all = realloc(mp.all, (size_t)cap * sizeof *all);
+        if (!all)
+            return NULL;
+        mp.all = all;
+        mp.cap_all = cap;
+    }
+    struct machine *m = calloc(1, sizeof *m);
+    if (!m)
+        return NULL;
+    m->cpu = -1;
+    m->job = w;
+    m->job_lend = lend;
+    m->req = o;
+    atomic_init(&m->go, GO_JOB);
+    pthread_attr_t a;
+    pthread_attr_init(&a);
+    if (spare)
+        pthread_attr_setstacksize(&a, MACHINE_STACK);
+    int rc = pthread_create(&m->pt, &a, machine_main, m);
+    pthread_attr_destroy(&a);
+    if (rc != 0) {
+        free(m);
+        return NULL;
+    }
+    mp.all[mp.nall++] = m;
+    if (spare)
+        mp.nspares++;
+    return m;
+}
+
+/* Gives job w (with lend word value `lend`) or request o to an idle or new
+ * machine. Returns 0, or -1 when none can be had (o is then queued if
+ * given). */
+static int dispatch(struct weft__worker *w, uint64_t lend, struct offload *o)
+{
+    pthread_mutex_lock(&mp.lock);
+    struct machine *m = mp.idle;
+    if (m) {
+        mp.idle = m->next;
+        m->job = w;
+        m->job_lend = lend;
+        m->req = o;
+        if (w)
+            mp.handoffs++;
+        else
+            mp.offloads++;
+        pthread_mutex_unlock(&mp.lock);
+        /* release: the job is visible before the machine wakes. */
+        atomic_store_explicit(&m->go, GO_JOB, memory_order_release);
+        weft__futex_wake(&m->go, 1);
+        return 0;
+    }
+    m = machine_new_locked(w, lend, o, 1);
+    if (m) {
+        if (w)
+            mp.handoffs++;
+        else
+            mp.offloads++;
+    } else if (o) {
+        o->next = NULL;
+        if (mp.tail)
+            mp.tail->next = o;
+        else
+            mp.head = o;
+        mp.tail = o;
+        mp.offloads++;
+    }
+    pthread_mutex_unlock(&mp.lock);
+    return m || o ? 0 : -1;
+}
+
+int weft__machine_start(struct weft__worker *w)
+{
+    pthread_mutex_lock(&mp.lock);
+    struct machine *m = machine_new_locked(w, 0, NULL, 0);
+    pthread_mutex_unlock(&mp.lock);
+    return m ? 0 : -1;
+}
+
+void weft__machines_wait_up(uint32_t n)
+{
+    for (uint32_t up; (up = atomic_load_explicit(&mp.up, memory_order_acquire)) < n;)
+        weft__futex_wait(&mp.up, up, NULL);
+}
+
+void weft__machines_shutdown(void)
+{
+    pthread_mutex_lock(&mp.lock);
+    mp.stopping = 1;
+    for (struct machine *m = mp.idle; m; m = m->next) {
+        atomic_store_explicit(&m->go, GO_STOP, memory_order_release);
+        weft__futex_wake(&m->go, 1);
+    }
+    mp.idle = NULL;
+    int n = mp.nall;
+    pthread_mutex_unlock(&mp.lock);
+    /* Machines still running a worker's loop come home (finalize stopped
+     * the workers), see mp.stopping and end. */
+    for (int i = 0; i < n; i++)
+        pthread_join(mp.all[i]->pt, NULL);
+    pthread_mutex_lock(&mp.lock);
+    for (int i = 0; i < n; i++)
+        free(mp.all[i]);
+    free(mp.all);
+    mp.all = NULL;
+    mp.nall = mp.cap_all = mp.nspares = 0;
+    mp.stopping = 0;
+    mp.head = mp.tail = NULL;
+    atomic_store(&mp.up, 0);
+    pthread_mutex_unlock(&mp.lock);
+}
+
+void weft__machines_counters(uint64_t *handoffs, uint64_t *offloads)
+{
+    pthread_mutex_lock(&mp.lock);
+    *handoffs = mp.handoffs;
+    *offloads = mp.offloads;
+    pthread_mutex_unlock(&mp.lock);
+}
+
+/* ---- the call ---------------------------------------------------------------- */
+
+/* Park commit of an overflow call: the caller's context is saved. */
+static int queue_offload(void *arg, struct weft_thread *self)
+{
+    struct offload *o = arg;
+    (void)self;
+    dispatch(NULL, 0, o);
+    return 1;
+}
+
+int weft__offload(void (*fn)(void *), void *arg)
+{
+    struct weft_thread *self = weft__self();
+    if (!self) {
+        fn(arg);
+        return 0;
+    }
+    struct offload o = { fn, arg, self, 0, NULL };
+    weft__park(queue_offload, &o);
+    errno = o.err;
+    return 0;
+}
+
+/* The calling kernel thread owns w again and runs self on it. */
+static void take_back(struct weft__worker *w, struct weft_thread *self)
+{
+    weft__tls_worker = w;
+    w->errno_loc = &errno;
+    w->current = self;
+}
+
+/* The main kernel thread wants worker 0 back: its current machine releases
+ * it at its next scheduling point. */
+static void claim(struct weft__worker *w)
+{
+    atomic_store_explicit(&w->claim, CLAIM_WAITING, memory_order_relaxed);
+    atomic_fetch_or_explicit(&w->attn, WEFT__ATTN_RECLAIM, memory_order_seq_cst);
+    weft__wake_worker(w);
+    /* acquire: pairs with the release store of CLAIM_GRANTED. */
+    while (atomic_load_explicit(&w->claim, memory_order_acquire) != CLAIM_GRANTED)
+        weft__futex_wait(&w->claim, CLAIM_WAITING, NULL);
+    atomic_store_explicit(&w->claim, CLAIM_NONE, memory_order_relaxed);
+}
+
+int weft__handoff_call(void (*fn)(void *), void *arg)
+{
+    struct weft__worker *w = weft__tls_worker;
+    struct weft_thread *self = w->current;
+    struct weft__home *home = weft__tls_home;
+
+    uint64_t gen = ++w->lend_gen;
+    uint64_t lend = (gen << 2) | LEND_PENDING;
+    atomic_store_explicit(&w->lend, lend, memory_order_relaxed);
+    w->current = NULL;
+    weft__tls_worker = NULL;
+    weft__tls_bound = self; /* weft_self() still answers; calls act as from a thread of its own */
+    /* dispatch publishes w (release store of the machine's go word) */
+    if (dispatch(w, lend, NULL) != 0) {
+        /* no machine to be had: run the call here, holding the worker */
+        weft__tls_bound = NULL;
+        take_back(w, self);
+        fn(arg);
+        return 0;
+    }
+
+    fn(arg);
+    int err = errno;
+    weft__tls_bound = NULL;
+
+    uint64_t expect = lend;
+    /* acq_rel: on success we own w again (the machine never took it). */
+    if (atomic_compare_exchange_strong_explicit(&w->lend, &expect, (gen << 2) | LEND_CANCELLED,
+                                                memory_order_acq_rel, memory_order_relaxed)) {
+        take_back(w, self);
+        errno = err;
+        return 0;
+    }
+    if (!home) {
+        claim(w);
+        take_back(w, self);
+        errno = err;
+        return 0;
+    }
+    /* Leave self to be resumed by any worker; this machine goes idle. */
+    self->err = err;
+    weft__san_switch_to_home(&self->san_fake_stack, home);
+    uintptr_t x = (uintptr_t)weft__ctx_switch(&self->sp, home->sp, (void *)((uintptr_t)self | HOME_INJECT));
+    weft__san_resumed(self->san_fake_stack);
+    w = self->worker;
+    weft__handle_xfer(w, x);
+    *w->errno_loc = self->err;
+    return 0;
+}

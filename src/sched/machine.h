@@ -1,0 +1,46 @@
+/* machine.h: kernel threads that run workers, and the hand-off of a worker
+ * around a blocking call (design block in machine.c). */
+#ifndef WEFT_SCHED_MACHINE_H
+#define WEFT_SCHED_MACHINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct weft__worker;
+
+/* A machine's own context, on its own stack, while it runs a worker's
+ * scheduler context. The main kernel thread has none. */
+struct weft__home {
+    void *sp;    /* suspended home context */
+    void *fake;  /* ASan fake stack while away */
+    void *fiber; /* TSan: the kernel thread's own fiber */
+    char *lo;    /* native stack bounds (ASan) */
+    size_t size;
+};
+
+extern __thread struct weft__home *weft__tls_home __attribute__((tls_model("initial-exec")));
+
+/* Starts a machine that runs worker w (workers 1..n-1 at weft_init). */
+int weft__machine_start(struct weft__worker *w);
+/* Waits until n started machines entered their workers. */
+void weft__machines_wait_up(uint32_t n);
+/* Ends every machine: after finalize stopped the workers' loops. */
+void weft__machines_shutdown(void);
+void weft__machines_counters(uint64_t *handoffs, uint64_t *offloads);
+
+/* Scheduler side: worker w's scheduler context returns to this machine's
+ * home with x; returns the xfer it is resumed with later. */
+uintptr_t weft__sched_go_home(struct weft__worker *w, uintptr_t x);
+/* Scheduler side: hands worker 0 back to the main kernel thread, which
+ * claimed it (WEFT__ATTN_RECLAIM). */
+void weft__sched_release(struct weft__worker *w);
+
+/* Runs fn(arg) on the calling user thread's kernel thread while its worker
+ * is handed to another machine. Caller: a user thread on a worker. */
+int weft__handoff_call(void (*fn)(void *), void *arg);
+
+/* Runs fn(arg) on a machine while the calling user thread parks (the
+ * overflow path, and weft_* calls without a ring). errno is fn's. */
+int weft__offload(void (*fn)(void *), void *arg);
+
+#endif
