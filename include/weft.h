@@ -20,6 +20,16 @@
  * the call returns. The initial thread runs on worker 0, so with one worker
  * a pthread_join() there waits for nothing that can run. Use the weft_*
  * mirrors of blocking calls, weft_blocking(), or a bound thread.
+ *
+ * weft_blocking(fn, arg) runs fn(arg) on the caller's own kernel thread and
+ * stack (its thread-locals are the caller's) while the worker's place goes
+ * to another kernel thread, which runs the worker's other user threads.
+ * Inside fn the caller acts as a thread of its own: weft_self() is the
+ * caller, and weft calls made there behave as from a bound thread. The
+ * initial thread keeps to worker 0; while another user thread's call holds
+ * the kernel thread that called weft_init, the initial thread may run on the
+ * kernel thread that holds worker 0 meanwhile. weft_finalize returns on the
+ * kernel thread that called weft_init.
  */
 #ifndef WEFT_H
 #define WEFT_H

@@ -1,8 +1,9 @@
 /* runtime.c: weft_init / weft_finalize, configuration and the environment.
  *
  * weft_init turns the caller's flow into the initial user thread, pinned to
- * worker 0, whose kernel thread is the caller itself; workers 1..n-1 are new
- * pthreads. Worker 0's scheduler context gets a stack slot of its own and is
+ * worker 0, whose kernel thread is the caller itself; workers 1..n-1 start
+ * on kernel threads of their own (machines, sched/machine.c). Every
+ * worker's scheduler context gets a stack slot of its own; worker 0's is
  * first entered when the initial thread has nothing to switch to.
  * weft_finalize waits (yielding, then napping) until every other user thread
  * has finished, stops the workers and releases everything.
@@ -246,6 +247,8 @@ static void release_all(int nstarted)
         atomic_store_explicit(&v->wake, WEFT__WORD_WOKEN, memory_order_seq_cst);
         weft__futex_wake(&v->wake, 1);
     }
+    uint64_t handoffs, queued;
+    weft__machines_counters(&handoffs, &queued);
     weft__machines_shutdown(); /* their loops end; every kernel thread weft started ends */
     for (int i = 1; i < nstarted; i++)
         weft__stack_cache_drain(&rt->workers[i]->cache);
@@ -264,6 +267,8 @@ static void release_all(int nstarted)
         weft__notice("stats: io: calls %llu io_uring_enter %llu completions %llu (%.2f calls per crossing)",
                      (unsigned long long)c.calls, (unsigned long long)c.enters,
                      (unsigned long long)c.reaped, c.enters ? (double)c.calls / (double)c.enters : 0.0);
+        weft__notice("stats: blocking calls: %llu hand-offs, %llu queued for a kernel thread",
+                     (unsigned long long)handoffs, (unsigned long long)queued);
     }
     struct weft__worker *w0 = rt->workers ? rt->workers[0] : NULL;
     if (w0) {

@@ -352,6 +352,7 @@ void weft__machines_shutdown(void)
     mp.all = NULL;
     mp.nall = mp.cap_all = mp.nspares = 0;
     mp.stopping = 0;
+    mp.handoffs = mp.offloads = 0;
     mp.head = mp.tail = NULL;
     atomic_store(&mp.up, 0);
     pthread_mutex_unlock(&mp.lock);

@@ -2,9 +2,10 @@
  *
  * Design
  * ------
- * A worker is a kernel thread with a scheduler context (its own stack: the
- * pthread's for workers 1..n-1, a slot for worker 0 whose pthread is the
- * caller of weft_init). User threads switch directly to one another when the
+ * A worker is a set of queues with a scheduler context on a stack slot of its
+ * own, run by one kernel thread at a time (worker 0 by the caller of
+ * weft_init; it may move to another kernel thread around weft_blocking, see
+ * machine.c). User threads switch directly to one another when the
  * worker has local work, and to the scheduler context only when it has none;
  * the scheduler then takes injected threads, steals, spins briefly and
  * sleeps on a futex.
@@ -29,7 +30,7 @@
  *
  * Invariants
  *  - w->current is the user thread running on w, NULL while w runs its
- *    scheduler context. Written only by w's kernel thread.
+ *    scheduler context. Written only by the kernel thread running w.
  *  - A thread is in at most one pool or wait queue, and is never in one
  *    while its context is live on a CPU (xfer guarantees it).
  *  - The initial thread is pinned to worker 0: it is never in a deque and
