@@ -15,6 +15,14 @@
 
 #include <stddef.h>
 
+/* What a resumed context receives: the xfer value, and the resumer's
+ * token (the scheduler hands over the worker it runs on: the kernel thread
+ * the resumed context now runs on, known without a TLS read). */
+struct weft__resume {
+    void *xfer;
+    void *token;
+};
+
 /* entry(xfer, data) runs on a fresh stack; it must never return. */
 typedef void (*weft__ctx_entry)(void *xfer, void *data);
 
@@ -22,16 +30,19 @@ typedef void (*weft__ctx_entry)(void *xfer, void *data);
  * entry(xfer, data) when first resumed. Returns its stack pointer. */
 void *weft__ctx_make(void *top, weft__ctx_entry entry, void *data);
 
-/* Saves the current context into *save_sp, resumes to_sp handing it xfer;
- * returns the xfer given by whoever resumes us later. */
-void *weft__ctx_switch(void **save_sp, void *to_sp, void *xfer);
+/* Saves the current context into *save_sp, resumes to_sp handing it token
+ * and xfer; returns the xfer and token given by whoever resumes us later.
+ * (Argument order differs from weft__ctx_jump: each is the order that needs
+ * the fewest register moves to become the resumed side's return value.) */
+struct weft__resume weft__ctx_switch(void **save_sp, void *to_sp, void *token, void *xfer);
 
 /* Saves the current context into *save_sp (as weft__ctx_switch) and calls
  * fn(arg) on the fresh stack that ends at top (16-byte aligned); fn must
- * never return. Returns the xfer of whoever later resumes the saved context. */
-void *weft__ctx_spawn(void **save_sp, void *top, void (*fn)(void *), void *arg);
+ * never return. Returns the xfer and token of whoever later resumes the
+ * saved context. */
+struct weft__resume weft__ctx_spawn(void **save_sp, void *top, void (*fn)(void *), void *arg);
 
-/* Resumes to_sp handing it xfer, abandoning the current context. */
-_Noreturn void weft__ctx_jump(void *to_sp, void *xfer);
+/* Resumes to_sp handing it xfer and token, abandoning the current context. */
+_Noreturn void weft__ctx_jump(void *to_sp, void *xfer, void *token);
 
 #endif

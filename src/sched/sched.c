@@ -114,6 +114,14 @@ void weft__inject(struct weft_thread *t)
         weft__rt.inj_head = t;
     weft__rt.inj_tail = t;
     atomic_fetch_add_explicit(&weft__rt.ninj, 1, memory_order_relaxed);
+    /* Every worker's next scheduling point takes the slow pick and looks
+     * here (weft__take_injected clears the bit under this lock once the
+     * queue is empty, so no set is lost). relaxed: a hint, as ninj. */
+    for (int i = 0; i < weft__rt.nworkers; i++) {
+        struct weft__worker *v = weft__rt.workers[i];
+        if (v && !(atomic_load_explicit(&v->gate, memory_order_relaxed) & WEFT__GATE_INJ))
+            atomic_fetch_or_explicit(&v->gate, WEFT__GATE_INJ, memory_order_relaxed);
+    }
     weft__lock_release(&weft__rt.inj_lock);
     /* seq_cst: as in weft__maybe_wake, but unconditionally: no worker may be
      * awake to notice this thread otherwise. */
@@ -138,12 +146,72 @@ struct weft_thread *weft__inject_pop(void)
     return t;
 }
 
-/* Moves one injected thread to w's pool, where w (or a thief) runs it. */
+/* Moves one injected thread to w's pool, where w (or a thief) runs it;
+ * clears w's GATE_INJ once the queue is empty. */
 void weft__take_injected(struct weft__worker *w)
 {
-    struct weft_thread *t = weft__inject_pop();
+    weft__lock_acquire(&weft__rt.inj_lock);
+    struct weft_thread *t = weft__rt.inj_head;
+    if (t) {
+        weft__rt.inj_head = t->next;
+        if (!t->next)
+            weft__rt.inj_tail = NULL;
+        atomic_fetch_sub_explicit(&weft__rt.ninj, 1, memory_order_relaxed);
+    }
+    if (!weft__rt.inj_head)
+        atomic_fetch_and_explicit(&w->gate, ~WEFT__GATE_INJ, memory_order_relaxed);
+    weft__lock_release(&weft__rt.inj_lock);
     if (t)
         weft__make_ready(w, t);
+}
+
+/* weft__pick_local when w->attn or w->gate is not zero: serve attention
+ * (whatever bits are set: weft__attend knows them), take an injected thread
+ * so that none starves behind a busy worker, then pick from the pool. */
+struct weft_thread *weft__pick_slow(struct weft__worker *w)
+{
+    /* relaxed: hints, re-read under the locks they stand for. */
+    if (atomic_load_explicit(&w->attn, memory_order_relaxed))
+        weft__attend(w);
+    if (atomic_load_explicit(&w->gate, memory_order_relaxed) & WEFT__GATE_INJ)
+        weft__take_injected(w);
+    if (weft__rt.pool)
+        return weft__rt.pool->pop(w);
+    return weft__pick_default(w);
+}
+
+/* Every xfer but an exit nobody waits for (weft__handle_xfer). */
+struct weft__worker *weft__xfer_slow(struct weft__worker *w, uintptr_t x)
+{
+    struct weft_thread *t = (struct weft_thread *)(x & ~XF_MASK);
+    switch (x & XF_MASK) {
+    case XF_EXIT:
+        weft__finish_exit(w, t);
+        break;
+    case XF_PUSH:
+        weft__make_ready(w, t);
+        break;
+    case XF_YIELD:
+        weft__push_yield(w, t);
+        break;
+    case XF_FRONT:
+        weft__push_front(w, t);
+        break;
+    case XF_PARK: {
+        /* Copy before commit: once committed, the parked thread may be
+         * readied and resumed elsewhere, ending the record's life. */
+        struct weft__parkx *p = (struct weft__parkx *)t;
+        struct weft_thread *pt = p->t;
+        weft__commit_fn commit = p->commit;
+        void *arg = p->arg;
+        if (commit && !commit(arg, pt))
+            weft__make_ready(w, pt);
+        break;
+    }
+    default:
+        weft__panic("sched: bad xfer %#lx", (unsigned long)x);
+    }
+    return w;
 }
 
 /* ---- stealing -------------------------------------------------------------- */
@@ -356,9 +424,9 @@ static void run(struct weft__worker *w, struct weft_thread *t)
     w->current = t;
     t->worker = w;
     weft__san_switch_to_thread(&w->sched_fake_stack, t);
-    uintptr_t x = (uintptr_t)weft__ctx_switch(&w->sched_sp, t->sp, NULL);
+    struct weft__resume r = weft__ctx_switch(&w->sched_sp, t->sp, w, NULL);
     weft__san_resumed(w->sched_fake_stack);
-    weft__handle_xfer(w, x);
+    weft__handle_xfer(w, (uintptr_t)r.xfer);
 }
 
 void weft__worker_loop(struct weft__worker *w)

@@ -73,7 +73,6 @@ struct weft__worker {
     int *errno_loc;                 /* this kernel thread's errno; immutable */
     void *sched_sp;                 /* suspended scheduler context */
     struct weft__stack_cache cache; /* default-size stack slots */
-    uint64_t id_next, id_end;       /* block of thread ids */
     _Atomic uint64_t nspawned;      /* owner stores (relaxed), finalize reads */
     _Atomic uint64_t nexited;       /* owner stores (release), finalize reads (acquire) */
     int id;                         /* immutable */
@@ -90,8 +89,18 @@ struct weft__worker {
     struct weft_thread *yq_tail;
 
     /* mailbox: any thread hands a thread to this worker (the pinned initial
-     * thread readied elsewhere) under mb_lock; the owner drains it */
-    _Atomic uint32_t attn WEFT_ALIGNED; /* WEFT__ATTN_*; set by others, cleared by owner */
+     * thread readied elsewhere) under mb_lock; the owner drains it.
+     * attn and gate share one 64-bit word so that the hot path tests both
+     * with one load (attn_any, relaxed): any bit of either sends the caller
+     * through weft__pick_slow. attn keeps its own meaning and is only ever
+     * changed by 32-bit RMWs on attn; gate likewise on gate. */
+    union {
+        struct {
+            _Atomic uint32_t attn; /* WEFT__ATTN_*; set by others, cleared by owner */
+            _Atomic uint32_t gate; /* WEFT__GATE_*: runtime-wide conditions, mirrored */
+        };
+        _Atomic uint64_t attn_any; /* hot-path test only: attn | gate != 0 */
+    } WEFT_ALIGNED;
     weft__lock mb_lock;
     struct weft_thread *mb_head, *mb_tail; /* under mb_lock */
 
@@ -130,7 +139,7 @@ struct weft__rt {
     struct weft_thread *inj_head, *inj_tail; /* under inj_lock */
     _Atomic size_t ninj;                /* hint, updated under inj_lock */
 
-    _Atomic uint64_t id_next;           /* thread-id blocks */
+    _Atomic uint64_t id_next;           /* next thread id (weft_thread_id) */
     _Atomic uint64_t ext_spawned;       /* spawns from plain kernel threads */
     _Atomic int64_t bound_live;         /* bound threads not yet finished */
 };
@@ -144,6 +153,13 @@ extern __thread struct weft_thread *weft__tls_bound __attribute__((tls_model("in
 #define WEFT__ATTN_MAIL 1u /* the mailbox is not empty */
 #define WEFT__ATTN_WANT 2u /* a thief asks for yielded threads */
 #define WEFT__ATTN_IO   4u /* this worker has I/O queued or in flight (owner only) */
+
+/* gate bits (w->gate): conditions of the whole runtime, copied into every
+ * worker so that the hot path needs no second load. */
+#define WEFT__GATE_POOL 1u /* a plug-in pool is in use: never the inlined default pool (set at init) */
+#define WEFT__GATE_INJ  2u /* the injection queue may be non-empty: set on every worker by
+                              weft__inject, cleared by the owner when it finds the queue
+                              empty (both under inj_lock) */
 
 /* xfer tags (low bits of a 64-byte aligned descriptor or 8-aligned record) */
 enum { XF_NONE = 0, XF_PUSH = 1, XF_YIELD = 2, XF_PARK = 3, XF_EXIT = 4, XF_FRONT = 5 };
@@ -163,6 +179,8 @@ struct weft_thread *weft__inject_pop(void);
 void weft__take_injected(struct weft__worker *w);
 void weft__mail(struct weft__worker *v, struct weft_thread *t);
 void weft__attend(struct weft__worker *w);
+struct weft_thread *weft__pick_slow(struct weft__worker *w);
+struct weft__worker *weft__xfer_slow(struct weft__worker *w, uintptr_t x); /* returns w */
 void weft__finish_exit(struct weft__worker *w, struct weft_thread *t);
 void weft__publish_done(struct weft__worker *w, struct weft_thread *t);
 void weft__free_thread(struct weft__worker *w, struct weft_thread *t);
@@ -257,18 +275,9 @@ WEFT_INLINE void weft__push_yield(struct weft__worker *w, struct weft_thread *t)
         weft__rt.pool->push_yield(w, t);
 }
 
-/* The next thread for w from its own pool, or NULL. */
-WEFT_INLINE struct weft_thread *weft__pick_local(struct weft__worker *w)
+/* The default pool's own pick: deque first (LIFO), then the yield FIFO. */
+WEFT_INLINE struct weft_thread *weft__pick_default(struct weft__worker *w)
 {
-    /* relaxed: a hint; weft__attend re-reads under the mailbox lock. */
-    if (WEFT_UNLIKELY(atomic_load_explicit(&w->attn, memory_order_relaxed)))
-        weft__attend(w);
-    /* relaxed: a hint. Threads injected by plain kernel threads must not
-     * starve behind a worker that never returns to its scheduler. */
-    if (WEFT_UNLIKELY(atomic_load_explicit(&weft__rt.ninj, memory_order_relaxed)))
-        weft__take_injected(w);
-    if (WEFT_UNLIKELY(weft__rt.pool))
-        return weft__rt.pool->pop(w);
     if (weft__deque_size_hint(&w->dq) > 0) {
         struct weft_thread *t = weft__deque_pop(&w->dq);
         if (t)
@@ -277,13 +286,27 @@ WEFT_INLINE struct weft_thread *weft__pick_local(struct weft__worker *w)
     return weft__yq_pop(w);
 }
 
-WEFT_INLINE void weft__handle_xfer(struct weft__worker *w, uintptr_t x)
+/* The next thread for w from its own pool, or NULL. One test covers the
+ * mailbox and every other attention bit (attn), the injection queue and a
+ * plug-in pool (gate): any of them takes weft__pick_slow. */
+WEFT_INLINE struct weft_thread *weft__pick_local(struct weft__worker *w)
+{
+    /* relaxed: a hint; weft__attend re-reads under the mailbox lock, and
+     * the injection queue is read under inj_lock. */
+    if (WEFT_UNLIKELY(atomic_load_explicit(&w->attn_any, memory_order_relaxed)))
+        return weft__pick_slow(w);
+    return weft__pick_default(w);
+}
+
+/* Acts on the thread that left the CPU for us (see "Hand-off" above). Only
+ * an exit nobody waits for is inlined; everything else is weft__xfer_slow.
+ * Returns w (so that callers need not keep it in a saved register). */
+WEFT_INLINE struct weft__worker *weft__handle_xfer(struct weft__worker *w, uintptr_t x)
 {
     if (WEFT_LIKELY(!x))
-        return;
-    struct weft_thread *t = (struct weft_thread *)(x & ~XF_MASK);
-    uintptr_t kind = x & XF_MASK;
-    if (WEFT_LIKELY(kind == XF_EXIT)) {
+        return w;
+    if (WEFT_LIKELY((x & XF_MASK) == XF_EXIT)) {
+        struct weft_thread *t = (struct weft_thread *)(x - XF_EXIT);
         /* Fast path: nobody joined or detached yet. acq_rel as in
          * weft__finish_exit. */
         uintptr_t old = WEFT__J_RUNNING;
@@ -294,25 +317,33 @@ WEFT_INLINE void weft__handle_xfer(struct weft__worker *w, uintptr_t x)
             atomic_store_explicit(&w->nexited,
                                   atomic_load_explicit(&w->nexited, memory_order_relaxed) + 1,
                                   memory_order_release);
-        } else {
-            weft__finish_exit(w, t);
+            return w;
         }
-    } else if (kind == XF_PUSH) {
-        weft__make_ready(w, t);
-    } else if (kind == XF_YIELD) {
-        weft__push_yield(w, t);
-    } else if (kind == XF_FRONT) {
-        weft__push_front(w, t);
-    } else {
-        /* XF_PARK. Copy before commit: once committed, the parked thread
-         * may be readied and resumed elsewhere, ending the record's life. */
-        struct weft__parkx *p = (struct weft__parkx *)t;
-        struct weft_thread *pt = p->t;
-        weft__commit_fn commit = p->commit;
-        void *arg = p->arg;
-        if (commit && !commit(arg, pt))
-            weft__make_ready(w, pt);
     }
+    return weft__xfer_slow(w, x);
+}
+
+/* The worker the calling code runs on right now. After a switch the thread
+ * may run on another kernel thread: a worker kept across a switch is stale.
+ * The resumed side gets its worker from the resumer (weft__resumed); this
+ * TLS read is for slow paths after an ordinary call. */
+WEFT_INLINE struct weft__worker *weft__worker_now(void)
+{
+    return weft__tls_worker;
+}
+
+/* The resumed half of every switch of a user thread: handles the xfer and
+ * restores errno. The resumer hands over its worker as the token: the
+ * kernel thread we now run on, whose current is this thread. So nothing
+ * needs to live in a callee-saved register across the switch. */
+WEFT_INLINE void weft__resumed(struct weft__resume r)
+{
+    struct weft__worker *w = r.token;
+    uintptr_t x = (uintptr_t)r.xfer;
+    weft__san_resumed(w->current->san_fake_stack);
+    if (WEFT_UNLIKELY(x))
+        w = weft__handle_xfer(w, x);
+    *w->errno_loc = w->current->err;
 }
 
 /* Switches from self (running on w) to `to` (a ready thread, or NULL for
@@ -332,11 +363,7 @@ WEFT_INLINE void weft__switch(struct weft__worker *w, struct weft_thread *self,
         to_sp = w->sched_sp;
         weft__san_switch_to_sched(&self->san_fake_stack, w);
     }
-    x = (uintptr_t)weft__ctx_switch(&self->sp, to_sp, (void *)x);
-    weft__san_resumed(self->san_fake_stack);
-    w = self->worker;
-    weft__handle_xfer(w, x);
-    *w->errno_loc = self->err;
+    weft__resumed(weft__ctx_switch(&self->sp, to_sp, w, (void *)x));
 }
 
 #endif

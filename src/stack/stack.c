@@ -463,7 +463,7 @@ static _Noreturn void report_overflow(const struct weft_thread *t, const char *h
     char line[256];
     size_t n = 0;
     n += fmt_str(line + n, "weft: stack overflow in user thread ", 64);
-    n += fmt_u64(line + n, t->id);
+    n += fmt_u64(line + n, weft_thread_id(t)); /* assigns one if need be */
     n += fmt_str(line + n, " \"", 4);
     n += fmt_str(line + n, t->name ? t->name : "(unnamed)", 64);
     n += fmt_str(line + n, "\" (stack size ", 32);

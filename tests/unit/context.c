@@ -1,4 +1,4 @@
-/* Tests the context switch on its own: make/switch/jump/spawn hand xfer
+/* Tests the context switch on its own: make/switch/jump/spawn hand xfer and token
  * values both ways, callee-saved state survives, and the FP control words
  * (MXCSR rounding, x87 precision) travel with each context. */
 #include <fenv.h>
@@ -20,19 +20,20 @@ static void co_entry(void *xfer, void *data)
     /* This context rounds toward zero; the main one must not see it. */
     CHECK_EQ(fesetround(FE_TOWARDZERO), 0);
     for (int i = 2; i < 10; i += 2) {
-        void *x = weft__ctx_switch(&co_sp, main_sp, (void *)(intptr_t)i);
-        CHECK_EQ((intptr_t)x, i + 1);
+        struct weft__resume r = weft__ctx_switch(&co_sp, main_sp, (void *)(intptr_t)(i + 1000), (void *)(intptr_t)i);
+        CHECK_EQ((intptr_t)r.xfer, i + 1);
+        CHECK_EQ((intptr_t)r.token, i + 2001);
         CHECK_EQ(fegetround(), FE_TOWARDZERO);
         steps++;
     }
-    weft__ctx_jump(main_sp, (void *)(intptr_t)100);
+    weft__ctx_jump(main_sp, (void *)(intptr_t)100, (void *)(intptr_t)101);
 }
 
 static void spawned(void *arg)
 {
     CHECK_EQ((intptr_t)arg, 7);
     steps += 100;
-    weft__ctx_jump(sp3, (void *)(intptr_t)77);
+    weft__ctx_jump(sp3, (void *)(intptr_t)77, (void *)(intptr_t)78);
 }
 
 int main(void)
@@ -40,19 +41,22 @@ int main(void)
     CHECK_EQ(fesetround(FE_UPWARD), 0);
     co_sp = weft__ctx_make(stack1 + sizeof stack1, co_entry, (void *)(intptr_t)42);
     volatile long keep = 0x1234567;   /* lives across switches */
-    void *x = weft__ctx_switch(&main_sp, co_sp, (void *)(intptr_t)1);
+    struct weft__resume r = weft__ctx_switch(&main_sp, co_sp, NULL, (void *)(intptr_t)1);
     for (int i = 2; i < 10; i += 2) {
-        CHECK_EQ((intptr_t)x, i);
+        CHECK_EQ((intptr_t)r.xfer, i);
+        CHECK_EQ((intptr_t)r.token, i + 1000);
         CHECK_EQ(fegetround(), FE_UPWARD); /* the other context's mode did not leak */
-        x = weft__ctx_switch(&main_sp, co_sp, (void *)(intptr_t)(i + 1));
+        r = weft__ctx_switch(&main_sp, co_sp, (void *)(intptr_t)(i + 2001), (void *)(intptr_t)(i + 1));
     }
-    CHECK_EQ((intptr_t)x, 100);
+    CHECK_EQ((intptr_t)r.xfer, 100);
+    CHECK_EQ((intptr_t)r.token, 101);
     CHECK_EQ(keep, 0x1234567);
     CHECK_EQ(steps, 4);
 
     /* spawn: save here, run on a fresh stack, come back by jump */
-    x = weft__ctx_spawn(&sp3, stack2 + sizeof stack2, spawned, (void *)(intptr_t)7);
-    CHECK_EQ((intptr_t)x, 77);
+    r = weft__ctx_spawn(&sp3, stack2 + sizeof stack2, spawned, (void *)(intptr_t)7);
+    CHECK_EQ((intptr_t)r.xfer, 77);
+    CHECK_EQ((intptr_t)r.token, 78);
     CHECK_EQ(steps, 104);
     CHECK_EQ(fegetround(), FE_UPWARD);
     fesetround(FE_TONEAREST);

@@ -15,10 +15,15 @@
  * saved everything else, as for any call. The status flags of MXCSR and the
  * x87 status word are caller-saved by the ABI; their control bits are not,
  * so both control words travel with the thread. No signal mask is touched.
+ *
+ * The resumed side receives two words, as a two-word return value (struct
+ * weft__resume): xfer in rax and the resumer's token in rdx.
  */
     .text
 
-/* void *weft__ctx_switch(void **save_sp [rdi], void *to_sp [rsi], void *xfer [rdx]) */
+/* struct weft__resume {xfer [rax], token [rdx]}
+ * weft__ctx_switch(void **save_sp [rdi], void *to_sp [rsi], void *token [rdx], void *xfer [rcx])
+ * (token is in rdx already, where the resumed side's return value wants it) */
     .globl  weft__ctx_switch
     .hidden weft__ctx_switch
     .type   weft__ctx_switch, @function
@@ -35,33 +40,32 @@ weft__ctx_switch:
     stmxcsr (%rsp)
     fnstcw  4(%rsp)
     movq    %rsp, (%rdi)
-    movq    %rsi, %rsp
-    ldmxcsr (%rsp)
-    fldcw   4(%rsp)
-    addq    $8, %rsp
+    ldmxcsr (%rsi)          /* restore half: read through to_sp, then step */
+    fldcw   4(%rsi)         /* over the control words with one lea */
+    leaq    8(%rsi), %rsp
     popq    %r15
     popq    %r14
     popq    %r13
     popq    %r12
     popq    %rbx
     popq    %rbp
-    movq    %rdx, %rax      /* xfer: return value of the resumed switch */
-    movq    %rdx, %rdi      /* xfer: first argument of a fresh entry */
+    movq    %rcx, %rax      /* xfer: for the resumed switch (or spawn), and for
+                               the trampoline's entry (it moves rax to rdi) */
     ret
     .cfi_endproc
     .size   weft__ctx_switch, .-weft__ctx_switch
 
-/* _Noreturn void weft__ctx_jump(void *to_sp [rdi], void *xfer [rsi]) */
+/* _Noreturn void weft__ctx_jump(void *to_sp [rdi], void *xfer [rsi], void *token [rdx])
+ * (token is in rdx already, where the resumed side's return value wants it) */
     .globl  weft__ctx_jump
     .hidden weft__ctx_jump
     .type   weft__ctx_jump, @function
     .p2align 4
 weft__ctx_jump:
     .cfi_startproc
-    movq    %rdi, %rsp
-    ldmxcsr (%rsp)
-    fldcw   4(%rsp)
-    addq    $8, %rsp
+    ldmxcsr (%rdi)
+    fldcw   4(%rdi)
+    leaq    8(%rdi), %rsp
     popq    %r15
     popq    %r14
     popq    %r13
@@ -69,12 +73,11 @@ weft__ctx_jump:
     popq    %rbx
     popq    %rbp
     movq    %rsi, %rax
-    movq    %rsi, %rdi
     ret
     .cfi_endproc
     .size   weft__ctx_jump, .-weft__ctx_jump
 
-/* First resume of a fresh context lands here with xfer in rdi, the entry
+/* First resume of a fresh context lands here with xfer in rax, the entry
  * function in r12 and its data in r13 (placed by weft__ctx_make). The stack
  * is 16-byte aligned; the entry never returns. */
     .globl  weft__ctx_trampoline
@@ -84,6 +87,7 @@ weft__ctx_jump:
 weft__ctx_trampoline:
     .cfi_startproc
     .cfi_undefined rip      /* outermost frame for debuggers and unwinders */
+    movq    %rax, %rdi
     movq    %r13, %rsi
     callq   *%r12
     ud2
@@ -91,8 +95,8 @@ weft__ctx_trampoline:
     .size   weft__ctx_trampoline, .-weft__ctx_trampoline
 
 
-/* _Noreturn-for-now void weft__ctx_spawn(void **save_sp [rdi], void *top [rsi],
- *                                        void (*fn)(void *) [rdx], void *arg [rcx])
+/* struct weft__resume weft__ctx_spawn(void **save_sp [rdi], void *top [rsi],
+ *                                     void (*fn)(void *) [rdx], void *arg [rcx])
  * Saves the current context like weft__ctx_switch, then calls fn(arg) on the
  * fresh stack below top (16-byte aligned by the caller). fn never returns;
  * the saved context is resumed later by a switch or jump with some xfer,
