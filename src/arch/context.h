@@ -37,10 +37,11 @@ void *weft__ctx_make(void *top, weft__ctx_entry entry, void *data);
 struct weft__resume weft__ctx_switch(void **save_sp, void *to_sp, void *token, void *xfer);
 
 /* Saves the current context into *save_sp (as weft__ctx_switch) and calls
- * fn(arg) on the fresh stack that ends at top (16-byte aligned); fn must
- * never return. Returns the xfer and token of whoever later resumes the
- * saved context. */
-struct weft__resume weft__ctx_spawn(void **save_sp, void *top, void (*fn)(void *), void *arg);
+ * fn(arg, save_sp) on the fresh stack that ends at top (16-byte aligned);
+ * fn must never return. Returns the xfer and token of whoever later resumes
+ * the saved context. */
+struct weft__resume weft__ctx_spawn(void **save_sp, void *top, void (*fn)(void *arg, void **save_sp),
+                                    void *arg);
 
 /* Resumes to_sp handing it xfer and token, abandoning the current context. */
 _Noreturn void weft__ctx_jump(void *to_sp, void *xfer, void *token);

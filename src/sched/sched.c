@@ -102,6 +102,21 @@ void weft__attend(struct weft__worker *w)
     }
 }
 
+/* weft__make_ready for a plug-in pool, or the pinned initial thread readied
+ * on another worker than 0. */
+void weft__make_ready_slow(struct weft__worker *w, struct weft_thread *t)
+{
+    if (weft__rt.pool) {
+        weft__rt.pool->push(w, t);
+        if (t->pinned && w->id != 0)
+            weft__wake_worker(weft__worker0()); /* only worker 0 may run it */
+        else
+            weft__maybe_wake();
+        return;
+    }
+    weft__mail(weft__worker0(), t); /* t->pinned, w is not worker 0 */
+}
+
 /* ---- injection queue ------------------------------------------------------ */
 
 void weft__inject(struct weft_thread *t)

@@ -146,7 +146,7 @@ struct weft__rt {
 
 enum { RT_OFF, RT_STARTING, RT_RUNNING, RT_STOPPING };
 
-extern struct weft__rt weft__rt;
+extern struct weft__rt weft__rt WEFT_INTERNAL; /* hidden: direct %rip access, no GOT load */
 extern __thread struct weft__worker *weft__tls_worker __attribute__((tls_model("initial-exec")));
 extern __thread struct weft_thread *weft__tls_bound __attribute__((tls_model("initial-exec")));
 
@@ -235,29 +235,28 @@ WEFT_INLINE struct weft_thread *weft__yq_pop(struct weft__worker *w)
 {
     struct weft_thread *t = w->yq_head;
     if (t) {
-        __atomic_store_n(&w->yq_head, t->next, __ATOMIC_RELAXED);
-        if (!t->next)
+        struct weft_thread *n = t->next; /* read once: the store below may alias it */
+        __atomic_store_n(&w->yq_head, n, __ATOMIC_RELAXED);
+        if (!n)
             w->yq_tail = NULL;
     }
     return t;
 }
 
-/* Makes t runnable; the caller runs on worker w and t's context is saved. */
+void weft__make_ready_slow(struct weft__worker *w, struct weft_thread *t);
+
+/* Makes t runnable; the caller runs on worker w and t's context is saved.
+ * Inline: the default pool's deque push, and the pinned initial thread on
+ * worker 0 (its yield FIFO). Every call is the last thing a branch does, so
+ * callers keep no value across it. */
 WEFT_INLINE void weft__make_ready(struct weft__worker *w, struct weft_thread *t)
 {
-    if (WEFT_UNLIKELY(weft__rt.pool)) {
-        weft__rt.pool->push(w, t);
-        if (t->pinned && w->id != 0)
-            weft__wake_worker(weft__worker0()); /* only worker 0 may run it */
-        else
-            weft__maybe_wake();
+    if (WEFT_UNLIKELY(weft__rt.pool || (t->pinned && w->id != 0))) {
+        weft__make_ready_slow(w, t);
         return;
     }
     if (WEFT_UNLIKELY(t->pinned)) {
-        if (w->id == 0)
-            weft__yq_push(w, t);
-        else
-            weft__mail(weft__worker0(), t);
+        weft__yq_push(w, t);
         return;
     }
     weft__deque_push(&w->dq, t);

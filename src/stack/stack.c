@@ -132,6 +132,7 @@ int weft__stack_init(size_t default_size, int guard_request)
         return ENOMEM;
     g.dflt = t->cls;
     weft__stack_dflt = g.dflt;
+    t->cacheable = t->guard != WEFT__GUARD_CANARY; /* carved before dflt was known */
     weft__stack_free(NULL, t);
     return 0;
 }
@@ -252,6 +253,7 @@ static struct weft_thread *carve(struct weft__stack_class *c)
     t->stack_size = c->stack_size;
     t->cls = c;
     t->guard = c->carve_guard;
+    t->cacheable = c == weft__stack_dflt && t->guard != WEFT__GUARD_CANARY;
     if (t->guard == WEFT__GUARD_CANARY)
         *(uint64_t *)t->stack_lo = CANARY;
 #if WEFT__HAVE_VALGRIND

@@ -16,12 +16,16 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "os/futex.h"
 #include "sched/sched.h"
+
+/* weft__ctx_spawn names the parent by its saved-sp slot: the descriptor. */
+_Static_assert(offsetof(struct weft_thread, sp) == 0, "sp must be the descriptor's first field");
 
 /* Switches away from an exiting thread for good: to `to`, or to w's
  * scheduler context when to is NULL. The next context finishes the exit
@@ -86,27 +90,22 @@ static void thread_entry(void *xfer, void *data)
     weft__handle_xfer(w, (uintptr_t)xfer);
     *w->errno_loc = 0;
     void *r = self->fn(self->arg);
-    w = weft__worker_now(); /* fn may have moved us to another worker */
-    thread_exit(w, w->current, r);
+    thread_exit(self->worker, self, r); /* fn may have moved us to another worker */
 }
 
 /* First code of a child started by a work-first spawn (weft__ctx_spawn): the
- * parent's context is saved now, so it may become ready (and stealable).
- * t->next carries the parent: a fresh thread is in no queue. The thread is
- * re-read from the worker after every call instead of being kept in a
- * callee-saved register (this function never returns, but the compiler
- * would still save them). */
-static __attribute__((noreturn)) void child_entry(void *data)
+ * parent's context is saved now (in parent->sp, the descriptor's first
+ * field, which is how weft__ctx_spawn names it), so it may become ready
+ * (and stealable). */
+static __attribute__((noreturn)) void child_entry(void *data, void **parent_sp)
 {
     struct weft_thread *self = data;
     weft__san_resumed(NULL);
-    weft__make_ready(self->worker, self->next);
-    struct weft__worker *w = weft__worker_now();
-    self = w->current;
-    *w->errno_loc = 0;
+    weft__make_ready(self->worker, (struct weft_thread *)parent_sp);
+    *self->worker->errno_loc = 0;
     void *r = self->fn(self->arg);
-    w = weft__worker_now(); /* fn may have moved us to another worker */
-    thread_exit(w, w->current, r);
+    struct weft__worker *w = self->worker; /* fn may have moved us to another worker */
+    thread_exit(w, self, r);
 }
 
 /* ---- bound threads: a kernel thread of their own ------------------------- */
@@ -217,7 +216,6 @@ WEFT_INLINE int spawn_child_first(struct weft__worker *w, struct weft_thread *se
     self->err = *w->errno_loc;
     w->current = t;
     t->worker = w;
-    t->next = self;
     weft__san_switch_to_thread(&self->san_fake_stack, t);
     weft__resumed(weft__ctx_spawn(&self->sp, t, child_entry, t));
     return 0;

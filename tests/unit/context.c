@@ -29,9 +29,10 @@ static void co_entry(void *xfer, void *data)
     weft__ctx_jump(main_sp, (void *)(intptr_t)100, (void *)(intptr_t)101);
 }
 
-static void spawned(void *arg)
+static void spawned(void *arg, void **save_sp)
 {
     CHECK_EQ((intptr_t)arg, 7);
+    CHECK(save_sp == &sp3);
     steps += 100;
     weft__ctx_jump(sp3, (void *)(intptr_t)77, (void *)(intptr_t)78);
 }

@@ -96,8 +96,8 @@ weft__ctx_trampoline:
 
 
 /* struct weft__resume weft__ctx_spawn(void **save_sp [rdi], void *top [rsi],
- *                                     void (*fn)(void *) [rdx], void *arg [rcx])
- * Saves the current context like weft__ctx_switch, then calls fn(arg) on the
+ *                                     void (*fn)(void *, void **) [rdx], void *arg [rcx])
+ * Saves the current context like weft__ctx_switch, then calls fn(arg, save_sp) on the
  * fresh stack below top (16-byte aligned by the caller). fn never returns;
  * the saved context is resumed later by a switch or jump with some xfer,
  * which this call returns. Used by work-first spawn: no initial frame to
@@ -121,6 +121,7 @@ weft__ctx_spawn:
     movq    %rsi, %rsp
     pushq   $0              /* fake return address: backtraces end here */
     .cfi_undefined rip
+    movq    %rdi, %rsi
     movq    %rcx, %rdi
     jmpq    *%rdx
     .cfi_endproc
