@@ -434,14 +434,37 @@ void weft__finish_exit(struct weft__worker *w, struct weft_thread *t)
 
 /* ---- the scheduler context ------------------------------------------------- */
 
+/* Runs t until it switches back to this scheduler context (which acts on
+ * the xfer in weft__ctx_resumed, before this returns). */
 static void run(struct weft__worker *w, struct weft_thread *t)
 {
     w->current = t;
     t->worker = w;
     weft__san_switch_to_thread(&w->sched_fake_stack, t);
-    struct weft__resume r = weft__ctx_switch(&w->sched_sp, t->sp, w, NULL);
-    weft__san_resumed(w->sched_fake_stack);
-    weft__handle_xfer(w, (uintptr_t)r.xfer);
+    *w->errno_loc = t->err; /* see weft__switch */
+    weft__ctx_switch(&w->sched_sp, t->sp, w, NULL);
+}
+
+/* The resumed half of every switch (arch/context.h): runs on the resumed
+ * stack when the xfer is not NULL (always in sanitizer builds). token is
+ * the resumer's worker, which is ours now, and its current is the resumed
+ * thread (NULL: w's scheduler context). */
+void weft__ctx_resumed(void *token, void *xfer)
+{
+    struct weft__worker *w = token;
+#if defined(WEFT_SANITIZE_ADDRESS) || defined(WEFT_SANITIZE_THREAD)
+    struct weft_thread *self = w->current;
+    weft__san_resumed(self ? self->san_fake_stack : w->sched_fake_stack);
+    if (!xfer)
+        return;
+#endif
+    w = weft__handle_xfer(w, (uintptr_t)xfer);
+    /* Install errno: the resumer did not for an exit (thread_exit), and the
+     * hand-off may have called out (see weft__switch). Re-read current
+     * rather than keep it across the hand-off's calls. */
+    struct weft_thread *cur = w->current;
+    if (cur)
+        *w->errno_loc = cur->err;
 }
 
 void weft__worker_loop(struct weft__worker *w)
@@ -485,11 +508,9 @@ void weft__worker_loop(struct weft__worker *w)
 /* Entry of worker 0's scheduler context, first resumed when the initial
  * thread has nothing else to switch to. It never returns: finalize runs on
  * the initial thread and simply drops this context. */
-void weft__sched_entry(void *xfer, void *data)
+void weft__sched_entry(void *data)
 {
-    struct weft__worker *w = data;
-    weft__san_resumed(NULL);
-    weft__handle_xfer(w, (uintptr_t)xfer);
+    struct weft__worker *w = data; /* weft__ctx_resumed served the first resume */
     weft__worker_loop(w);
     weft__panic("sched: worker 0's scheduler left its loop while the initial thread waits");
 }

@@ -12,7 +12,9 @@
  * Hand-off ("xfer"): a thread that leaves the CPU cannot publish itself
  * before its registers are saved, or a thief could resume a half-saved
  * context. So every switch carries an xfer word (a tagged pointer) to the
- * context being resumed, which acts on the departed thread on its own stack:
+ * context being resumed, which acts on the departed thread on its own stack
+ * (weft__ctx_resumed: the switch calls it on the resumed side, see
+ * arch/context.h):
  *   PUSH  t   t is ready (work-first spawn: the parent's continuation)
  *   YIELD t   t goes behind every other ready thread of this worker
  *   PARK  p   run p->commit (the wait object's publish step); maybe resume
@@ -161,8 +163,10 @@ extern __thread struct weft_thread *weft__tls_bound __attribute__((tls_model("in
                               weft__inject, cleared by the owner when it finds the queue
                               empty (both under inj_lock) */
 
-/* xfer tags (low bits of a 64-byte aligned descriptor or 8-aligned record) */
-enum { XF_NONE = 0, XF_PUSH = 1, XF_YIELD = 2, XF_PARK = 3, XF_EXIT = 4, XF_FRONT = 5 };
+/* xfer tags (low bits of a 64-byte aligned descriptor or 8-aligned record).
+ * A NULL xfer is no hand-off; EXIT, the most frequent, is the untagged
+ * pointer (one test, no tag to strip). */
+enum { XF_EXIT = 0, XF_PUSH = 1, XF_YIELD = 2, XF_PARK = 3, XF_FRONT = 5 };
 #define XF_MASK ((uintptr_t)7)
 
 struct weft__parkx {
@@ -198,7 +202,7 @@ int weft__init_with_pool(const weft_config *cfg, const struct weft__pool_ops *po
 /* Yields to the head of the run queue: the next ready thread runs, then the
  * caller, ahead of every other ready thread. */
 void weft__yield_front(void);
-void weft__sched_entry(void *xfer, void *data);
+void weft__sched_entry(void *data);
 
 /* ---- the hot path ------------------------------------------------------- */
 
@@ -297,15 +301,14 @@ WEFT_INLINE struct weft_thread *weft__pick_local(struct weft__worker *w)
     return weft__pick_default(w);
 }
 
-/* Acts on the thread that left the CPU for us (see "Hand-off" above). Only
- * an exit nobody waits for is inlined; everything else is weft__xfer_slow.
- * Returns w (so that callers need not keep it in a saved register). */
+/* Acts on the thread that left the CPU for us (see "Hand-off" above); x is
+ * not NULL. Only an exit nobody waits for is inlined; everything else is
+ * weft__xfer_slow. Returns w (so that callers need not keep it in a saved
+ * register). */
 WEFT_INLINE struct weft__worker *weft__handle_xfer(struct weft__worker *w, uintptr_t x)
 {
-    if (WEFT_LIKELY(!x))
-        return w;
     if (WEFT_LIKELY((x & XF_MASK) == XF_EXIT)) {
-        struct weft_thread *t = (struct weft_thread *)(x - XF_EXIT);
+        struct weft_thread *t = (struct weft_thread *)x;
         /* Fast path: nobody joined or detached yet. acq_rel as in
          * weft__finish_exit. */
         uintptr_t old = WEFT__J_RUNNING;
@@ -323,46 +326,39 @@ WEFT_INLINE struct weft__worker *weft__handle_xfer(struct weft__worker *w, uintp
 }
 
 /* The worker the calling code runs on right now. After a switch the thread
- * may run on another kernel thread: a worker kept across a switch is stale.
- * The resumed side gets its worker from the resumer (weft__resumed); this
- * TLS read is for slow paths after an ordinary call. */
+ * may run on another kernel thread: a worker kept across a switch is stale
+ * (the switch code itself gets it from the resumer: weft__ctx_resumed). */
 WEFT_INLINE struct weft__worker *weft__worker_now(void)
 {
     return weft__tls_worker;
 }
 
-/* The resumed half of every switch of a user thread: handles the xfer and
- * restores errno. The resumer hands over its worker as the token: the
- * kernel thread we now run on, whose current is this thread. So nothing
- * needs to live in a callee-saved register across the switch. */
-WEFT_INLINE void weft__resumed(struct weft__resume r)
-{
-    struct weft__worker *w = r.token;
-    uintptr_t x = (uintptr_t)r.xfer;
-    weft__san_resumed(w->current->san_fake_stack);
-    if (WEFT_UNLIKELY(x))
-        w = weft__handle_xfer(w, x);
-    *w->errno_loc = w->current->err;
-}
-
 /* Switches from self (running on w) to `to` (a ready thread, or NULL for
  * w's scheduler context), handing over x. Returns once self is resumed,
- * possibly on another worker; errno is self's again. */
+ * possibly on another worker; errno is self's again.
+ *
+ * errno: the kernel thread's errno belongs to the thread on the CPU. The
+ * switching side saves its own and installs the resumed thread's (after the
+ * sanitizer hook, which may call out), so a resume with a NULL xfer needs
+ * no code at all after the switch; weft__ctx_resumed re-installs it after
+ * acting on a non-NULL xfer. The scheduler context keeps no errno. */
 WEFT_INLINE void weft__switch(struct weft__worker *w, struct weft_thread *self,
                                 struct weft_thread *to, uintptr_t x)
 {
-    self->err = *w->errno_loc;
+    int *errno_loc = w->errno_loc;
+    self->err = *errno_loc;
     void *to_sp;
     w->current = to;
     if (to) {
         to->worker = w;
         to_sp = to->sp;
         weft__san_switch_to_thread(&self->san_fake_stack, to);
+        *errno_loc = to->err;
     } else {
         to_sp = w->sched_sp;
         weft__san_switch_to_sched(&self->san_fake_stack, w);
     }
-    weft__resumed(weft__ctx_switch(&self->sp, to_sp, w, (void *)x));
+    weft__ctx_switch(&self->sp, to_sp, w, (void *)x);
 }
 
 #endif

@@ -39,6 +39,8 @@ static inline __attribute__((always_inline, noreturn)) void exit_to(struct weft_
     if (to) {
         to->worker = w;
         weft__san_exit_to_thread(to);
+        /* errno: the XF_EXIT xfer always takes weft__ctx_resumed, which
+         * installs to's (see weft__switch). */
         weft__ctx_jump(to->sp, (void *)x, w);
     }
     weft__san_exit_to_sched(w);
@@ -82,12 +84,12 @@ static inline __attribute__((always_inline, noreturn)) void thread_exit(struct w
 }
 
 
-static void thread_entry(void *xfer, void *data)
+/* First code of a thread made by weft__ctx_make (help-first, injected):
+ * weft__ctx_resumed has acted on the xfer of its first resume. */
+static void thread_entry(void *data)
 {
     struct weft_thread *self = data;
-    weft__san_resumed(NULL);
     struct weft__worker *w = self->worker;
-    weft__handle_xfer(w, (uintptr_t)xfer);
     *w->errno_loc = 0;
     void *r = self->fn(self->arg);
     thread_exit(self->worker, self, r); /* fn may have moved us to another worker */
@@ -217,7 +219,8 @@ WEFT_INLINE int spawn_child_first(struct weft__worker *w, struct weft_thread *se
     w->current = t;
     t->worker = w;
     weft__san_switch_to_thread(&self->san_fake_stack, t);
-    weft__resumed(weft__ctx_spawn(&self->sp, t, child_entry, t));
+    /* errno: the child sets its own; whoever resumes us installs ours. */
+    weft__ctx_spawn(&self->sp, t, child_entry, t);
     return 0;
 }
 
