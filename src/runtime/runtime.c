@@ -215,6 +215,10 @@ static struct weft__worker *worker_new(int id)
     memset(w, 0, sizeof *w);
     w->id = id;
     w->rng = 0x9E3779B97F4A7C15ull * (uint64_t)(id + 1);
+    /* rt.pool is set already: a plug-in pool keeps every pick off the
+     * inlined default pool (sched.h, weft__pick_local). */
+    if (weft__rt.pool)
+        atomic_store_explicit(&w->gate, WEFT__GATE_POOL, memory_order_relaxed);
     if (weft__deque_init(&w->dq, 256) != 0) {
         free(w);
         return NULL;

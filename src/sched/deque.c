@@ -55,3 +55,12 @@ struct weft__deque_array *weft__deque_grow(struct weft__deque *d, int64_t t, int
     atomic_store_explicit(&d->array, a, memory_order_release);
     return a;
 }
+
+/* weft__deque_push when the array is full: grow, then push as there. */
+void weft__deque_push_grow(struct weft__deque *d, struct weft_thread *x, int64_t t, int64_t b)
+{
+    struct weft__deque_array *a = weft__deque_grow(d, t, b);
+    /* release: as in weft__deque_push. */
+    atomic_store_explicit(&a->slot[b & a->mask], x, memory_order_release);
+    atomic_store_explicit(&d->bottom, b + 1, memory_order_release);
+}

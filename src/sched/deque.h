@@ -36,6 +36,7 @@ struct weft__deque {
 int  weft__deque_init(struct weft__deque *d, int64_t size);
 void weft__deque_destroy(struct weft__deque *d);
 struct weft__deque_array *weft__deque_grow(struct weft__deque *d, int64_t t, int64_t b);
+void weft__deque_push_grow(struct weft__deque *d, struct weft_thread *x, int64_t t, int64_t b);
 
 #define WEFT__STEAL_EMPTY ((struct weft_thread *)0)
 #define WEFT__STEAL_ABORT ((struct weft_thread *)1)
@@ -48,8 +49,10 @@ WEFT_INLINE void weft__deque_push(struct weft__deque *d, struct weft_thread *x)
      * after the thief that took it has read it. */
     int64_t t = atomic_load_explicit(&d->top, memory_order_acquire);
     struct weft__deque_array *a = atomic_load_explicit(&d->array, memory_order_relaxed);
-    if (WEFT_UNLIKELY(b - t > a->mask))
-        a = weft__deque_grow(d, t, b);
+    if (WEFT_UNLIKELY(b - t > a->mask)) {
+        weft__deque_push_grow(d, x, t, b); /* out of line: callers keep nothing across it */
+        return;
+    }
     /* release: publishes the descriptor; pairs with the acquire in steal. */
     atomic_store_explicit(&a->slot[b & a->mask], x, memory_order_release);
     /* release: the slot is written before the new bottom is seen. */

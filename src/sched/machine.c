@@ -120,30 +120,36 @@ static uintptr_t run_worker(struct machine *m, struct weft__home *h, struct weft
     w->errno_loc = &errno;
     w->current = NULL;
     weft__san_switch_to_sched(&h->fake, w);
-    uintptr_t x = (uintptr_t)weft__ctx_switch(&h->sp, w->sched_sp, NULL);
-    weft__san_resumed(h->fake);
+    /* token w: the scheduler context resumes on w (arch/context.h); we are
+     * resumed with a NULL token (weft__ctx_resumed: home) and h->reason */
+    weft__ctx_switch(&h->sp, w->sched_sp, w, NULL);
     weft__tls_worker = NULL;
-    return x;
+    return h->reason;
 }
 
-/* From w's scheduler context: back to this machine's home with x. Returns
- * (with an xfer to handle) when the context is resumed, by whichever
- * kernel thread runs w then. */
-uintptr_t weft__sched_go_home(struct weft__worker *w, uintptr_t x)
+/* Switches from the current context (whose stack pointer goes to *save)
+ * to this machine's home, which learns why from reason. */
+static void go_home(struct weft__home *h, void **save, void **fake_save, uintptr_t reason)
+{
+    h->reason = reason;
+    weft__san_switch_to_home(fake_save, h);
+    weft__ctx_switch(save, h->sp, NULL, NULL);
+}
+
+void weft__sched_go_home(struct weft__worker *w, uintptr_t reason)
 {
     struct weft__home *h = weft__tls_home;
     if (!h)
         weft__panic("sched: worker %d has no home to return to on the main kernel thread", w->id);
-    weft__san_switch_to_home(&w->sched_fake_stack, h);
-    x = (uintptr_t)weft__ctx_switch(&w->sched_sp, h->sp, (void *)x);
-    weft__san_resumed(w->sched_fake_stack);
-    return x;
+    /* resumed later (by whichever kernel thread runs w then) like any
+     * switch to the scheduler context: weft__ctx_resumed serves the xfer */
+    go_home(h, &w->sched_sp, &w->sched_fake_stack, reason);
 }
 
 void weft__sched_release(struct weft__worker *w)
 {
     atomic_fetch_and_explicit(&w->attn, ~WEFT__ATTN_RECLAIM, memory_order_relaxed);
-    weft__handle_xfer(w, weft__sched_go_home(w, HOME_RELEASED));
+    weft__sched_go_home(w, HOME_RELEASED);
 }
 
 /* ---- machines --------------------------------------------------------------- */
@@ -450,13 +456,9 @@ int weft__handoff_call(void (*fn)(void *), void *arg)
         errno = err;
         return 0;
     }
-    /* Leave self to be resumed by any worker; this machine goes idle. */
+    /* Leave self to be resumed by any worker (which installs its errno);
+     * this machine goes idle. */
     self->err = err;
-    weft__san_switch_to_home(&self->san_fake_stack, home);
-    uintptr_t x = (uintptr_t)weft__ctx_switch(&self->sp, home->sp, (void *)((uintptr_t)self | HOME_INJECT));
-    weft__san_resumed(self->san_fake_stack);
-    w = self->worker;
-    weft__handle_xfer(w, x);
-    *w->errno_loc = self->err;
+    go_home(home, &self->sp, &self->san_fake_stack, (uintptr_t)self | HOME_INJECT);
     return 0;
 }

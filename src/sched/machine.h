@@ -16,6 +16,7 @@ struct weft__home {
     void *fiber; /* TSan: the kernel thread's own fiber */
     char *lo;    /* native stack bounds (ASan) */
     size_t size;
+    uintptr_t reason; /* why the machine came home (machine.c) */
 };
 
 extern __thread struct weft__home *weft__tls_home __attribute__((tls_model("initial-exec")));
@@ -29,8 +30,8 @@ void weft__machines_shutdown(void);
 void weft__machines_counters(uint64_t *handoffs, uint64_t *offloads);
 
 /* Scheduler side: worker w's scheduler context returns to this machine's
- * home with x; returns the xfer it is resumed with later. */
-uintptr_t weft__sched_go_home(struct weft__worker *w, uintptr_t x);
+ * home (reason: machine.c); returns when it is resumed later. */
+void weft__sched_go_home(struct weft__worker *w, uintptr_t reason);
 /* Scheduler side: hands worker 0 back to the main kernel thread, which
  * claimed it (WEFT__ATTN_RECLAIM). */
 void weft__sched_release(struct weft__worker *w);

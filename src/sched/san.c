@@ -67,10 +67,11 @@ void weft__san_exit_to_sched(struct weft__worker *w)
 
 void weft__san_thread_created(struct weft_thread *t)
 {
+    /* A fresh context has no fake stack to restore on its first resume
+     * (weft__ctx_resumed), whatever the slot's previous thread left here. */
+    t->san_fake_stack = NULL;
 #if defined(WEFT_SANITIZE_THREAD)
     t->san_fiber = __tsan_create_fiber(0);
-#else
-    (void)t;
 #endif
 }
 

@@ -103,6 +103,21 @@ void weft__attend(struct weft__worker *w)
     }
 }
 
+/* weft__make_ready for a plug-in pool, or the pinned initial thread readied
+ * on another worker than 0. */
+void weft__make_ready_slow(struct weft__worker *w, struct weft_thread *t)
+{
+    if (weft__rt.pool) {
+        weft__rt.pool->push(w, t);
+        if (t->pinned && w->id != 0)
+            weft__wake_worker(weft__worker0()); /* only worker 0 may run it */
+        else
+            weft__maybe_wake();
+        return;
+    }
+    weft__mail(weft__worker0(), t); /* t->pinned, w is not worker 0 */
+}
+
 /* ---- injection queue ------------------------------------------------------ */
 
 void weft__inject(struct weft_thread *t)
@@ -115,6 +130,14 @@ void weft__inject(struct weft_thread *t)
         weft__rt.inj_head = t;
     weft__rt.inj_tail = t;
     atomic_fetch_add_explicit(&weft__rt.ninj, 1, memory_order_relaxed);
+    /* Every worker's next scheduling point takes the slow pick and looks
+     * here (weft__take_injected clears the bit under this lock once the
+     * queue is empty, so no set is lost). relaxed: a hint, as ninj. */
+    for (int i = 0; i < weft__rt.nworkers; i++) {
+        struct weft__worker *v = weft__rt.workers[i];
+        if (v && !(atomic_load_explicit(&v->gate, memory_order_relaxed) & WEFT__GATE_INJ))
+            atomic_fetch_or_explicit(&v->gate, WEFT__GATE_INJ, memory_order_relaxed);
+    }
     weft__lock_release(&weft__rt.inj_lock);
     /* seq_cst: as in weft__maybe_wake, but unconditionally: no worker may be
      * awake to notice this thread otherwise. */
@@ -139,12 +162,77 @@ struct weft_thread *weft__inject_pop(void)
     return t;
 }
 
-/* Moves one injected thread to w's pool, where w (or a thief) runs it. */
+/* Moves one injected thread to w's pool, where w (or a thief) runs it;
+ * clears w's GATE_INJ once the queue is empty. */
 void weft__take_injected(struct weft__worker *w)
 {
-    struct weft_thread *t = weft__inject_pop();
+    weft__lock_acquire(&weft__rt.inj_lock);
+    struct weft_thread *t = weft__rt.inj_head;
+    if (t) {
+        weft__rt.inj_head = t->next;
+        if (!t->next)
+            weft__rt.inj_tail = NULL;
+        atomic_fetch_sub_explicit(&weft__rt.ninj, 1, memory_order_relaxed);
+    }
+    if (!weft__rt.inj_head)
+        atomic_fetch_and_explicit(&w->gate, ~WEFT__GATE_INJ, memory_order_relaxed);
+    weft__lock_release(&weft__rt.inj_lock);
     if (t)
         weft__make_ready(w, t);
+}
+
+/* weft__pick_local when w->attn or w->gate is not zero: serve attention
+ * (whatever bits are set: weft__attend knows them), take an injected thread
+ * so that none starves behind a busy worker, then pick from the pool. */
+struct weft_thread *weft__pick_slow(struct weft__worker *w)
+{
+    /* relaxed: hints, re-read under the locks they stand for. */
+    if (atomic_load_explicit(&w->attn, memory_order_relaxed)) {
+        weft__attend(w);
+        /* worker 0 must go back to the main kernel thread: through the
+         * scheduler context, which releases it (machine.c) */
+        if (atomic_load_explicit(&w->attn, memory_order_relaxed) & WEFT__ATTN_RECLAIM)
+            return NULL;
+    }
+    if (atomic_load_explicit(&w->gate, memory_order_relaxed) & WEFT__GATE_INJ)
+        weft__take_injected(w);
+    if (weft__rt.pool)
+        return weft__rt.pool->pop(w);
+    return weft__pick_default(w);
+}
+
+/* Every xfer but an exit nobody waits for (weft__handle_xfer). */
+struct weft__worker *weft__xfer_slow(struct weft__worker *w, uintptr_t x)
+{
+    struct weft_thread *t = (struct weft_thread *)(x & ~XF_MASK);
+    switch (x & XF_MASK) {
+    case XF_EXIT:
+        weft__finish_exit(w, t);
+        break;
+    case XF_PUSH:
+        weft__make_ready(w, t);
+        break;
+    case XF_YIELD:
+        weft__push_yield(w, t);
+        break;
+    case XF_FRONT:
+        weft__push_front(w, t);
+        break;
+    case XF_PARK: {
+        /* Copy before commit: once committed, the parked thread may be
+         * readied and resumed elsewhere, ending the record's life. */
+        struct weft__parkx *p = (struct weft__parkx *)t;
+        struct weft_thread *pt = p->t;
+        weft__commit_fn commit = p->commit;
+        void *arg = p->arg;
+        if (commit && !commit(arg, pt))
+            weft__make_ready(w, pt);
+        break;
+    }
+    default:
+        weft__panic("sched: bad xfer %#lx", (unsigned long)x);
+    }
+    return w;
 }
 
 /* ---- stealing -------------------------------------------------------------- */
@@ -352,14 +440,41 @@ void weft__finish_exit(struct weft__worker *w, struct weft_thread *t)
 
 /* ---- the scheduler context ------------------------------------------------- */
 
+/* Runs t until it switches back to this scheduler context (which acts on
+ * the xfer in weft__ctx_resumed, before this returns). */
 static void run(struct weft__worker *w, struct weft_thread *t)
 {
     w->current = t;
     t->worker = w;
     weft__san_switch_to_thread(&w->sched_fake_stack, t);
-    uintptr_t x = (uintptr_t)weft__ctx_switch(&w->sched_sp, t->sp, NULL);
-    weft__san_resumed(w->sched_fake_stack);
-    weft__handle_xfer(w, x);
+    *w->errno_loc = t->err; /* see weft__switch */
+    weft__ctx_switch(&w->sched_sp, t->sp, w, NULL);
+}
+
+/* The resumed half of every switch (arch/context.h): runs on the resumed
+ * stack when the xfer is not NULL (always in sanitizer builds). token is
+ * the resumer's worker, which is ours now, and its current is the resumed
+ * thread (NULL: w's scheduler context). */
+void weft__ctx_resumed(void *token, void *xfer)
+{
+    struct weft__worker *w = token;
+#if defined(WEFT_SANITIZE_ADDRESS) || defined(WEFT_SANITIZE_THREAD)
+    if (!w) { /* a machine's home (machine.c), resumed with no xfer */
+        weft__san_resumed(weft__tls_home->fake);
+        return;
+    }
+    struct weft_thread *self = w->current;
+    weft__san_resumed(self ? self->san_fake_stack : w->sched_fake_stack);
+    if (!xfer)
+        return;
+#endif
+    w = weft__handle_xfer(w, (uintptr_t)xfer);
+    /* Install errno: the resumer did not for an exit (thread_exit), and the
+     * hand-off may have called out (see weft__switch). Re-read current
+     * rather than keep it across the hand-off's calls. */
+    struct weft_thread *cur = w->current;
+    if (cur)
+        *w->errno_loc = cur->err;
 }
 
 void weft__worker_loop(struct weft__worker *w)
@@ -407,11 +522,9 @@ void weft__worker_loop(struct weft__worker *w)
  * initial thread has nothing else to switch to. When finalize stops the
  * workers the loop ends and the context returns to its machine's home;
  * worker 0's is simply dropped (finalize runs on the initial thread). */
-void weft__sched_entry(void *xfer, void *data)
+void weft__sched_entry(void *data)
 {
-    struct weft__worker *w = data;
-    weft__san_resumed(NULL);
-    weft__handle_xfer(w, (uintptr_t)xfer);
+    struct weft__worker *w = data; /* weft__ctx_resumed served the first resume */
     weft__worker_loop(w);
     weft__sched_go_home(w, 0);
     weft__panic("sched: worker %d resumed after its loop ended", w->id);

@@ -13,7 +13,9 @@
  * Hand-off ("xfer"): a thread that leaves the CPU cannot publish itself
  * before its registers are saved, or a thief could resume a half-saved
  * context. So every switch carries an xfer word (a tagged pointer) to the
- * context being resumed, which acts on the departed thread on its own stack:
+ * context being resumed, which acts on the departed thread on its own stack
+ * (weft__ctx_resumed: the switch calls it on the resumed side, see
+ * arch/context.h):
  *   PUSH  t   t is ready (work-first spawn: the parent's continuation)
  *   YIELD t   t goes behind every other ready thread of this worker
  *   PARK  p   run p->commit (the wait object's publish step); maybe resume
@@ -74,7 +76,6 @@ struct weft__worker {
     int *errno_loc;                 /* this kernel thread's errno; immutable */
     void *sched_sp;                 /* suspended scheduler context */
     struct weft__stack_cache cache; /* default-size stack slots */
-    uint64_t id_next, id_end;       /* block of thread ids */
     _Atomic uint64_t nspawned;      /* owner stores (relaxed), finalize reads */
     _Atomic uint64_t nexited;       /* owner stores (release), finalize reads (acquire) */
     int id;                         /* immutable */
@@ -91,8 +92,18 @@ struct weft__worker {
     struct weft_thread *yq_tail;
 
     /* mailbox: any thread hands a thread to this worker (the pinned initial
-     * thread readied elsewhere) under mb_lock; the owner drains it */
-    _Atomic uint32_t attn WEFT_ALIGNED; /* WEFT__ATTN_*; set by others, cleared by owner */
+     * thread readied elsewhere) under mb_lock; the owner drains it.
+     * attn and gate share one 64-bit word so that the hot path tests both
+     * with one load (attn_any, relaxed): any bit of either sends the caller
+     * through weft__pick_slow. attn keeps its own meaning and is only ever
+     * changed by 32-bit RMWs on attn; gate likewise on gate. */
+    union {
+        struct {
+            _Atomic uint32_t attn; /* WEFT__ATTN_*; set by others, cleared by owner */
+            _Atomic uint32_t gate; /* WEFT__GATE_*: runtime-wide conditions, mirrored */
+        };
+        _Atomic uint64_t attn_any; /* hot-path test only: attn | gate != 0 */
+    } WEFT_ALIGNED;
     weft__lock mb_lock;
     struct weft_thread *mb_head, *mb_tail; /* under mb_lock */
 
@@ -136,14 +147,14 @@ struct weft__rt {
     struct weft_thread *inj_head, *inj_tail; /* under inj_lock */
     _Atomic size_t ninj;                /* hint, updated under inj_lock */
 
-    _Atomic uint64_t id_next;           /* thread-id blocks */
+    _Atomic uint64_t id_next;           /* next thread id (weft_thread_id) */
     _Atomic uint64_t ext_spawned;       /* spawns from plain kernel threads */
     _Atomic int64_t bound_live;         /* bound threads not yet finished */
 };
 
 enum { RT_OFF, RT_STARTING, RT_RUNNING, RT_STOPPING };
 
-extern struct weft__rt weft__rt;
+extern struct weft__rt weft__rt WEFT_INTERNAL; /* hidden: direct %rip access, no GOT load */
 extern __thread struct weft__worker *weft__tls_worker __attribute__((tls_model("initial-exec")));
 extern __thread struct weft_thread *weft__tls_bound __attribute__((tls_model("initial-exec")));
 
@@ -152,8 +163,17 @@ extern __thread struct weft_thread *weft__tls_bound __attribute__((tls_model("in
 #define WEFT__ATTN_IO   4u /* this worker has I/O queued or in flight (owner only) */
 #define WEFT__ATTN_RECLAIM 8u /* worker 0: the main kernel thread claims it back (machine.c) */
 
-/* xfer tags (low bits of a 64-byte aligned descriptor or 8-aligned record) */
-enum { XF_NONE = 0, XF_PUSH = 1, XF_YIELD = 2, XF_PARK = 3, XF_EXIT = 4, XF_FRONT = 5 };
+/* gate bits (w->gate): conditions of the whole runtime, copied into every
+ * worker so that the hot path needs no second load. */
+#define WEFT__GATE_POOL 1u /* a plug-in pool is in use: never the inlined default pool (set at init) */
+#define WEFT__GATE_INJ  2u /* the injection queue may be non-empty: set on every worker by
+                              weft__inject, cleared by the owner when it finds the queue
+                              empty (both under inj_lock) */
+
+/* xfer tags (low bits of a 64-byte aligned descriptor or 8-aligned record).
+ * A NULL xfer is no hand-off; EXIT, the most frequent, is the untagged
+ * pointer (one test, no tag to strip). */
+enum { XF_EXIT = 0, XF_PUSH = 1, XF_YIELD = 2, XF_PARK = 3, XF_FRONT = 5 };
 #define XF_MASK ((uintptr_t)7)
 
 struct weft__parkx {
@@ -170,6 +190,8 @@ struct weft_thread *weft__inject_pop(void);
 void weft__take_injected(struct weft__worker *w);
 void weft__mail(struct weft__worker *v, struct weft_thread *t);
 void weft__attend(struct weft__worker *w);
+struct weft_thread *weft__pick_slow(struct weft__worker *w);
+struct weft__worker *weft__xfer_slow(struct weft__worker *w, uintptr_t x); /* returns w */
 void weft__finish_exit(struct weft__worker *w, struct weft_thread *t);
 void weft__publish_done(struct weft__worker *w, struct weft_thread *t);
 void weft__free_thread(struct weft__worker *w, struct weft_thread *t);
@@ -187,7 +209,7 @@ int weft__init_with_pool(const weft_config *cfg, const struct weft__pool_ops *po
 /* Yields to the head of the run queue: the next ready thread runs, then the
  * caller, ahead of every other ready thread. */
 void weft__yield_front(void);
-void weft__sched_entry(void *xfer, void *data);
+void weft__sched_entry(void *data);
 
 /* ---- the hot path ------------------------------------------------------- */
 
@@ -224,29 +246,28 @@ WEFT_INLINE struct weft_thread *weft__yq_pop(struct weft__worker *w)
 {
     struct weft_thread *t = w->yq_head;
     if (t) {
-        __atomic_store_n(&w->yq_head, t->next, __ATOMIC_RELAXED);
-        if (!t->next)
+        struct weft_thread *n = t->next; /* read once: the store below may alias it */
+        __atomic_store_n(&w->yq_head, n, __ATOMIC_RELAXED);
+        if (!n)
             w->yq_tail = NULL;
     }
     return t;
 }
 
-/* Makes t runnable; the caller runs on worker w and t's context is saved. */
+void weft__make_ready_slow(struct weft__worker *w, struct weft_thread *t);
+
+/* Makes t runnable; the caller runs on worker w and t's context is saved.
+ * Inline: the default pool's deque push, and the pinned initial thread on
+ * worker 0 (its yield FIFO). Every call is the last thing a branch does, so
+ * callers keep no value across it. */
 WEFT_INLINE void weft__make_ready(struct weft__worker *w, struct weft_thread *t)
 {
-    if (WEFT_UNLIKELY(weft__rt.pool)) {
-        weft__rt.pool->push(w, t);
-        if (t->pinned && w->id != 0)
-            weft__wake_worker(weft__worker0()); /* only worker 0 may run it */
-        else
-            weft__maybe_wake();
+    if (WEFT_UNLIKELY(weft__rt.pool || (t->pinned && w->id != 0))) {
+        weft__make_ready_slow(w, t);
         return;
     }
     if (WEFT_UNLIKELY(t->pinned)) {
-        if (w->id == 0)
-            weft__yq_push(w, t);
-        else
-            weft__mail(weft__worker0(), t);
+        weft__yq_push(w, t);
         return;
     }
     weft__deque_push(&w->dq, t);
@@ -264,23 +285,9 @@ WEFT_INLINE void weft__push_yield(struct weft__worker *w, struct weft_thread *t)
         weft__rt.pool->push_yield(w, t);
 }
 
-/* The next thread for w from its own pool, or NULL. */
-WEFT_INLINE struct weft_thread *weft__pick_local(struct weft__worker *w)
+/* The default pool's own pick: deque first (LIFO), then the yield FIFO. */
+WEFT_INLINE struct weft_thread *weft__pick_default(struct weft__worker *w)
 {
-    /* relaxed: a hint; weft__attend re-reads under the mailbox lock. */
-    if (WEFT_UNLIKELY(atomic_load_explicit(&w->attn, memory_order_relaxed))) {
-        weft__attend(w);
-        /* worker 0 must go back to the main kernel thread: through the
-         * scheduler context, which releases it */
-        if (atomic_load_explicit(&w->attn, memory_order_relaxed) & WEFT__ATTN_RECLAIM)
-            return NULL;
-    }
-    /* relaxed: a hint. Threads injected by plain kernel threads must not
-     * starve behind a worker that never returns to its scheduler. */
-    if (WEFT_UNLIKELY(atomic_load_explicit(&weft__rt.ninj, memory_order_relaxed)))
-        weft__take_injected(w);
-    if (WEFT_UNLIKELY(weft__rt.pool))
-        return weft__rt.pool->pop(w);
     if (weft__deque_size_hint(&w->dq) > 0) {
         struct weft_thread *t = weft__deque_pop(&w->dq);
         if (t)
@@ -289,13 +296,26 @@ WEFT_INLINE struct weft_thread *weft__pick_local(struct weft__worker *w)
     return weft__yq_pop(w);
 }
 
-WEFT_INLINE void weft__handle_xfer(struct weft__worker *w, uintptr_t x)
+/* The next thread for w from its own pool, or NULL. One test covers the
+ * mailbox and every other attention bit (attn), the injection queue and a
+ * plug-in pool (gate): any of them takes weft__pick_slow. */
+WEFT_INLINE struct weft_thread *weft__pick_local(struct weft__worker *w)
 {
-    if (WEFT_LIKELY(!x))
-        return;
-    struct weft_thread *t = (struct weft_thread *)(x & ~XF_MASK);
-    uintptr_t kind = x & XF_MASK;
-    if (WEFT_LIKELY(kind == XF_EXIT)) {
+    /* relaxed: a hint; weft__attend re-reads under the mailbox lock, and
+     * the injection queue is read under inj_lock. */
+    if (WEFT_UNLIKELY(atomic_load_explicit(&w->attn_any, memory_order_relaxed)))
+        return weft__pick_slow(w);
+    return weft__pick_default(w);
+}
+
+/* Acts on the thread that left the CPU for us (see "Hand-off" above); x is
+ * not NULL. Only an exit nobody waits for is inlined; everything else is
+ * weft__xfer_slow. Returns w (so that callers need not keep it in a saved
+ * register). */
+WEFT_INLINE struct weft__worker *weft__handle_xfer(struct weft__worker *w, uintptr_t x)
+{
+    if (WEFT_LIKELY((x & XF_MASK) == XF_EXIT)) {
+        struct weft_thread *t = (struct weft_thread *)x;
         /* Fast path: nobody joined or detached yet. acq_rel as in
          * weft__finish_exit. */
         uintptr_t old = WEFT__J_RUNNING;
@@ -306,49 +326,46 @@ WEFT_INLINE void weft__handle_xfer(struct weft__worker *w, uintptr_t x)
             atomic_store_explicit(&w->nexited,
                                   atomic_load_explicit(&w->nexited, memory_order_relaxed) + 1,
                                   memory_order_release);
-        } else {
-            weft__finish_exit(w, t);
+            return w;
         }
-    } else if (kind == XF_PUSH) {
-        weft__make_ready(w, t);
-    } else if (kind == XF_YIELD) {
-        weft__push_yield(w, t);
-    } else if (kind == XF_FRONT) {
-        weft__push_front(w, t);
-    } else {
-        /* XF_PARK. Copy before commit: once committed, the parked thread
-         * may be readied and resumed elsewhere, ending the record's life. */
-        struct weft__parkx *p = (struct weft__parkx *)t;
-        struct weft_thread *pt = p->t;
-        weft__commit_fn commit = p->commit;
-        void *arg = p->arg;
-        if (commit && !commit(arg, pt))
-            weft__make_ready(w, pt);
     }
+    return weft__xfer_slow(w, x);
+}
+
+/* The worker the calling code runs on right now. After a switch the thread
+ * may run on another kernel thread: a worker kept across a switch is stale
+ * (the switch code itself gets it from the resumer: weft__ctx_resumed). */
+WEFT_INLINE struct weft__worker *weft__worker_now(void)
+{
+    return weft__tls_worker;
 }
 
 /* Switches from self (running on w) to `to` (a ready thread, or NULL for
  * w's scheduler context), handing over x. Returns once self is resumed,
- * possibly on another worker; errno is self's again. */
+ * possibly on another worker; errno is self's again.
+ *
+ * errno: the kernel thread's errno belongs to the thread on the CPU. The
+ * switching side saves its own and installs the resumed thread's (after the
+ * sanitizer hook, which may call out), so a resume with a NULL xfer needs
+ * no code at all after the switch; weft__ctx_resumed re-installs it after
+ * acting on a non-NULL xfer. The scheduler context keeps no errno. */
 WEFT_INLINE void weft__switch(struct weft__worker *w, struct weft_thread *self,
                                 struct weft_thread *to, uintptr_t x)
 {
-    self->err = *w->errno_loc;
+    int *errno_loc = w->errno_loc;
+    self->err = *errno_loc;
     void *to_sp;
     w->current = to;
     if (to) {
         to->worker = w;
         to_sp = to->sp;
         weft__san_switch_to_thread(&self->san_fake_stack, to);
+        *errno_loc = to->err;
     } else {
         to_sp = w->sched_sp;
         weft__san_switch_to_sched(&self->san_fake_stack, w);
     }
-    x = (uintptr_t)weft__ctx_switch(&self->sp, to_sp, (void *)x);
-    weft__san_resumed(self->san_fake_stack);
-    w = self->worker;
-    weft__handle_xfer(w, x);
-    *w->errno_loc = self->err;
+    weft__ctx_switch(&self->sp, to_sp, w, (void *)x);
 }
 
 #endif

@@ -132,6 +132,7 @@ int weft__stack_init(size_t default_size, int guard_request)
         return ENOMEM;
     g.dflt = t->cls;
     weft__stack_dflt = g.dflt;
+    t->cacheable = t->guard != WEFT__GUARD_CANARY; /* carved before dflt was known */
     weft__stack_free(NULL, t);
     return 0;
 }
@@ -252,6 +253,7 @@ static struct weft_thread *carve(struct weft__stack_class *c)
     t->stack_size = c->stack_size;
     t->cls = c;
     t->guard = c->carve_guard;
+    t->cacheable = c == weft__stack_dflt && t->guard != WEFT__GUARD_CANARY;
     if (t->guard == WEFT__GUARD_CANARY)
         *(uint64_t *)t->stack_lo = CANARY;
 #if WEFT__HAVE_VALGRIND
@@ -463,7 +465,7 @@ static _Noreturn void report_overflow(const struct weft_thread *t, const char *h
     char line[256];
     size_t n = 0;
     n += fmt_str(line + n, "weft: stack overflow in user thread ", 64);
-    n += fmt_u64(line + n, t->id);
+    n += fmt_u64(line + n, weft_thread_id(t)); /* assigns one if need be */
     n += fmt_str(line + n, " \"", 4);
     n += fmt_str(line + n, t->name ? t->name : "(unnamed)", 64);
     n += fmt_str(line + n, "\" (stack size ", 32);

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/base.h"
 #include "thread/thread.h"
 
 /* A worker's private cache of free default-size slots (LIFO: hot in cache). */
@@ -32,7 +33,7 @@ void weft__stack_free(struct weft__stack_cache *c, struct weft_thread *t);
 void weft__stack_cache_drain(struct weft__stack_cache *c);
 
 /* The default-size class: slots the per-worker caches hold. */
-extern struct weft__stack_class *weft__stack_dflt;
+extern struct weft__stack_class *weft__stack_dflt WEFT_INTERNAL;
 
 #define WEFT__STACK_CACHE_MAX 64u
 
@@ -54,8 +55,7 @@ static inline int weft__stack_cache_push(struct weft__stack_cache *c, struct wef
     (void)c; (void)t;
     return 0; /* the slow path unpoisons the stack */
 #else
-    if (__builtin_expect(t->cls != weft__stack_dflt || t->guard == WEFT__GUARD_CANARY ||
-                         c->n >= WEFT__STACK_CACHE_MAX, 0))
+    if (__builtin_expect(!t->cacheable || c->n >= WEFT__STACK_CACHE_MAX, 0))
         return 0;
     t->next = c->head;
     c->head = t;

@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,29 +24,34 @@
 #include "os/futex.h"
 #include "sched/sched.h"
 
-#define ID_BLOCK 1024
+/* weft__ctx_spawn names the parent by its saved-sp slot: the descriptor. */
+_Static_assert(offsetof(struct weft_thread, sp) == 0, "sp must be the descriptor's first field");
 
-static WEFT_NOINLINE uint64_t new_id_slow(struct weft__worker *w)
+/* Switches away from an exiting thread for good: to `to`, or to w's
+ * scheduler context when to is NULL. The next context finishes the exit
+ * (XF_EXIT: weft__handle_xfer) once this stack is no longer in use. */
+static inline __attribute__((always_inline, noreturn)) void exit_to(struct weft__worker *w,
+                                                                     struct weft_thread *self,
+                                                                     struct weft_thread *to)
 {
-    if (w) {
-        w->id_next = atomic_fetch_add_explicit(&weft__rt.id_next, ID_BLOCK, memory_order_relaxed);
-        w->id_end = w->id_next + ID_BLOCK;
-        return w->id_next++;
+    w->current = to;
+    uintptr_t x = (uintptr_t)self | XF_EXIT;
+    if (to) {
+        to->worker = w;
+        weft__san_exit_to_thread(to);
+        /* errno: the XF_EXIT xfer always takes weft__ctx_resumed, which
+         * installs to's (see weft__switch). */
+        weft__ctx_jump(to->sp, (void *)x, w);
     }
-    return atomic_fetch_add_explicit(&weft__rt.id_next, 1, memory_order_relaxed);
+    weft__san_exit_to_sched(w);
+    weft__ctx_jump(w->sched_sp, (void *)x, w);
 }
 
-WEFT_INLINE uint64_t new_id(struct weft__worker *w)
+/* The general exit: a canary to check, a joiner that may be parked (then
+ * the exit switches straight to it), attention to serve. */
+static WEFT_NOINLINE __attribute__((noreturn)) void exit_slow(struct weft_thread *self)
 {
-    if (WEFT_LIKELY(w && w->id_next != w->id_end))
-        return w->id_next++;
-    return new_id_slow(w);
-}
-
-static inline __attribute__((always_inline, noreturn)) void thread_exit(struct weft_thread *self, void *result)
-{
-    struct weft__worker *w = self->worker;
-    self->result = result;
+    struct weft__worker *w = weft__worker_now();
     weft__stack_check(self);
     /* acquire: a parked joiner published itself with a CAS after its context
      * was saved; switching to it directly is then safe. */
@@ -56,39 +62,52 @@ static inline __attribute__((always_inline, noreturn)) void thread_exit(struct w
         to = (struct weft_thread *)WEFT__J_PTR(s);
     else
         to = weft__pick_local(w);
-    w->current = to;
-    uintptr_t x = (uintptr_t)self | XF_EXIT;
-    if (to) {
-        to->worker = w;
-        weft__san_exit_to_thread(to);
-        weft__ctx_jump(to->sp, (void *)x);
-    }
-    weft__san_exit_to_sched(w);
-    weft__ctx_jump(w->sched_sp, (void *)x);
+    exit_to(w, self, to);
+}
+
+/* Ends self (running on w) with `result`. Inline only for the usual case,
+ * with no call before the final jump (so callers need no callee-saved
+ * registers): no canary, nobody joined or detached yet, nothing to attend. */
+static inline __attribute__((always_inline, noreturn)) void thread_exit(struct weft__worker *w,
+                                                                        struct weft_thread *self,
+                                                                        void *result)
+{
+    self->result = result;
+    /* relaxed: only RUNNING is acted on here, and then the next context's
+     * CAS (weft__handle_xfer) orders the exit; exit_slow re-reads with
+     * acquire. */
+    if (WEFT_UNLIKELY(self->guard == WEFT__GUARD_CANARY ||
+                      atomic_load_explicit(&self->join, memory_order_relaxed) != WEFT__J_RUNNING ||
+                      atomic_load_explicit(&w->attn_any, memory_order_relaxed)))
+        exit_slow(self);
+    exit_to(w, self, weft__pick_default(w));
 }
 
 
-static void thread_entry(void *xfer, void *data)
+/* First code of a thread made by weft__ctx_make (help-first, injected):
+ * weft__ctx_resumed has acted on the xfer of its first resume. */
+static void thread_entry(void *data)
 {
     struct weft_thread *self = data;
-    weft__san_resumed(NULL);
     struct weft__worker *w = self->worker;
-    weft__handle_xfer(w, (uintptr_t)xfer);
     *w->errno_loc = 0;
-    thread_exit(self, self->fn(self->arg));
+    void *r = self->fn(self->arg);
+    thread_exit(self->worker, self, r); /* fn may have moved us to another worker */
 }
 
 /* First code of a child started by a work-first spawn (weft__ctx_spawn): the
- * parent's context is saved now, so it may become ready (and stealable).
- * t->next carries the parent: a fresh thread is in no queue. */
-static __attribute__((noreturn)) void child_entry(void *data)
+ * parent's context is saved now (in parent->sp, the descriptor's first
+ * field, which is how weft__ctx_spawn names it), so it may become ready
+ * (and stealable). */
+static __attribute__((noreturn)) void child_entry(void *data, void **parent_sp)
 {
     struct weft_thread *self = data;
     weft__san_resumed(NULL);
-    struct weft__worker *w = self->worker;
-    weft__make_ready(w, self->next);
-    *w->errno_loc = 0;
-    thread_exit(self, self->fn(self->arg));
+    weft__make_ready(self->worker, (struct weft_thread *)parent_sp);
+    *self->worker->errno_loc = 0;
+    void *r = self->fn(self->arg);
+    struct weft__worker *w = self->worker; /* fn may have moved us to another worker */
+    thread_exit(w, self, r);
 }
 
 /* ---- bound threads: a kernel thread of their own ------------------------- */
@@ -165,7 +184,7 @@ static int spawn_bound(weft_thread **out, weft_fn fn, void *arg, const weft_attr
     t->fn = fn;
     t->arg = arg;
     t->name = attr->name;
-    t->id = new_id(weft__tls_worker);
+    t->id = 0; /* assigned on first use: weft_thread_id */
     t->stack_size = attr->stack_size ? attr->stack_size : weft__rt.stack_size;
     atomic_init(&t->join, attr->detached ? WEFT__J_DETACHED : WEFT__J_RUNNING);
     pthread_attr_t pa;
@@ -199,13 +218,9 @@ WEFT_INLINE int spawn_child_first(struct weft__worker *w, struct weft_thread *se
     self->err = *w->errno_loc;
     w->current = t;
     t->worker = w;
-    t->next = self;
     weft__san_switch_to_thread(&self->san_fake_stack, t);
-    uintptr_t x = (uintptr_t)weft__ctx_spawn(&self->sp, t, child_entry, t);
-    weft__san_resumed(self->san_fake_stack);
-    w = self->worker;
-    weft__handle_xfer(w, x);
-    *w->errno_loc = self->err;
+    /* errno: the child sets its own; whoever resumes us installs ours. */
+    weft__ctx_spawn(&self->sp, t, child_entry, t);
     return 0;
 }
 
@@ -216,7 +231,7 @@ WEFT_INLINE void init_thread(struct weft__worker *w, struct weft_thread *t, weft
     t->fn = fn;
     t->arg = arg;
     t->name = name;
-    t->id = new_id(w);
+    t->id = 0; /* assigned on first use: weft_thread_id */
     /* relaxed: t is published by the switch or queue that follows */
     atomic_store_explicit(&t->join, detached ? WEFT__J_DETACHED : WEFT__J_RUNNING,
                           memory_order_relaxed);
@@ -376,7 +391,8 @@ int weft_detach(weft_thread *t)
     }
 }
 
-void weft_yield(void)
+/* weft_yield but for the inlined common case below. */
+static WEFT_NOINLINE void yield_slow(void)
 {
     struct weft__worker *w = weft__tls_worker;
     struct weft_thread *self;
@@ -401,12 +417,43 @@ void weft_yield(void)
     }
 }
 
+void weft_yield(void)
+{
+    /* Fast path: a user thread, nothing to attend (attn), no injected
+     * thread and the default pool (gate), an empty deque: the next thread is
+     * the head of our own yield FIFO, and we go to its tail before
+     * switching (owner only: nobody can resume us from it before we are
+     * switched out, so no hand-off). Anything else: yield_slow. */
+    struct weft__worker *w = weft__tls_worker;
+    struct weft_thread *self;
+    if (WEFT_UNLIKELY(!w || !(self = w->current) ||
+                      atomic_load_explicit(&w->attn_any, memory_order_relaxed) ||
+                      weft__deque_size_hint(&w->dq) > 0)) {
+        yield_slow();
+        return;
+    }
+    struct weft_thread *next = w->yq_head;
+    if (!next)
+        return; /* alone on this worker */
+    /* rotate: next leaves the head, self joins the tail */
+    struct weft_thread *after = next->next;
+    self->next = NULL;
+    if (after) {
+        __atomic_store_n(&w->yq_head, after, __ATOMIC_RELAXED); /* racy hint for thieves */
+        w->yq_tail->next = self;
+    } else {
+        __atomic_store_n(&w->yq_head, self, __ATOMIC_RELAXED);
+    }
+    w->yq_tail = self;
+    weft__switch(w, self, next, 0);
+}
+
 void weft_exit(void *result)
 {
     struct weft__worker *w = weft__tls_worker;
     struct weft_thread *self = w ? w->current : NULL;
     if (self && !self->pinned)
-        thread_exit(self, result);
+        thread_exit(w, self, result);
     if (!w && weft__tls_bound && weft__tls_bound->bound) {
         struct weft_thread *t = weft__tls_bound;
         weft__tls_bound = NULL;
@@ -424,9 +471,23 @@ weft_thread *weft_self(void)
     return w ? w->current : weft__tls_bound;
 }
 
+/* Ids are drawn on first use from one runtime-wide counter: a spawn only
+ * zeroes the field (a reused slot must not keep its old id). Unique for the
+ * life of the runtime; racing first callers agree through the CAS.
+ * Async-signal-safe (the overflow report calls it). */
 uint64_t weft_thread_id(const weft_thread *t)
 {
-    return t ? t->id : 0;
+    if (!t)
+        return 0;
+    uint64_t *p = (uint64_t *)&((weft_thread *)t)->id;
+    /* relaxed: the id is the only datum; the CAS decides who sets it. */
+    uint64_t id = __atomic_load_n(p, __ATOMIC_RELAXED);
+    if (WEFT_LIKELY(id))
+        return id;
+    uint64_t fresh = atomic_fetch_add_explicit(&weft__rt.id_next, 1, memory_order_relaxed);
+    if (__atomic_compare_exchange_n(p, &id, fresh, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+        return fresh;
+    return id; /* another caller won; `fresh` is simply never used */
 }
 
 const char *weft_thread_name(const weft_thread *t)

@@ -49,6 +49,8 @@ struct weft_thread {
     uint8_t pinned;              /* 1: runs on worker 0 only (the initial thread); immutable */
     uint8_t bound;               /* 1: runs on a kernel thread of its own; immutable */
     uint8_t guard;               /* WEFT__GUARD_*; set when the slot is carved */
+    uint8_t cacheable;           /* 1: a default-size slot without canary, which a worker's
+                                    stack cache may take back; set when carved */
     _Atomic uintptr_t join;      /* WEFT__J_* or joiner|tag; CAS by joiner, detacher, exit */
     weft_fn fn;                  /* immutable after spawn */
     void *arg;                   /* immutable after spawn */

@@ -15,10 +15,22 @@
  * saved everything else, as for any call. The status flags of MXCSR and the
  * x87 status word are caller-saved by the ABI; their control bits are not,
  * so both control words travel with the thread. No signal mask is touched.
+ *
+ * The resume half ends in RESUMED: a plain return when xfer is NULL, else a
+ * tail call of weft__ctx_resumed(token, xfer), which then returns to the
+ * resumed code itself (its stack and callee-saved registers are those of a
+ * call made by the resumed code's callee). Sanitizer builds always call it.
  */
+#if defined(WEFT_SANITIZE_ADDRESS) || defined(WEFT_SANITIZE_THREAD)
+#define WEFT__RESUME_ALWAYS 1
+#else
+#define WEFT__RESUME_ALWAYS 0
+#endif
+    .hidden weft__ctx_resumed
+
     .text
 
-/* void *weft__ctx_switch(void **save_sp [rdi], void *to_sp [rsi], void *xfer [rdx]) */
+/* void weft__ctx_switch(void **save_sp [rdi], void *to_sp [rsi], void *token [rdx], void *xfer [rcx]) */
     .globl  weft__ctx_switch
     .hidden weft__ctx_switch
     .type   weft__ctx_switch, @function
@@ -35,48 +47,57 @@ weft__ctx_switch:
     stmxcsr (%rsp)
     fnstcw  4(%rsp)
     movq    %rsp, (%rdi)
-    movq    %rsi, %rsp
-    ldmxcsr (%rsp)
-    fldcw   4(%rsp)
-    addq    $8, %rsp
+    ldmxcsr (%rsi)          /* restore half: read through to_sp, then step */
+    fldcw   4(%rsi)         /* over the control words with one lea */
+    leaq    8(%rsi), %rsp
     popq    %r15
     popq    %r14
     popq    %r13
     popq    %r12
     popq    %rbx
     popq    %rbp
-    movq    %rdx, %rax      /* xfer: return value of the resumed switch */
-    movq    %rdx, %rdi      /* xfer: first argument of a fresh entry */
+#if !WEFT__RESUME_ALWAYS
+    testq   %rcx, %rcx
+    jnz     1f
     ret
+1:
+#endif
+    movq    %rdx, %rdi
+    movq    %rcx, %rsi
+    jmp     weft__ctx_resumed
     .cfi_endproc
     .size   weft__ctx_switch, .-weft__ctx_switch
 
-/* _Noreturn void weft__ctx_jump(void *to_sp [rdi], void *xfer [rsi]) */
+/* _Noreturn void weft__ctx_jump(void *to_sp [rdi], void *xfer [rsi], void *token [rdx]) */
     .globl  weft__ctx_jump
     .hidden weft__ctx_jump
     .type   weft__ctx_jump, @function
     .p2align 4
 weft__ctx_jump:
     .cfi_startproc
-    movq    %rdi, %rsp
-    ldmxcsr (%rsp)
-    fldcw   4(%rsp)
-    addq    $8, %rsp
+    ldmxcsr (%rdi)
+    fldcw   4(%rdi)
+    leaq    8(%rdi), %rsp
     popq    %r15
     popq    %r14
     popq    %r13
     popq    %r12
     popq    %rbx
     popq    %rbp
-    movq    %rsi, %rax
-    movq    %rsi, %rdi
+#if !WEFT__RESUME_ALWAYS
+    testq   %rsi, %rsi
+    jnz     1f
     ret
+1:
+#endif
+    movq    %rdx, %rdi
+    jmp     weft__ctx_resumed
     .cfi_endproc
     .size   weft__ctx_jump, .-weft__ctx_jump
 
-/* First resume of a fresh context lands here with xfer in rdi, the entry
- * function in r12 and its data in r13 (placed by weft__ctx_make). The stack
- * is 16-byte aligned; the entry never returns. */
+/* First resume of a fresh context lands here (after weft__ctx_resumed, if
+ * called) with the entry function in r12 and its data in r13 (placed by
+ * weft__ctx_make). The stack is 16-byte aligned; the entry never returns. */
     .globl  weft__ctx_trampoline
     .hidden weft__ctx_trampoline
     .type   weft__ctx_trampoline, @function
@@ -84,20 +105,20 @@ weft__ctx_jump:
 weft__ctx_trampoline:
     .cfi_startproc
     .cfi_undefined rip      /* outermost frame for debuggers and unwinders */
-    movq    %r13, %rsi
+    movq    %r13, %rdi
     callq   *%r12
     ud2
     .cfi_endproc
     .size   weft__ctx_trampoline, .-weft__ctx_trampoline
 
 
-/* _Noreturn-for-now void weft__ctx_spawn(void **save_sp [rdi], void *top [rsi],
- *                                        void (*fn)(void *) [rdx], void *arg [rcx])
- * Saves the current context like weft__ctx_switch, then calls fn(arg) on the
- * fresh stack below top (16-byte aligned by the caller). fn never returns;
- * the saved context is resumed later by a switch or jump with some xfer,
- * which this call returns. Used by work-first spawn: no initial frame to
- * build, no restore half to run. */
+/* void weft__ctx_spawn(void **save_sp [rdi], void *top [rsi],
+ *                      void (*fn)(void *, void **) [rdx], void *arg [rcx])
+ * Saves the current context like weft__ctx_switch, then calls fn(arg, save_sp)
+ * on the fresh stack below top (16-byte aligned by the caller). fn never
+ * returns; the saved context is resumed later by a switch or jump, and then
+ * this call returns. Used by work-first spawn: no initial frame to build, no
+ * restore half to run. */
     .globl  weft__ctx_spawn
     .hidden weft__ctx_spawn
     .type   weft__ctx_spawn, @function
@@ -117,6 +138,7 @@ weft__ctx_spawn:
     movq    %rsi, %rsp
     pushq   $0              /* fake return address: backtraces end here */
     .cfi_undefined rip
+    movq    %rdi, %rsi
     movq    %rcx, %rdi
     jmpq    *%rdx
     .cfi_endproc

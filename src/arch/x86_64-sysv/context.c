@@ -23,6 +23,6 @@ void *weft__ctx_make(void *top, weft__ctx_entry entry, void *data)
     memcpy((char *)sp + 4, &fpcw, 2);
     sp[4] = (uint64_t)(uintptr_t)entry; /* r12 */
     sp[3] = (uint64_t)(uintptr_t)data;  /* r13 */
-    sp[7] = (uint64_t)(uintptr_t)weft__ctx_trampoline;
+    sp[7] = (uint64_t)(uintptr_t)weft__ctx_trampoline; /* resume address */
     return sp;
 }
