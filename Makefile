@@ -49,6 +49,7 @@ bench-io: deps
 	bench/scripts/httpd.sh $(BUILD)
 	bench/scripts/chatroom.sh $(BUILD)
 	$(BUILD)/bench/bench_io_batch
+	$(BUILD)/bench/bench_blocking -k 64
 
 bench-seeds: deps
 	@scripts/install-deps.sh bench

@@ -82,6 +82,7 @@ struct machine {
     uint64_t job_lend;        /* the lend word value to take it with; 0: no lend (start-up) */
     struct offload *req;      /* or a call to run */
     struct machine *next;     /* idle list; under mp.lock */
+    int idle;                 /* 1 while on the idle list; under mp.lock */
     int cpu;                  /* CPU this kernel thread is pinned to, -1: none */
 };
 
@@ -182,62 +183,67 @@ static void *machine_main(void *arg)
     void *altstack = weft__altstack_push();
 
     int startup = m->job && !m->job_lend;
+    pthread_mutex_lock(&mp.lock);
     for (;;) {
-        if (m->job) {
-            struct weft__worker *w = m->job;
-            uint64_t want = m->job_lend;
-            m->job = NULL;
-            if (startup) {
-                startup = 0;
-                /* release: our setup is done; pairs with the acquire in
-                 * weft__machines_wait_up. */
-                atomic_fetch_add_explicit(&mp.up, 1, memory_order_release);
-                weft__futex_wake(&mp.up, 1);
-            }
-            /* acq_rel: acquire the lender's last writes to w; a failed CAS
-             * means the lender took w back already (the call was short). */
-            if (!want || atomic_compare_exchange_strong_explicit(&w->lend, &want,
-                                                                 (want & ~(uint64_t)3) | LEND_TAKEN,
-                                                                 memory_order_acq_rel,
-                                                                 memory_order_relaxed)) {
-                uintptr_t x = run_worker(m, &home, w);
-                if (x == HOME_RELEASED) {
-                    /* release: w's state is the main kernel thread's again. */
-                    atomic_store_explicit(&w->claim, CLAIM_GRANTED, memory_order_release);
-                    weft__futex_wake(&w->claim, 1);
-                } else if (x & HOME_INJECT) {
-                    weft__inject((struct weft_thread *)(x & ~HOME_INJECT));
-                }
-            }
-        } else if (m->req) {
-            struct offload *o = m->req;
-            m->req = NULL;
-            serve_offload(o);
-        }
-        pthread_mutex_lock(&mp.lock);
-        if (mp.head) {
-            m->req = mp.head;
-            mp.head = mp.head->next;
+        /* Jobs are handed over under mp.lock: m->job (a worker to take) or
+         * m->req (a call to run), else the overflow queue. */
+        struct weft__worker *w = m->job;
+        uint64_t want = m->job_lend;
+        struct offload *o = m->req;
+        m->job = NULL;
+        m->req = NULL;
+        if (!w && !o && mp.head) {
+            o = mp.head;
+            mp.head = o->next;
             if (!mp.head)
                 mp.tail = NULL;
+        }
+        if (w || o) {
             pthread_mutex_unlock(&mp.lock);
+            if (o) {
+                serve_offload(o);
+            } else {
+                if (startup) {
+                    startup = 0;
+                    /* release: our setup is done; pairs with the acquire in
+                     * weft__machines_wait_up. */
+                    atomic_fetch_add_explicit(&mp.up, 1, memory_order_release);
+                    weft__futex_wake(&mp.up, 1);
+                }
+                /* acq_rel: acquire the lender's last writes to w; a failed
+                 * CAS means the lender took w back already (a short call). */
+                if (!want || atomic_compare_exchange_strong_explicit(&w->lend, &want,
+                                                                     (want & ~(uint64_t)3) | LEND_TAKEN,
+                                                                     memory_order_acq_rel,
+                                                                     memory_order_relaxed)) {
+                    uintptr_t x = run_worker(m, &home, w);
+                    if (x == HOME_RELEASED) {
+                        /* release: w's state is the main kernel thread's again. */
+                        atomic_store_explicit(&w->claim, CLAIM_GRANTED, memory_order_release);
+                        weft__futex_wake(&w->claim, 1);
+                    } else if (x & HOME_INJECT) {
+                        weft__inject((struct weft_thread *)(x & ~HOME_INJECT));
+                    }
+                }
+            }
+            pthread_mutex_lock(&mp.lock);
             continue;
         }
-        if (mp.stopping) {
-            pthread_mutex_unlock(&mp.lock);
+        if (mp.stopping)
             break;
+        if (!m->idle) {
+            m->next = mp.idle;
+            mp.idle = m;
+            m->idle = 1;
         }
         atomic_store_explicit(&m->go, GO_IDLE, memory_order_relaxed);
-        m->next = mp.idle;
-        mp.idle = m;
         pthread_mutex_unlock(&mp.lock);
-        uint32_t g;
         /* acquire: pairs with the release store of GO_JOB / GO_STOP. */
-        while ((g = atomic_load_explicit(&m->go, memory_order_acquire)) == GO_IDLE)
+        while (atomic_load_explicit(&m->go, memory_order_acquire) == GO_IDLE)
             weft__futex_wait(&m->go, GO_IDLE, NULL);
-        if (g == GO_STOP)
-            break;
+        pthread_mutex_lock(&mp.lock);
     }
+    pthread_mutex_unlock(&mp.lock);
     weft__altstack_pop(altstack);
     weft__tls_home = NULL;
     return NULL;
@@ -282,14 +288,14 @@ static struct machine *machine_new_locked(struct weft__worker *w, uint64_t lend,
 }
 
 /* Gives job w (with lend word value `lend`) or request o to an idle or new
- * machine. Returns 0, or -1 when none can be had (o is then queued if
- * given). */
-static int dispatch(struct weft__worker *w, uint64_t lend, struct offload *o)
+ * machine and returns it; NULL when none can be had (o is then queued). */
+static struct machine *dispatch(struct weft__worker *w, uint64_t lend, struct offload *o)
 {
     pthread_mutex_lock(&mp.lock);
     struct machine *m = mp.idle;
     if (m) {
         mp.idle = m->next;
+        m->idle = 0;
         m->job = w;
         m->job_lend = lend;
         m->req = o;
@@ -297,11 +303,11 @@ static int dispatch(struct weft__worker *w, uint64_t lend, struct offload *o)
             mp.handoffs++;
         else
             mp.offloads++;
-        pthread_mutex_unlock(&mp.lock);
         /* release: the job is visible before the machine wakes. */
         atomic_store_explicit(&m->go, GO_JOB, memory_order_release);
+        pthread_mutex_unlock(&mp.lock);
         weft__futex_wake(&m->go, 1);
-        return 0;
+        return m;
     }
     m = machine_new_locked(w, lend, o, 1);
     if (m) {
@@ -319,7 +325,23 @@ static int dispatch(struct weft__worker *w, uint64_t lend, struct offload *o)
         mp.offloads++;
     }
     pthread_mutex_unlock(&mp.lock);
-    return m || o ? 0 : -1;
+    return m;
+}
+
+/* The lend of w to m was cancelled: if m has not picked the job up yet,
+ * take it back and put m on the idle list at once (it wakes, finds nothing
+ * and sleeps again), so that back-to-back short calls reuse one machine
+ * instead of starting new ones while the first is still waking up. */
+static void retract(struct machine *m, struct weft__worker *w)
+{
+    pthread_mutex_lock(&mp.lock);
+    if (m->job == w && !m->idle) {
+        m->job = NULL;
+        m->next = mp.idle;
+        mp.idle = m;
+        m->idle = 1;
+    }
+    pthread_mutex_unlock(&mp.lock);
 }
 
 int weft__machine_start(struct weft__worker *w)
@@ -430,7 +452,8 @@ int weft__handoff_call(void (*fn)(void *), void *arg)
     weft__tls_worker = NULL;
     weft__tls_bound = self; /* weft_self() still answers; calls act as from a thread of its own */
     /* dispatch publishes w (release store of the machine's go word) */
-    if (dispatch(w, lend, NULL) != 0) {
+    struct machine *m = dispatch(w, lend, NULL);
+    if (!m) {
         /* no machine to be had: run the call here, holding the worker */
         weft__tls_bound = NULL;
         take_back(w, self);
@@ -447,6 +470,7 @@ int weft__handoff_call(void (*fn)(void *), void *arg)
     if (atomic_compare_exchange_strong_explicit(&w->lend, &expect, (gen << 2) | LEND_CANCELLED,
                                                 memory_order_acq_rel, memory_order_relaxed)) {
         take_back(w, self);
+        retract(m, w);
         errno = err;
         return 0;
     }
