@@ -83,6 +83,7 @@ struct machine {
     struct offload *req;      /* or a call to run */
     struct machine *next;     /* idle list; under mp.lock */
     int idle;                 /* 1 while on the idle list; under mp.lock */
+    int spare;                /* 0: started for a worker at weft_init; immutable */
     int cpu;                  /* CPU this kernel thread is pinned to, -1: none */
 };
 
@@ -182,7 +183,7 @@ static void *machine_main(void *arg)
     weft__tls_home = &home;
     void *altstack = weft__altstack_push();
 
-    int startup = m->job && !m->job_lend;
+    int startup = !m->spare; /* immutable: set before we were created */
     pthread_mutex_lock(&mp.lock);
     for (;;) {
         /* Jobs are handed over under mp.lock: m->job (a worker to take) or
@@ -267,6 +268,7 @@ static struct machine *machine_new_locked(struct weft__worker *w, uint64_t lend,
     if (!m)
         return NULL;
     m->cpu = -1;
+    m->spare = spare;
     m->job = w;
     m->job_lend = lend;
     m->req = o;
