@@ -28,6 +28,7 @@ demo: deps
 	@scripts/install-deps.sh bench
 	@$(MAKE) --no-print-directory build
 	WEFT_BENCH_NO_DEPS=1 WEFT_BENCH_NO_BUILD=1 bench/scripts/demo.sh $(BUILD)
+	$(BUILD)/bench/bench_idle -w 0
 
 # Sanitizer passes (CI runs both): ASan+UBSan, then TSan.
 asan: deps
