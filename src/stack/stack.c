@@ -45,6 +45,7 @@
 
 #include "base/base.h"
 #include "sched/park.h"
+#include "sched/sched.h"
 
 #if WEFT__HAVE_VALGRIND
 #include <valgrind/valgrind.h>
@@ -487,6 +488,8 @@ void weft__stack_check_slow(const struct weft_thread *t)
 static void on_segv(int sig, siginfo_t *si, void *uc)
 {
     struct weft_thread *t = weft__self();
+    if (!t)
+        t = weft__tls_bound; /* a user thread inside weft_blocking (its own stack) */
     if (t && t->cls && (t->guard == WEFT__GUARD_MADVISE || t->guard == WEFT__GUARD_MPROTECT)) {
         char *a = si->si_addr;
         if (a >= t->stack_lo - PAGE && a < t->stack_lo)

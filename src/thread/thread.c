@@ -461,8 +461,10 @@ void weft_exit(void *result)
         bound_finish(t);
         pthread_exit(NULL);
     }
-    weft__panic(self ? "weft_exit called by the initial thread: return from it and call weft_finalize"
-                     : "weft_exit called outside a user thread");
+    if (self)
+        weft__panic("weft_exit called by the initial thread: return from it and call weft_finalize");
+    weft__panic(weft__tls_bound ? "weft_exit called inside weft_blocking: return from the call first"
+                                : "weft_exit called outside a user thread");
 }
 
 weft_thread *weft_self(void)

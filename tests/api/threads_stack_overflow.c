@@ -54,6 +54,22 @@ static void *segv(void *arg)
     return NULL;
 }
 
+static void recurse_in_place(void *arg)
+{
+    *(long *)arg = recurse(0);
+}
+
+/* The overflow happens inside weft_blocking, on the caller's own stack,
+ * while its worker is handed to another kernel thread. */
+static void *overflow_in_blocking(void *arg)
+{
+    printf("id=%llu\n", (unsigned long long)weft_thread_id(weft_self()));
+    fflush(stdout);
+    long r = 0;
+    weft_blocking(recurse_in_place, &r);
+    return arg;
+}
+
 static void *spawn_overflow(void *arg)
 {
     weft_attr a = WEFT_ATTR_INIT;
@@ -94,6 +110,13 @@ static int child(const char *mode)
         atomic_store(&stop, 1);
         for (int i = 0; i < 8; i++)
             CHECK_EQ(weft_join(others[i], NULL), 0);
+    } else if (strcmp(mode, "blocking") == 0) {
+        CHECK_EQ(weft_init(&cfg), 0);
+        weft_attr a = WEFT_ATTR_INIT;
+        a.stack_size = 65536;
+        a.name = "blocked-diver";
+        CHECK_EQ(weft_spawn(&t, overflow_in_blocking, NULL, &a), 0);
+        CHECK_EQ(weft_join(t, NULL), 0);
     } else if (strcmp(mode, "segv") == 0) {
         CHECK_EQ(weft_init(&cfg), 0);
         weft_attr a = WEFT_ATTR_INIT;
@@ -196,6 +219,7 @@ int main(int argc, char **argv)
 
     check_overflow("attr", "deep-diver", 65536, "64 KiB");
     check_overflow("config", "cfg-default-size", 131072, "128 KiB");
+    check_overflow("blocking", "blocked-diver", 65536, "64 KiB");
 
     /* An ordinary NULL write is not an overflow: SIGSEGV as usual. */
     test_child *r = malloc(sizeof *r);
