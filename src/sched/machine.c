@@ -49,6 +49,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "io/io.h"
 #include "os/futex.h"
@@ -59,7 +60,12 @@
 #define MACHINE_STACK  ((size_t)64 << 10) /* home stacks: only scheduler glue runs there */
 
 enum { LEND_PENDING = 1, LEND_TAKEN = 2, LEND_CANCELLED = 3 };
-enum { GO_IDLE = 0, GO_JOB = 1, GO_STOP = 2 };
+/* go word: an idle machine spins (GO_SPIN) for MACHINE_SPIN_NS, then
+ * sleeps (GO_IDLE, futex); whoever hands it a job swaps in GO_JOB and makes
+ * the futex call only if it found GO_IDLE. */
+enum { GO_IDLE = 0, GO_JOB = 1, GO_STOP = 2, GO_SPIN = 3 };
+#define MACHINE_SPIN_NS 20000
+#define SHORT_CALLS_NS  1000000 /* idle machines spin this long after a cancelled lend */
 enum { CLAIM_NONE = 0, CLAIM_WAITING = 1, CLAIM_GRANTED = 2 };
 
 /* Home-context xfer: why a machine came back from a worker's scheduler. */
@@ -95,22 +101,38 @@ static struct {
     int nall, cap_all;             /* under lock */
     int nspares;                   /* machines beyond the workers' own; under lock */
     int stopping;                  /* under lock */
+    int nspinning;                 /* idle machines spinning; under lock */
+    uint64_t last_cancel;          /* when a lend was last cancelled (ns); under lock */
     uint64_t handoffs, offloads;   /* under lock */
     _Atomic uint32_t up;           /* machines that reached their first job (start-up) */
 } mp = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 __thread struct weft__home *weft__tls_home __attribute__((tls_model("initial-exec")));
 
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 /* ---- entering and leaving a worker ---------------------------------------- */
 
+/* A machine takes on the placement of the worker it runs: pinned to the
+ * worker's CPU, or (cpu < 0: worker 0, or pinning disabled) free to run
+ * wherever the kernel thread that called weft_init may. */
 static void pin_to(struct machine *m, int cpu)
 {
-    if (cpu < 0 || cpu == m->cpu)
+    if (cpu == m->cpu)
         return;
-    cpu_set_t one;
-    CPU_ZERO(&one);
-    CPU_SET(cpu, &one);
-    if (pthread_setaffinity_np(pthread_self(), sizeof one, &one) == 0)
+    cpu_set_t set;
+    if (cpu >= 0) {
+        CPU_ZERO(&set);
+        CPU_SET(cpu, &set);
+    } else if (pthread_getaffinity_np(weft__rt.main_pthread, sizeof set, &set) != 0) {
+        return;
+    }
+    if (pthread_setaffinity_np(pthread_self(), sizeof set, &set) == 0)
         m->cpu = cpu;
 }
 
@@ -237,17 +259,48 @@ static void *machine_main(void *arg)
             mp.idle = m;
             m->idle = 1;
         }
-        atomic_store_explicit(&m->go, GO_IDLE, memory_order_relaxed);
+        /* Spin a little first: back-to-back blocking calls find us awake
+         * (no futex wake, no wake-up latency), as Go's spinning Ms; and as
+         * there, only a few spin at once (half the workers, at least one),
+         * or idle machines would take the CPUs from the workers. Only while
+         * calls are short, though (a lend was cancelled lately): calls that
+         * do block leave time enough to wake a sleeping machine, and
+         * spinning would only take CPU from the machines coming back. */
+        uint64_t now = now_ns();
+        int spin_ok = mp.nspinning < (weft__rt.nworkers + 1) / 2 &&
+                      now - mp.last_cancel < SHORT_CALLS_NS;
+        mp.nspinning += spin_ok;
+        atomic_store_explicit(&m->go, GO_SPIN, memory_order_relaxed);
         pthread_mutex_unlock(&mp.lock);
-        /* acquire: pairs with the release store of GO_JOB / GO_STOP. */
-        while (atomic_load_explicit(&m->go, memory_order_acquire) == GO_IDLE)
-            weft__futex_wait(&m->go, GO_IDLE, NULL);
+        while (spin_ok && atomic_load_explicit(&m->go, memory_order_relaxed) == GO_SPIN &&
+               now_ns() - now < MACHINE_SPIN_NS)
+            weft__cpu_relax();
+        if (spin_ok) {
+            pthread_mutex_lock(&mp.lock);
+            mp.nspinning--;
+            pthread_mutex_unlock(&mp.lock);
+        }
+        uint32_t spin = GO_SPIN;
+        /* acquire (both): pairs with the release exchange in wake_machine. */
+        if (atomic_compare_exchange_strong_explicit(&m->go, &spin, GO_IDLE, memory_order_acquire,
+                                                    memory_order_acquire))
+            while (atomic_load_explicit(&m->go, memory_order_acquire) == GO_IDLE)
+                weft__futex_wait(&m->go, GO_IDLE, NULL);
         pthread_mutex_lock(&mp.lock);
     }
     pthread_mutex_unlock(&mp.lock);
     weft__altstack_pop(altstack);
     weft__tls_home = NULL;
     return NULL;
+}
+
+/* Hands an idle machine its job (or the stop): a futex wake only if it
+ * went to sleep already. */
+static void wake_machine(struct machine *m, uint32_t go)
+{
+    /* release: the job is visible before the machine runs it. */
+    if (atomic_exchange_explicit(&m->go, go, memory_order_release) == GO_IDLE)
+        weft__futex_wake(&m->go, 1);
 }
 
 /* A new machine (under mp.lock) given job w or request o; NULL on failure. */
@@ -305,10 +358,8 @@ static struct machine *dispatch(struct weft__worker *w, uint64_t lend, struct of
             mp.handoffs++;
         else
             mp.offloads++;
-        /* release: the job is visible before the machine wakes. */
-        atomic_store_explicit(&m->go, GO_JOB, memory_order_release);
         pthread_mutex_unlock(&mp.lock);
-        weft__futex_wake(&m->go, 1);
+        wake_machine(m, GO_JOB);
         return m;
     }
     m = machine_new_locked(w, lend, o, 1);
@@ -337,6 +388,7 @@ static struct machine *dispatch(struct weft__worker *w, uint64_t lend, struct of
 static void retract(struct machine *m, struct weft__worker *w)
 {
     pthread_mutex_lock(&mp.lock);
+    mp.last_cancel = now_ns();
     if (m->job == w && !m->idle) {
         m->job = NULL;
         m->next = mp.idle;
@@ -365,8 +417,7 @@ void weft__machines_shutdown(void)
     pthread_mutex_lock(&mp.lock);
     mp.stopping = 1;
     for (struct machine *m = mp.idle; m; m = m->next) {
-        atomic_store_explicit(&m->go, GO_STOP, memory_order_release);
-        weft__futex_wake(&m->go, 1);
+        wake_machine(m, GO_STOP);
     }
     mp.idle = NULL;
     int n = mp.nall;
