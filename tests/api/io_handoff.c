@@ -9,7 +9,8 @@
  *  - the initial thread may block in weft_blocking itself; it resumes on the
  *    kernel thread that called weft_init, and weft_finalize returns there;
  *  - errno after the call is fn's; nested calls and calls from plain and
- *    bound kernel threads run directly;
+ *    bound kernel threads run directly; inside the call the caller may
+ *    spawn, join, lock and sleep as a thread of its own;
  *  - 64 calls blocked at once all complete; 20,000 short calls from
  *    several threads (the lend is often cancelled before it is taken).
  */
@@ -143,6 +144,37 @@ static void *errno_and_nesting(void *arg)
     return NULL;
 }
 
+/* Inside the call the caller acts as a thread of its own: it may spawn and
+ * join user threads (they run on the worker it lent), lock, sleep. */
+static void *kid(void *arg)
+{
+    weft_yield();
+    return (void *)((intptr_t)arg + 1);
+}
+
+static void uses_weft_inside(void *arg)
+{
+    weft_thread *t;
+    void *r = NULL;
+    CHECK_EQ(weft_spawn(&t, kid, (void *)(intptr_t)41, NULL), 0);
+    CHECK_EQ(weft_join(t, &r), 0);
+    CHECK_EQ((intptr_t)r, 42);
+    weft_mutex m = WEFT_MUTEX_INIT;
+    CHECK_EQ(weft_mutex_lock(&m), 0);
+    CHECK_EQ(weft_mutex_unlock(&m), 0);
+    CHECK_EQ(weft_sleep_ns(1000000), 0);
+    CHECK_EQ(weft_join(weft_self(), NULL), EDEADLK);
+    *(int *)arg = 1;
+}
+
+static void *weft_inside(void *arg)
+{
+    int done = 0;
+    CHECK_EQ(weft_blocking(uses_weft_inside, &done), 0);
+    CHECK_EQ(done, 1);
+    return arg;
+}
+
 static void *plain(void *arg)
 {
     pid_t t = 0;
@@ -160,6 +192,9 @@ static void misc(void)
     weft_thread *t;
     CHECK_EQ(weft_spawn(&t, errno_and_nesting, NULL, NULL), 0);
     CHECK_EQ(weft_join(t, NULL), 0);
+    CHECK_EQ(weft_spawn(&t, weft_inside, NULL, NULL), 0);
+    CHECK_EQ(weft_join(t, NULL), 0);
+    weft_inside(NULL); /* from the initial thread too */
     pthread_t pt;
     CHECK_EQ(pthread_create(&pt, NULL, plain, NULL), 0);
     CHECK_EQ(pthread_join(pt, NULL), 0);
