@@ -53,12 +53,7 @@ void mltp_cond_signal(mltp_cond_t *c)
         return;
     struct cond *cv = impl(c);
     weft__lock_acquire(&cv->lock);
-    struct weft__mltp_waiter *r = cv->q.head;
-    if (r) {
-        cv->q.head = r->next;
-        if (!cv->q.head)
-            cv->q.tail = NULL;
-    }
+    struct weft__mltp_waiter *r = weft__mltp_waitq_pop(&cv->q);
     weft__lock_release(&cv->lock);
     if (r)
         weft__mltp_wake(r);

@@ -66,6 +66,17 @@ static inline void weft__mltp_waitq_push(struct weft__mltp_waitq *q, struct weft
     q->tail = r;
 }
 
+static inline struct weft__mltp_waiter *weft__mltp_waitq_pop(struct weft__mltp_waitq *q)
+{
+    struct weft__mltp_waiter *r = q->head;
+    if (r) {
+        q->head = r->next;
+        if (!q->head)
+            q->tail = NULL;
+    }
+    return r;
+}
+
 /* With r queued and *lock held: releases the lock and waits until a waker
  * calls weft__mltp_wake(r). Parks a user thread, sleeps a kernel thread. */
 void weft__mltp_block(struct weft__mltp_waiter *r, weft__lock *lock);

@@ -15,7 +15,6 @@
 #include <unistd.h>
 
 #include "io/io.h"
-#include "sched/machine.h"
 #include "sched/sched.h"
 
 static long result(int res)
@@ -150,14 +149,11 @@ static void run_call(void *arg)
     c->ret = direct(c);
 }
 
-/* Not on a ring: directly from a plain kernel thread; from a user thread,
- * directly too, while its worker is handed to another kernel thread
- * (sched/machine.c). */
+/* Not on a ring: the call itself, through weft_blocking (from a user
+ * thread its worker is handed to another kernel thread meanwhile). */
 static long fallback(struct call *c)
 {
-    if (!weft__self())
-        return direct(c);
-    weft__handoff_call(run_call, c);
+    weft_blocking(run_call, c);
     return c->ret;
 }
 

@@ -23,6 +23,7 @@
 
 #include "io/io.h"
 #include "os/futex.h"
+#include "os/kstack.h"
 #include "sched/machine.h"
 #include "sched/sched.h"
 #include "stack/stack.h"
@@ -345,7 +346,7 @@ int weft__init_with_pool(const weft_config *cfg, const struct weft__pool_ops *po
     atomic_store(&rt->nsleeping, 0);
     atomic_store(&rt->waking, 0);
     atomic_store(&rt->ninj, 0);
-    rt->inj_head = rt->inj_tail = NULL;
+    rt->inj.head = rt->inj.tail = NULL;
     atomic_store(&rt->id_next, 1);
     atomic_store(&rt->ext_spawned, 0);
     atomic_store(&rt->bound_live, 0);
@@ -366,15 +367,7 @@ int weft__init_with_pool(const weft_config *cfg, const struct weft__pool_ops *po
     m->pinned = 1;
     m->name = "main";
     atomic_init(&m->join, WEFT__J_RUNNING);
-    pthread_attr_t a;
-    if (pthread_getattr_np(pthread_self(), &a) == 0) {
-        void *lo;
-        size_t sz;
-        pthread_attr_getstack(&a, &lo, &sz);
-        m->stack_lo = lo;
-        m->stack_size = sz;
-        pthread_attr_destroy(&a);
-    }
+    weft__kstack(&m->stack_lo, &m->stack_size);
     rt->main_pthread = pthread_self();
 
     /* worker 0 = this kernel thread (the "main" one); every worker's
@@ -447,7 +440,7 @@ int weft_finalize(void)
         struct weft_thread *next = weft__pick_local(w);
         /* NULL with a reclaim pending: worker 0 goes back to the main kernel
          * thread through the scheduler (sched/machine.c) */
-        if (next || (atomic_load_explicit(&w->attn, memory_order_relaxed) & WEFT__ATTN_RECLAIM)) {
+        if (next || weft__reclaimed(w)) {
             weft__switch(w, rt->main, next, (uintptr_t)rt->main | XF_YIELD);
             w = rt->main->worker;
             nap_ns = 1000;

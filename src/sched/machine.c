@@ -49,10 +49,10 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "io/io.h"
 #include "os/futex.h"
+#include "os/kstack.h"
 #include "sched/sched.h"
 #include "sync/wait.h"
 
@@ -68,8 +68,8 @@ enum { GO_IDLE = 0, GO_JOB = 1, GO_STOP = 2, GO_SPIN = 3 };
 #define SHORT_CALLS_NS  1000000 /* idle machines spin this long after a cancelled lend */
 enum { CLAIM_NONE = 0, CLAIM_WAITING = 1, CLAIM_GRANTED = 2 };
 
-/* Home-context xfer: why a machine came back from a worker's scheduler. */
-#define HOME_LOOP_ENDED ((uintptr_t)0) /* finalize stopped the worker */
+/* Why a machine came back from a worker's scheduler (home->reason), besides
+ * WEFT__HOME_LOOP_ENDED (machine.h). */
 #define HOME_RELEASED   ((uintptr_t)2) /* worker 0 released to the main kernel thread */
 #define HOME_INJECT     ((uintptr_t)1) /* tag: the thread left behind must be injected */
 
@@ -108,13 +108,6 @@ static struct {
 } mp = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 __thread struct weft__home *weft__tls_home __attribute__((tls_model("initial-exec")));
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 /* ---- entering and leaving a worker ---------------------------------------- */
 
@@ -192,15 +185,7 @@ static void *machine_main(void *arg)
     struct machine *m = arg;
     struct weft__home home;
     memset(&home, 0, sizeof home);
-    pthread_attr_t a;
-    if (pthread_getattr_np(pthread_self(), &a) == 0) {
-        void *lo;
-        size_t sz;
-        pthread_attr_getstack(&a, &lo, &sz);
-        home.lo = lo;
-        home.size = sz;
-        pthread_attr_destroy(&a);
-    }
+    weft__kstack(&home.lo, &home.size);
     home.fiber = weft__san_current_fiber();
     weft__tls_home = &home;
     void *altstack = weft__altstack_push();
@@ -266,14 +251,14 @@ static void *machine_main(void *arg)
          * calls are short, though (a lend was cancelled lately): calls that
          * do block leave time enough to wake a sleeping machine, and
          * spinning would only take CPU from the machines coming back. */
-        uint64_t now = now_ns();
+        uint64_t now = weft__now_ns();
         int spin_ok = mp.nspinning < (weft__rt.nworkers + 1) / 2 &&
                       now - mp.last_cancel < SHORT_CALLS_NS;
         mp.nspinning += spin_ok;
         atomic_store_explicit(&m->go, GO_SPIN, memory_order_relaxed);
         pthread_mutex_unlock(&mp.lock);
         while (spin_ok && atomic_load_explicit(&m->go, memory_order_relaxed) == GO_SPIN &&
-               now_ns() - now < MACHINE_SPIN_NS)
+               weft__now_ns() - now < MACHINE_SPIN_NS)
             weft__cpu_relax();
         if (spin_ok) {
             pthread_mutex_lock(&mp.lock);
@@ -348,36 +333,28 @@ static struct machine *dispatch(struct weft__worker *w, uint64_t lend, struct of
 {
     pthread_mutex_lock(&mp.lock);
     struct machine *m = mp.idle;
-    if (m) {
+    int idle = m != NULL;
+    if (idle) {
         mp.idle = m->next;
         m->idle = 0;
         m->job = w;
         m->job_lend = lend;
         m->req = o;
-        if (w)
-            mp.handoffs++;
-        else
-            mp.offloads++;
-        pthread_mutex_unlock(&mp.lock);
-        wake_machine(m, GO_JOB);
-        return m;
-    }
-    m = machine_new_locked(w, lend, o, 1);
-    if (m) {
-        if (w)
-            mp.handoffs++;
-        else
-            mp.offloads++;
-    } else if (o) {
+    } else if (!(m = machine_new_locked(w, lend, o, 1)) && o) {
         o->next = NULL;
         if (mp.tail)
             mp.tail->next = o;
         else
             mp.head = o;
         mp.tail = o;
-        mp.offloads++;
     }
+    if (w && m)
+        mp.handoffs++;
+    else if (o)
+        mp.offloads++;
     pthread_mutex_unlock(&mp.lock);
+    if (idle)
+        wake_machine(m, GO_JOB);
     return m;
 }
 
@@ -388,7 +365,7 @@ static struct machine *dispatch(struct weft__worker *w, uint64_t lend, struct of
 static void retract(struct machine *m, struct weft__worker *w)
 {
     pthread_mutex_lock(&mp.lock);
-    mp.last_cancel = now_ns();
+    mp.last_cancel = weft__now_ns();
     if (m->job == w && !m->idle) {
         m->job = NULL;
         m->next = mp.idle;
@@ -520,15 +497,13 @@ int weft__handoff_call(void (*fn)(void *), void *arg)
 
     uint64_t expect = lend;
     /* acq_rel: on success we own w again (the machine never took it). */
-    if (atomic_compare_exchange_strong_explicit(&w->lend, &expect, (gen << 2) | LEND_CANCELLED,
-                                                memory_order_acq_rel, memory_order_relaxed)) {
-        take_back(w, self);
-        retract(m, w);
-        errno = err;
-        return 0;
-    }
-    if (!home) {
-        claim(w);
+    int cancelled = atomic_compare_exchange_strong_explicit(&w->lend, &expect, (gen << 2) | LEND_CANCELLED,
+                                                            memory_order_acq_rel, memory_order_relaxed);
+    if (cancelled || !home) {
+        if (cancelled)
+            retract(m, w);
+        else
+            claim(w);
         take_back(w, self);
         errno = err;
         return 0;

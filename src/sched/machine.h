@@ -30,7 +30,9 @@ void weft__machines_shutdown(void);
 void weft__machines_counters(uint64_t *handoffs, uint64_t *offloads);
 
 /* Scheduler side: worker w's scheduler context returns to this machine's
- * home (reason: machine.c); returns when it is resumed later. */
+ * home (reason: WEFT__HOME_LOOP_ENDED when finalize stopped w, others in
+ * machine.c); returns when it is resumed later. */
+#define WEFT__HOME_LOOP_ENDED ((uintptr_t)0)
 void weft__sched_go_home(struct weft__worker *w, uintptr_t reason);
 /* Scheduler side: hands worker 0 back to the main kernel thread, which
  * claimed it (WEFT__ATTN_RECLAIM). */

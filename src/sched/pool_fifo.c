@@ -12,26 +12,21 @@
 
 static struct {
     weft__lock lock;
-    struct weft_thread *head, *tail; /* under lock */
+    struct weft__tqueue tq;          /* under lock */
     _Atomic size_t n;                /* under lock; read racily as a hint */
 } q;
 
 static void fifo_init(void)
 {
-    q.head = q.tail = NULL;
+    q.tq.head = q.tq.tail = NULL;
     atomic_store_explicit(&q.n, 0, memory_order_relaxed);
 }
 
 static void push_tail(struct weft__worker *w, struct weft_thread *t)
 {
     (void)w;
-    t->next = NULL;
     weft__lock_acquire(&q.lock);
-    if (q.tail)
-        q.tail->next = t;
-    else
-        q.head = t;
-    q.tail = t;
+    weft__tq_push(&q.tq, t);
     atomic_store_explicit(&q.n, atomic_load_explicit(&q.n, memory_order_relaxed) + 1,
                           memory_order_relaxed);
     weft__lock_release(&q.lock);
@@ -41,10 +36,10 @@ static void push_head(struct weft__worker *w, struct weft_thread *t)
 {
     (void)w;
     weft__lock_acquire(&q.lock);
-    t->next = q.head;
-    q.head = t;
-    if (!q.tail)
-        q.tail = t;
+    t->next = q.tq.head;
+    q.tq.head = t;
+    if (!q.tq.tail)
+        q.tq.tail = t;
     atomic_store_explicit(&q.n, atomic_load_explicit(&q.n, memory_order_relaxed) + 1,
                           memory_order_relaxed);
     weft__lock_release(&q.lock);
@@ -55,7 +50,7 @@ static struct weft_thread *pop_head(struct weft__worker *w)
     if (atomic_load_explicit(&q.n, memory_order_relaxed) == 0)
         return NULL;
     weft__lock_acquire(&q.lock);
-    struct weft_thread *prev = NULL, *t = q.head;
+    struct weft_thread *prev = NULL, *t = q.tq.head;
     if (t && t->pinned && w->id != 0) {
         /* the initial thread waits for worker 0 */
         prev = t;
@@ -65,9 +60,9 @@ static struct weft_thread *pop_head(struct weft__worker *w)
         if (prev)
             prev->next = t->next;
         else
-            q.head = t->next;
-        if (q.tail == t)
-            q.tail = prev;
+            q.tq.head = t->next;
+        if (q.tq.tail == t)
+            q.tq.tail = prev;
         atomic_store_explicit(&q.n, atomic_load_explicit(&q.n, memory_order_relaxed) - 1,
                               memory_order_relaxed);
     }
@@ -84,7 +79,7 @@ static int fifo_has_work(struct weft__worker *w)
         return 1;
     /* one thread queued: the pinned initial thread is not ours to run */
     weft__lock_acquire(&q.lock);
-    int mine = q.head && !q.head->pinned;
+    int mine = q.tq.head && !q.tq.head->pinned;
     weft__lock_release(&q.lock);
     return mine;
 }

@@ -12,28 +12,45 @@
 #include <sanitizer/tsan_interface.h>
 #endif
 
-void weft__san_switch_to_thread(void **fake_save, struct weft_thread *to)
+/* Every switch: ASan learns the stack about to run (fake_save NULL: the
+ * context being left ends and keeps no fake stack), TSan the fiber. */
+static void switch_to(void **fake_save, const void *lo, size_t size, void *fiber)
 {
 #if defined(WEFT_SANITIZE_ADDRESS)
-    __sanitizer_start_switch_fiber(fake_save, to->stack_lo, to->stack_size);
+    __sanitizer_start_switch_fiber(fake_save, lo, size);
 #else
-    (void)fake_save;
+    (void)fake_save, (void)lo, (void)size;
 #endif
 #if defined(WEFT_SANITIZE_THREAD)
-    __tsan_switch_to_fiber(to->san_fiber, 0);
+    __tsan_switch_to_fiber(fiber, 0);
+#else
+    (void)fiber;
 #endif
+}
+
+void weft__san_switch_to_thread(void **fake_save, struct weft_thread *to)
+{
+    switch_to(fake_save, to->stack_lo, to->stack_size, to->san_fiber);
 }
 
 void weft__san_switch_to_sched(void **fake_save, struct weft__worker *w)
 {
-#if defined(WEFT_SANITIZE_ADDRESS)
-    __sanitizer_start_switch_fiber(fake_save, w->sched_stack_lo, w->sched_stack_size);
-#else
-    (void)fake_save;
-#endif
-#if defined(WEFT_SANITIZE_THREAD)
-    __tsan_switch_to_fiber(w->sched_fiber, 0);
-#endif
+    switch_to(fake_save, w->sched_stack_lo, w->sched_stack_size, w->sched_fiber);
+}
+
+void weft__san_switch_to_home(void **fake_save, struct weft__home *h)
+{
+    switch_to(fake_save, h->lo, h->size, h->fiber);
+}
+
+void weft__san_exit_to_thread(struct weft_thread *to)
+{
+    switch_to(NULL, to->stack_lo, to->stack_size, to->san_fiber);
+}
+
+void weft__san_exit_to_sched(struct weft__worker *w)
+{
+    switch_to(NULL, w->sched_stack_lo, w->sched_stack_size, w->sched_fiber);
 }
 
 void weft__san_resumed(void *fake)
@@ -42,26 +59,6 @@ void weft__san_resumed(void *fake)
     __sanitizer_finish_switch_fiber(fake, NULL, NULL);
 #else
     (void)fake;
-#endif
-}
-
-void weft__san_exit_to_thread(struct weft_thread *to)
-{
-#if defined(WEFT_SANITIZE_ADDRESS)
-    __sanitizer_start_switch_fiber(NULL, to->stack_lo, to->stack_size);
-#endif
-#if defined(WEFT_SANITIZE_THREAD)
-    __tsan_switch_to_fiber(to->san_fiber, 0);
-#endif
-}
-
-void weft__san_exit_to_sched(struct weft__worker *w)
-{
-#if defined(WEFT_SANITIZE_ADDRESS)
-    __sanitizer_start_switch_fiber(NULL, w->sched_stack_lo, w->sched_stack_size);
-#endif
-#if defined(WEFT_SANITIZE_THREAD)
-    __tsan_switch_to_fiber(w->sched_fiber, 0);
 #endif
 }
 
@@ -83,18 +80,6 @@ void weft__san_thread_destroyed(struct weft_thread *t)
     t->san_fiber = NULL;
 #else
     (void)t;
-#endif
-}
-
-void weft__san_switch_to_home(void **fake_save, struct weft__home *h)
-{
-#if defined(WEFT_SANITIZE_ADDRESS)
-    __sanitizer_start_switch_fiber(fake_save, h->lo, h->size);
-#else
-    (void)fake_save;
-#endif
-#if defined(WEFT_SANITIZE_THREAD)
-    __tsan_switch_to_fiber(h->fiber, 0);
 #endif
 }
 

@@ -18,7 +18,6 @@
 
 #include <sched.h>
 #include <stdlib.h>
-#include <time.h>
 
 #include "io/io.h"
 #include "os/futex.h"
@@ -36,13 +35,8 @@ __thread struct weft_thread *weft__tls_bound __attribute__((tls_model("initial-e
 
 void weft__mail(struct weft__worker *v, struct weft_thread *t)
 {
-    t->next = NULL;
     weft__lock_acquire(&v->mb_lock);
-    if (v->mb_tail)
-        v->mb_tail->next = t;
-    else
-        v->mb_head = t;
-    v->mb_tail = t;
+    weft__tq_push(&v->mb, t);
     /* release: the queued thread is visible before the flag; the owner
      * re-reads the list under mb_lock anyway. */
     atomic_fetch_or_explicit(&v->attn, WEFT__ATTN_MAIL, memory_order_release);
@@ -57,8 +51,8 @@ void weft__attend(struct weft__worker *w)
     uint32_t a = atomic_load_explicit(&w->attn, memory_order_acquire);
     if (a & WEFT__ATTN_MAIL) {
         weft__lock_acquire(&w->mb_lock);
-        struct weft_thread *t = w->mb_head;
-        w->mb_head = w->mb_tail = NULL;
+        struct weft_thread *t = w->mb.head;
+        w->mb.head = w->mb.tail = NULL;
         atomic_fetch_and_explicit(&w->attn, ~WEFT__ATTN_MAIL, memory_order_relaxed);
         weft__lock_release(&w->mb_lock);
         while (t) {
@@ -122,13 +116,8 @@ void weft__make_ready_slow(struct weft__worker *w, struct weft_thread *t)
 
 void weft__inject(struct weft_thread *t)
 {
-    t->next = NULL;
     weft__lock_acquire(&weft__rt.inj_lock);
-    if (weft__rt.inj_tail)
-        weft__rt.inj_tail->next = t;
-    else
-        weft__rt.inj_head = t;
-    weft__rt.inj_tail = t;
+    weft__tq_push(&weft__rt.inj, t);
     atomic_fetch_add_explicit(&weft__rt.ninj, 1, memory_order_relaxed);
     /* Every worker's next scheduling point takes the slow pick and looks
      * here (weft__take_injected clears the bit under this lock once the
@@ -146,18 +135,21 @@ void weft__inject(struct weft_thread *t)
         weft__wake_one();
 }
 
+/* Under inj_lock. */
+static struct weft_thread *inj_pop_locked(void)
+{
+    struct weft_thread *t = weft__tq_pop(&weft__rt.inj);
+    if (t)
+        atomic_fetch_sub_explicit(&weft__rt.ninj, 1, memory_order_relaxed);
+    return t;
+}
+
 struct weft_thread *weft__inject_pop(void)
 {
     if (atomic_load_explicit(&weft__rt.ninj, memory_order_relaxed) == 0)
         return NULL;
     weft__lock_acquire(&weft__rt.inj_lock);
-    struct weft_thread *t = weft__rt.inj_head;
-    if (t) {
-        weft__rt.inj_head = t->next;
-        if (!t->next)
-            weft__rt.inj_tail = NULL;
-        atomic_fetch_sub_explicit(&weft__rt.ninj, 1, memory_order_relaxed);
-    }
+    struct weft_thread *t = inj_pop_locked();
     weft__lock_release(&weft__rt.inj_lock);
     return t;
 }
@@ -167,14 +159,8 @@ struct weft_thread *weft__inject_pop(void)
 void weft__take_injected(struct weft__worker *w)
 {
     weft__lock_acquire(&weft__rt.inj_lock);
-    struct weft_thread *t = weft__rt.inj_head;
-    if (t) {
-        weft__rt.inj_head = t->next;
-        if (!t->next)
-            weft__rt.inj_tail = NULL;
-        atomic_fetch_sub_explicit(&weft__rt.ninj, 1, memory_order_relaxed);
-    }
-    if (!weft__rt.inj_head)
+    struct weft_thread *t = inj_pop_locked();
+    if (!weft__rt.inj.head)
         atomic_fetch_and_explicit(&w->gate, ~WEFT__GATE_INJ, memory_order_relaxed);
     weft__lock_release(&weft__rt.inj_lock);
     if (t)
@@ -191,7 +177,7 @@ struct weft_thread *weft__pick_slow(struct weft__worker *w)
         weft__attend(w);
         /* worker 0 must go back to the main kernel thread: through the
          * scheduler context, which releases it (machine.c) */
-        if (atomic_load_explicit(&w->attn, memory_order_relaxed) & WEFT__ATTN_RECLAIM)
+        if (weft__reclaimed(w))
             return NULL;
     }
     if (atomic_load_explicit(&w->gate, memory_order_relaxed) & WEFT__GATE_INJ)
@@ -385,12 +371,6 @@ void weft__wake_worker(struct weft__worker *v)
         claim_and_knock(v, WEFT__WORD_WOKEN);
 }
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 /* ---- exit and free -------------------------------------------------------- */
 
@@ -487,7 +467,7 @@ void weft__worker_loop(struct weft__worker *w)
     unsigned rounds = 0;
     uint64_t idle_since = 0;
     for (;;) {
-        if (WEFT_UNLIKELY(atomic_load_explicit(&w->attn, memory_order_relaxed) & WEFT__ATTN_RECLAIM))
+        if (WEFT_UNLIKELY(weft__reclaimed(w)))
             weft__sched_release(w);
         struct weft_thread *t = find_work(w);
         if (t) {
@@ -504,7 +484,7 @@ void weft__worker_loop(struct weft__worker *w)
                 weft__cpu_relax();
             continue;
         }
-        uint64_t now = now_ns();
+        uint64_t now = weft__now_ns();
         if (!idle_since) {
             idle_since = now;
         } else if (now - idle_since >= spin_ns) {
@@ -526,7 +506,7 @@ void weft__sched_entry(void *data)
 {
     struct weft__worker *w = data; /* weft__ctx_resumed served the first resume */
     weft__worker_loop(w);
-    weft__sched_go_home(w, 0);
+    weft__sched_go_home(w, WEFT__HOME_LOOP_ENDED);
     weft__panic("sched: worker %d resumed after its loop ended", w->id);
 }
 
@@ -554,7 +534,7 @@ void weft__yield_front(void)
         return;
     }
     struct weft_thread *next = weft__pick_local(w);
-    if (next || (atomic_load_explicit(&w->attn, memory_order_relaxed) & WEFT__ATTN_RECLAIM))
+    if (next || weft__reclaimed(w))
         weft__switch(w, self, next, (uintptr_t)self | XF_FRONT);
 }
 

@@ -105,7 +105,7 @@ struct weft__worker {
         _Atomic uint64_t attn_any; /* hot-path test only: attn | gate != 0 */
     } WEFT_ALIGNED;
     weft__lock mb_lock;
-    struct weft_thread *mb_head, *mb_tail; /* under mb_lock */
+    struct weft__tqueue mb;         /* under mb_lock */
 
     /* idling */
     _Atomic uint32_t sleeping WEFT_ALIGNED; /* 1 while in (or entering) futex sleep; seq_cst */
@@ -144,7 +144,7 @@ struct weft__rt {
     _Atomic int waking;                 /* 1 while a wake_one is in flight */
 
     weft__lock inj_lock WEFT_ALIGNED;   /* injection queue (plain kernel threads) */
-    struct weft_thread *inj_head, *inj_tail; /* under inj_lock */
+    struct weft__tqueue inj;            /* under inj_lock */
     _Atomic size_t ninj;                /* hint, updated under inj_lock */
 
     _Atomic uint64_t id_next;           /* next thread id (weft_thread_id) */
@@ -229,6 +229,15 @@ WEFT_INLINE void weft__maybe_wake(void)
         if (WEFT_UNLIKELY(atomic_load_explicit(&weft__rt.nsleeping, memory_order_relaxed) > 0))
             weft__wake_one();
     }
+}
+
+/* 1 while the main kernel thread claims worker w back (machine.c): w's
+ * current thread must leave through the scheduler context, which releases
+ * w, even when it found no other thread to switch to. relaxed: a hint; the
+ * bit stays set until the scheduler context acts on it. */
+WEFT_INLINE int weft__reclaimed(struct weft__worker *w)
+{
+    return (atomic_load_explicit(&w->attn, memory_order_relaxed) & WEFT__ATTN_RECLAIM) != 0;
 }
 
 /* Owner-only FIFO of yielded (and pinned) threads. */

@@ -403,7 +403,7 @@ static WEFT_NOINLINE void yield_slow(void)
     struct weft_thread *next = weft__pick_local(w);
     if (!next) {
         /* worker 0 is claimed back (machine.c): leave through the scheduler */
-        if (WEFT_UNLIKELY(atomic_load_explicit(&w->attn, memory_order_relaxed) & WEFT__ATTN_RECLAIM))
+        if (WEFT_UNLIKELY(weft__reclaimed(w)))
             weft__switch(w, self, NULL, (uintptr_t)self | XF_YIELD);
         return;
     }

@@ -67,4 +67,31 @@ struct weft_thread {
     void *bound_handle;          /* bound threads: previous in the bound list (thread.c) */
 } __attribute__((aligned(64)));
 
+/* A FIFO of threads linked through ->next, guarded by whatever lock its
+ * owner holds (the injection queue, a mailbox, the FIFO pool). */
+struct weft__tqueue {
+    struct weft_thread *head, *tail;
+};
+
+static inline void weft__tq_push(struct weft__tqueue *q, struct weft_thread *t)
+{
+    t->next = NULL;
+    if (q->tail)
+        q->tail->next = t;
+    else
+        q->head = t;
+    q->tail = t;
+}
+
+static inline struct weft_thread *weft__tq_pop(struct weft__tqueue *q)
+{
+    struct weft_thread *t = q->head;
+    if (t) {
+        q->head = t->next;
+        if (!q->head)
+            q->tail = NULL;
+    }
+    return t;
+}
+
 #endif

@@ -28,15 +28,9 @@
 #endif
     .hidden weft__ctx_resumed
 
-    .text
-
-/* void weft__ctx_switch(void **save_sp [rdi], void *to_sp [rsi], void *token [rdx], void *xfer [rcx]) */
-    .globl  weft__ctx_switch
-    .hidden weft__ctx_switch
-    .type   weft__ctx_switch, @function
-    .p2align 4
-weft__ctx_switch:
-    .cfi_startproc
+/* Pushes the callee-saved registers and the control words, and stores the
+ * stack pointer through \save (the layout above). */
+.macro SAVE_CONTEXT save
     pushq   %rbp
     pushq   %rbx
     pushq   %r12
@@ -46,25 +40,53 @@ weft__ctx_switch:
     subq    $8, %rsp
     stmxcsr (%rsp)
     fnstcw  4(%rsp)
-    movq    %rsp, (%rdi)
-    ldmxcsr (%rsi)          /* restore half: read through to_sp, then step */
-    fldcw   4(%rsi)         /* over the control words with one lea */
-    leaq    8(%rsi), %rsp
+    movq    %rsp, (\save)
+.endm
+
+/* Resumes the context saved at \to: control words read through \to, one lea
+ * over them, then the registers. Ends with the stack at the resume address. */
+.macro RESTORE_CONTEXT to
+    ldmxcsr (\to)
+    fldcw   4(\to)
+    leaq    8(\to), %rsp
     popq    %r15
     popq    %r14
     popq    %r13
     popq    %r12
     popq    %rbx
     popq    %rbp
+.endm
+
+/* Returns into the resumed code; for a non-NULL \xfer (every resume in
+ * sanitizer builds) tail-calls weft__ctx_resumed(\token, \xfer) on the way.
+ * The argument moves come after the test: a NULL xfer costs two
+ * instructions and a return. */
+.macro RESUME token, xfer
 #if !WEFT__RESUME_ALWAYS
-    testq   %rcx, %rcx
+    testq   \xfer, \xfer
     jnz     1f
     ret
 1:
 #endif
-    movq    %rdx, %rdi
-    movq    %rcx, %rsi
+    movq    \token, %rdi
+.ifnc \xfer, %rsi
+    movq    \xfer, %rsi
+.endif
     jmp     weft__ctx_resumed
+.endm
+
+    .text
+
+/* void weft__ctx_switch(void **save_sp [rdi], void *to_sp [rsi], void *token [rdx], void *xfer [rcx]) */
+    .globl  weft__ctx_switch
+    .hidden weft__ctx_switch
+    .type   weft__ctx_switch, @function
+    .p2align 4
+weft__ctx_switch:
+    .cfi_startproc
+    SAVE_CONTEXT %rdi
+    RESTORE_CONTEXT %rsi
+    RESUME  %rdx, %rcx
     .cfi_endproc
     .size   weft__ctx_switch, .-weft__ctx_switch
 
@@ -75,23 +97,8 @@ weft__ctx_switch:
     .p2align 4
 weft__ctx_jump:
     .cfi_startproc
-    ldmxcsr (%rdi)
-    fldcw   4(%rdi)
-    leaq    8(%rdi), %rsp
-    popq    %r15
-    popq    %r14
-    popq    %r13
-    popq    %r12
-    popq    %rbx
-    popq    %rbp
-#if !WEFT__RESUME_ALWAYS
-    testq   %rsi, %rsi
-    jnz     1f
-    ret
-1:
-#endif
-    movq    %rdx, %rdi
-    jmp     weft__ctx_resumed
+    RESTORE_CONTEXT %rdi
+    RESUME  %rdx, %rsi
     .cfi_endproc
     .size   weft__ctx_jump, .-weft__ctx_jump
 
@@ -125,16 +132,7 @@ weft__ctx_trampoline:
     .p2align 4
 weft__ctx_spawn:
     .cfi_startproc
-    pushq   %rbp
-    pushq   %rbx
-    pushq   %r12
-    pushq   %r13
-    pushq   %r14
-    pushq   %r15
-    subq    $8, %rsp
-    stmxcsr (%rsp)
-    fnstcw  4(%rsp)
-    movq    %rsp, (%rdi)
+    SAVE_CONTEXT %rdi
     movq    %rsi, %rsp
     pushq   $0              /* fake return address: backtraces end here */
     .cfi_undefined rip
