@@ -57,6 +57,7 @@
 #include "sync/wait.h"
 
 #define MACHINES_MAX   1024             /* machines beyond the workers' own */
+static int machines_max = MACHINES_MAX; /* weft__machines_set_max (tests) */
 #define MACHINE_STACK  ((size_t)64 << 10) /* home stacks: only scheduler glue runs there */
 
 enum { LEND_PENDING = 1, LEND_TAKEN = 2, LEND_CANCELLED = 3 };
@@ -292,7 +293,7 @@ static void wake_machine(struct machine *m, uint32_t go)
 static struct machine *machine_new_locked(struct weft__worker *w, uint64_t lend, struct offload *o,
                                           int spare)
 {
-    if (spare && mp.nspares >= MACHINES_MAX)
+    if (spare && mp.nspares >= machines_max)
         return NULL;
     if (mp.nall == mp.cap_all) {
         int cap = mp.cap_all ? 2 * mp.cap_all : 16;
@@ -416,6 +417,13 @@ void weft__machines_shutdown(void)
     pthread_mutex_unlock(&mp.lock);
 }
 
+void weft__machines_set_max(int n)
+{
+    pthread_mutex_lock(&mp.lock);
+    machines_max = n > 0 ? n : MACHINES_MAX;
+    pthread_mutex_unlock(&mp.lock);
+}
+
 void weft__machines_counters(uint64_t *handoffs, uint64_t *offloads)
 {
     pthread_mutex_lock(&mp.lock);
@@ -484,11 +492,11 @@ int weft__handoff_call(void (*fn)(void *), void *arg)
     /* dispatch publishes w (release store of the machine's go word) */
     struct machine *m = dispatch(w, lend, NULL);
     if (!m) {
-        /* no machine to be had: run the call here, holding the worker */
+        /* No machine to be had (the bound is reached): keep the worker, park
+         * and let the next machine that becomes idle run the call. */
         weft__tls_bound = NULL;
         take_back(w, self);
-        fn(arg);
-        return 0;
+        return weft__offload(fn, arg);
     }
 
     fn(arg);

@@ -28,6 +28,9 @@ void weft__machines_wait_up(uint32_t n);
 /* Ends every machine: after finalize stopped the workers' loops. */
 void weft__machines_shutdown(void);
 void weft__machines_counters(uint64_t *handoffs, uint64_t *offloads);
+/* Bound on machines beyond the workers' own (default 1,024; n <= 0 restores
+ * it). For tests of the overflow path. */
+void weft__machines_set_max(int n);
 
 /* Scheduler side: worker w's scheduler context returns to this machine's
  * home (reason: WEFT__HOME_LOOP_ENDED when finalize stopped w, others in
