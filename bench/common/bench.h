@@ -59,6 +59,7 @@ typedef struct bench_opts {
     bench_list  workers;   /* -w; 0 already replaced by the CPU count */
     int         workers_given; /* -w was on the command line */
     bench_list  threads;   /* -k */
+    int         threads_given; /* -k was on the command line */
     int         reps;      /* -r */
     const char *policy;    /* -p: "work-first", "help-first" or "both" */
     const char *impl;      /* -i: "all" or one implementation name */
@@ -164,7 +165,10 @@ static inline void bench_parse(int argc, char **argv, bench_opts *o, const char 
             bad |= bench_parse_list(optarg, &o->workers);
             o->workers_given = 1;
             break;
-        case 'k': bad |= bench_parse_list(optarg, &o->threads); break;
+        case 'k':
+            bad |= bench_parse_list(optarg, &o->threads);
+            o->threads_given = 1;
+            break;
         case 'r': {
             char *end;
             long v = strtol(optarg, &end, 10);
@@ -311,6 +315,46 @@ static inline void bench_fib_summary(const char *impl, long n, double ts, double
     printf("  fib(%ld) %s: T1/Ts = %.2f, speedup T1/T%ld = %.2f, Ts/T%ld = %.2f\n", n, impl, t1 / ts, p,
            t1 / tp, p, ts / tp);
     fflush(stdout);
+}
+
+/* A program's own default for a list the command line left out (given: it
+ * did not); n values from v. */
+static inline void bench_default_list(bench_list *l, int given, const long *v, int n)
+{
+    if (given)
+        return;
+    for (int i = 0; i < n; i++)
+        l->v[i] = v[i];
+    l->len = n;
+}
+
+/* Sets -n to n when the command line gave none. */
+static inline void bench_default_n(bench_opts *o, long n)
+{
+    bench_default_list(&o->n, o->n.len > 0, &n, 1);
+}
+
+/* One fib implementation at size n: run(o, n, w, arg) returns its median
+ * ns on w workers, for every -w; then the summary against the serial time
+ * ts (when ts, 1 worker and a timed run are all there). */
+typedef double (*bench_fib_run_fn)(const bench_opts *o, long n, long w, int arg);
+
+static inline void bench_fib_sweep(const bench_opts *o, const char *impl, long n, double ts,
+                                   bench_fib_run_fn run, int arg)
+{
+    double t1 = 0, tp = 0;
+    long p = 1;
+    for (int wi = 0; wi < o->workers.len; wi++) {
+        double t = run(o, n, o->workers.v[wi], arg);
+        if (o->workers.v[wi] == 1)
+            t1 = t;
+        if (o->workers.v[wi] >= p) {
+            p = o->workers.v[wi];
+            tp = t;
+        }
+    }
+    if (ts > 0 && t1 > 0 && tp > 0 && !o->callgrind)
+        bench_fib_summary(impl, n, ts, t1, p, tp);
 }
 
 #ifdef __cplusplus

@@ -64,10 +64,7 @@ int main(int argc, char **argv)
 {
     bench_opts o;
     bench_parse(argc, argv, &o, "  -i all|weft|serial (default all); default -n 30\n");
-    if (o.n.len == 0) {
-        o.n.v[0] = 30;
-        o.n.len = 1;
-    }
+    bench_default_n(&o, 30);
     int policies[2], np = 0;
     if (strcmp(o.policy, "help-first") != 0)
         policies[np++] = WEFT_WORK_FIRST;
@@ -80,21 +77,8 @@ int main(int argc, char **argv)
             ts = bench_fib_serial_report(&o, "weft", n).median;
         if (!bench_wants(&o, "weft"))
             continue;
-        for (int pi = 0; pi < np; pi++) {
-            double t1 = 0, tp = 0;
-            long p = 1;
-            for (int wi = 0; wi < o.workers.len; wi++) {
-                double t = run(&o, n, o.workers.v[wi], policies[pi]);
-                if (o.workers.v[wi] == 1)
-                    t1 = t;
-                if (o.workers.v[wi] >= p) {
-                    p = o.workers.v[wi];
-                    tp = t;
-                }
-            }
-            if (ts > 0 && t1 > 0 && tp > 0 && !o.callgrind)
-                bench_fib_summary(policies[pi] == WEFT_HELP_FIRST ? "weft-hf" : "weft", n, ts, t1, p, tp);
-        }
+        for (int pi = 0; pi < np; pi++)
+            bench_fib_sweep(&o, policies[pi] == WEFT_HELP_FIRST ? "weft-hf" : "weft", n, ts, run, policies[pi]);
     }
     return 0;
 }

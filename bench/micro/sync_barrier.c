@@ -347,8 +347,7 @@ int main(int argc, char **argv)
     long nsym = o.n.len > 0 ? o.n.v[0] : 1000000;
     long nasym = o.n.len > 1 ? o.n.v[1] : 50000;
     bench_list levels;
-    int dflt = o.threads.len == 2 && o.threads.v[0] == 2 && o.threads.v[1] == 100; /* -k not given */
-    if (!dflt) {
+    if (o.threads_given) {
         levels = o.threads;
     } else {
         levels.len = 11;

@@ -254,8 +254,7 @@ int main(int argc, char **argv)
     long rounds = o.n.len > 0 ? o.n.v[0] : 1000000;
     long per = o.n.len > 1 ? o.n.v[1] : 100000;
     long nun = o.n.len > 2 ? o.n.v[2] : 10000000;
-    int kdflt = o.threads.len == 2 && o.threads.v[0] == 2 && o.threads.v[1] == 100;
-    long k = kdflt ? 100 : o.threads.v[0];
+    long k = o.threads_given ? o.threads.v[0] : 100;
     double s[BENCH_MAX_RUNS];
     char param[64];
 

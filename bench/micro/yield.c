@@ -77,10 +77,8 @@ int main(int argc, char **argv)
 {
     bench_opts o;
     bench_parse(argc, argv, &o, "  default -w 1; default -n 1000000/K\n");
-    if (!o.workers_given) {
-        o.workers.v[0] = 1;
-        o.workers.len = 1;
-    }
+    static const long w1 = 1;
+    bench_default_list(&o.workers, o.workers_given, &w1, 1);
     int policy = strcmp(o.policy, "help-first") == 0 ? WEFT_HELP_FIRST : WEFT_WORK_FIRST;
     for (int wi = 0; wi < o.workers.len; wi++) {
         for (int ki = 0; ki < o.threads.len; ki++) {

@@ -246,16 +246,10 @@ int main(int argc, char **argv)
         }
     bench_opts o;
     bench_parse(argc, argv, &o, "  [-b create|ring|all]; default -k 50,100,200 -w 1,2\n");
-    if (!o.workers_given) {
-        o.workers.v[0] = 1;
-        o.workers.v[1] = 2;
-        o.workers.len = 2;
-    }
-    if (o.threads.len == 2 && o.threads.v[0] == 2 && o.threads.v[1] == 100) {
-        long k[] = { 50, 100, 200 };
-        memcpy(o.threads.v, k, sizeof k);
-        o.threads.len = 3;
-    }
+    static const long w12[] = { 1, 2 };
+    bench_default_list(&o.workers, o.workers_given, w12, 2);
+    static const long k[] = { 50, 100, 200 };
+    bench_default_list(&o.threads, o.threads_given, k, 3);
     double samples[BENCH_MAX_RUNS];
     for (int impl = 0; impl < SEEDS_NIMPL; impl++) {
         if (!seeds_wants(&o, impl))

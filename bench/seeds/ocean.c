@@ -114,21 +114,11 @@ int main(int argc, char **argv)
 {
     bench_opts o;
     bench_parse(argc, argv, &o, "  default -n 258,514 -w 1,2 -k 2,4,8,16 (total threads)\n");
-    if (!o.workers_given) {
-        o.workers.v[0] = 1;
-        o.workers.v[1] = 2;
-        o.workers.len = 2;
-    }
-    if (o.threads.len == 2 && o.threads.v[0] == 2 && o.threads.v[1] == 100) {
-        long k[] = { 2, 4, 8, 16 };
-        memcpy(o.threads.v, k, sizeof k);
-        o.threads.len = 4;
-    }
-    if (o.n.len == 0) {
-        o.n.v[0] = 258;
-        o.n.v[1] = 514;
-        o.n.len = 2;
-    }
+    static const long w12[] = { 1, 2 };
+    bench_default_list(&o.workers, o.workers_given, w12, 2);
+    static const long k[] = { 2, 4, 8, 16 }, sizes[] = { 258, 514 };
+    bench_default_list(&o.threads, o.threads_given, k, 4);
+    bench_default_list(&o.n, o.n.len > 0, sizes, 2);
     double samples[BENCH_MAX_RUNS];
     for (int ni = 0; ni < o.n.len; ni++) {
         int side = (int)o.n.v[ni];

@@ -55,16 +55,10 @@ int main(int argc, char **argv)
 {
     bench_opts o;
     bench_parse(argc, argv, &o, "  default -n 20000000 -w 1,2 -k 1..8\n");
-    if (!o.workers_given) {
-        o.workers.v[0] = 1;
-        o.workers.v[1] = 2;
-        o.workers.len = 2;
-    }
-    if (o.threads.len == 2 && o.threads.v[0] == 2 && o.threads.v[1] == 100) { /* bench.h's default */
-        for (int i = 0; i < 8; i++)
-            o.threads.v[i] = i + 1;
-        o.threads.len = 8;
-    }
+    static const long w12[] = { 1, 2 };
+    bench_default_list(&o.workers, o.workers_given, w12, 2);
+    static const long k[] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+    bench_default_list(&o.threads, o.threads_given, k, 8);
     long steps = bench_size(&o, 20000000);
     double samples[BENCH_MAX_RUNS];
     for (int impl = 0; impl < SEEDS_NIMPL; impl++) {

@@ -29,21 +29,6 @@ static void *ret_policy_probe(void *arg)
     return NULL;
 }
 
-/* Touches about 700 KiB of stack in nested frames. */
-static int __attribute__((noinline)) use_stack(size_t bytes)
-{
-    volatile char buf[8192];
-    memset((char *)buf, (int)(bytes & 0x7f), sizeof buf);
-    if (bytes <= sizeof buf)
-        return buf[100];
-    return use_stack(bytes - sizeof buf) + buf[sizeof buf - 1];
-}
-
-static void *deep(void *arg)
-{
-    return (void *)(intptr_t)use_stack((size_t)(uintptr_t)arg);
-}
-
 /* weft_init(NULL) only (one read of the environment), then prints the
  * number of workers and the observable spawn policy: with one worker, a
  * work-first spawn has run the child when weft_spawn returns, a help-first
@@ -64,7 +49,7 @@ static int child_init(const char *arg)
     }
     if (arg && strcmp(arg, "deep") == 0) {
         weft_thread *t;
-        CHECK_EQ(weft_spawn(&t, deep, (void *)(uintptr_t)(700u << 10), NULL), 0);
+        CHECK_EQ(weft_spawn(&t, test_deep, (void *)(uintptr_t)(700u << 10), NULL), 0);
         CHECK_EQ(weft_join(t, NULL), 0);
     }
     CHECK_EQ(weft_finalize(), 0);

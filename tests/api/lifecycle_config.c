@@ -23,22 +23,6 @@ static void *note_worker(void *arg)
     return NULL;
 }
 
-/* Touches about `bytes` of stack through a volatile array in nested frames. */
-static int __attribute__((noinline)) use_stack(size_t bytes)
-{
-    volatile char buf[8192];
-    memset((char *)buf, (int)(bytes & 0x7f), sizeof buf);
-    if (bytes <= sizeof buf)
-        return buf[100];
-    return use_stack(bytes - sizeof buf) + buf[sizeof buf - 1];
-}
-
-static void *deep(void *arg)
-{
-    size_t bytes = (size_t)(uintptr_t)arg;
-    return (void *)(intptr_t)use_stack(bytes);
-}
-
 int main(void)
 {
     test_clear_env();
@@ -127,7 +111,7 @@ int main(void)
     for (int i = 0; i < 4; i++) {
         weft_thread *t;
         void *res = (void *)0x1;
-        CHECK_EQ(weft_spawn(&t, deep, (void *)(uintptr_t)(700u << 10), NULL), 0);
+        CHECK_EQ(weft_spawn(&t, test_deep, (void *)(uintptr_t)(700u << 10), NULL), 0);
         CHECK_EQ(weft_join(t, &res), 0);
     }
     CHECK_EQ(weft_finalize(), 0);
@@ -139,7 +123,7 @@ int main(void)
     CHECK_EQ(weft_init(&cfg), 0);
     {
         weft_thread *t;
-        CHECK_EQ(weft_spawn(&t, deep, (void *)(uintptr_t)(40u << 10), NULL), 0);
+        CHECK_EQ(weft_spawn(&t, test_deep, (void *)(uintptr_t)(40u << 10), NULL), 0);
         CHECK_EQ(weft_join(t, NULL), 0);
     }
     CHECK_EQ(weft_finalize(), 0);

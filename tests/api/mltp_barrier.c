@@ -13,27 +13,9 @@
 #include <mltp.h>
 
 #include "check.h"
+#include "trace.h"
 
-static char trace[512];
-static int tn;
 static mltp_barrier_t bar;
-
-static void mark(char c)
-{
-    CHECK(tn < (int)sizeof trace - 1);
-    trace[tn++] = c;
-    trace[tn] = 0;
-}
-
-static void expect(const char *want)
-{
-    if (strcmp(trace, want) != 0) {
-        fprintf(stderr, "trace %s\nwant  %s\n", trace, want);
-        CHECK(!"interleaving differs");
-    }
-    tn = 0;
-    trace[0] = 0;
-}
 
 /* Three episodes: marks its letter before each. */
 static void three_episodes(void *arg)

@@ -14,29 +14,11 @@
 #include <mltp.h>
 
 #include "check.h"
+#include "trace.h"
 
-static char trace[512];
-static int tn;
 static mltp_lock_t lk;
 static mltp_cond_t cv;
 static int waiting; /* under lk */
-
-static void mark(char c)
-{
-    CHECK(tn < (int)sizeof trace - 1);
-    trace[tn++] = c;
-    trace[tn] = 0;
-}
-
-static void expect(const char *want)
-{
-    if (strcmp(trace, want) != 0) {
-        fprintf(stderr, "trace %s\nwant  %s\n", trace, want);
-        CHECK(!"interleaving differs");
-    }
-    tn = 0;
-    trace[0] = 0;
-}
 
 /* Marks its lower-case letter, waits once, marks the upper-case one. */
 static void waiter(void *arg)

@@ -13,27 +13,9 @@
 #include <mltp.h>
 
 #include "check.h"
+#include "trace.h"
 
-static char trace[512];
-static int tn;
 static mltp_lock_t lk;
-
-static void mark(char c)
-{
-    CHECK(tn < (int)sizeof trace - 1);
-    trace[tn++] = c;
-    trace[tn] = 0;
-}
-
-static void expect(const char *want)
-{
-    if (strcmp(trace, want) != 0) {
-        fprintf(stderr, "trace %s\nwant  %s\n", trace, want);
-        CHECK(!"interleaving differs");
-    }
-    tn = 0;
-    trace[0] = 0;
-}
 
 /* The holder: takes the lock, yields while holding it, marks 'u' and
  * releases it, yields, marks 'h'. */

@@ -10,26 +10,7 @@
 #include <mltp.h>
 
 #include "check.h"
-
-static char trace[512];
-static int tn;
-
-static void mark(char c)
-{
-    CHECK(tn < (int)sizeof trace - 1);
-    trace[tn++] = c;
-    trace[tn] = 0;
-}
-
-static void expect(const char *want)
-{
-    if (strcmp(trace, want) != 0) {
-        fprintf(stderr, "trace %s\nwant  %s\n", trace, want);
-        CHECK(!"interleaving differs");
-    }
-    tn = 0;
-    trace[0] = 0;
-}
+#include "trace.h"
 
 /* Marks its letter three times, yielding to the tail after each. */
 static void looper(void *arg)

@@ -58,21 +58,6 @@ static void *bound_sleeper(void *arg)
     return NULL;
 }
 
-/* Uses ~600 KiB of stack. */
-static long __attribute__((noinline)) use_stack(size_t bytes)
-{
-    volatile char buf[4000];
-    memset((char *)buf, 1, sizeof buf);
-    if (bytes <= sizeof buf)
-        return buf[0];
-    return use_stack(bytes - sizeof buf) + buf[1];
-}
-
-static void *deep(void *arg)
-{
-    return (void *)(intptr_t)use_stack((size_t)(uintptr_t)arg);
-}
-
 static void run(int policy)
 {
     weft_config cfg;
@@ -132,7 +117,7 @@ static void run(int policy)
      * of a pthread stack, and TSan's per-thread state lives there: give it
      * room.) */
     b.stack_size = TEST_TSAN ? 4 << 20 : 1 << 20;
-    CHECK_EQ(weft_spawn(&t, deep, (void *)(uintptr_t)(600u << 10), &b), 0);
+    CHECK_EQ(weft_spawn(&t, test_deep, (void *)(uintptr_t)(600u << 10), &b), 0);
     CHECK_EQ(weft_join(t, &res), 0);
     b.stack_size = 0;
 

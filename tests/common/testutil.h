@@ -199,6 +199,24 @@ static inline long long test_rss_bytes(void)
     return resident * (long long)sysconf(_SC_PAGESIZE);
 }
 
+/* ---- stack use ------------------------------------------------------------ */
+
+/* Touches about `bytes` of stack through volatile arrays in nested frames. */
+static __attribute__((noinline, unused)) int test_use_stack(size_t bytes)
+{
+    volatile char buf[8192];
+    memset((char *)buf, (int)(bytes & 0x7f), sizeof buf);
+    if (bytes <= sizeof buf)
+        return buf[100];
+    return test_use_stack(bytes - sizeof buf) + buf[sizeof buf - 1];
+}
+
+/* A thread body for test_use_stack: arg is the byte count. */
+static __attribute__((unused)) void *test_deep(void *arg)
+{
+    return (void *)(intptr_t)test_use_stack((size_t)(uintptr_t)arg);
+}
+
 /* ---- randomness -------------------------------------------------------- */
 
 static inline uint64_t test_splitmix(uint64_t *s)

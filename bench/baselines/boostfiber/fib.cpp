@@ -18,8 +18,9 @@ static long fib_fiber(long n)
     return a + b;
 }
 
-static double run(const bench_opts *o, long n, long w)
+static double run(const bench_opts *o, long n, long w, int unused)
 {
+    (void)unused;
     double samples[BENCH_MAX_RUNS];
     char   param[32];
     bool   bad = false;
@@ -45,29 +46,12 @@ int main(int argc, char **argv)
     bench_opts o;
     bench_parse(argc, argv, &o, "  default -n 30; every workers > 1 after the first is skipped\n");
     bench_boost_workers(&o);
-    if (o.n.len == 0) {
-        o.n.v[0] = 30;
-        o.n.len = 1;
-    }
+    bench_default_n(&o, 30);
     if (o.n.len > 1 && o.workers.len > 0 && o.workers.v[o.workers.len - 1] > 1) {
         fprintf(stderr, "bench: Boost.Fiber: one -n per process when workers > 1; using %ld\n", o.n.v[0]);
         o.n.len = 1;
     }
-    for (int ni = 0; ni < o.n.len; ni++) {
-        long   n = o.n.v[ni];
-        double ts = bench_fib_serial_report(&o, "boostfiber", n).median, t1 = 0, tp = 0;
-        long   p = 1;
-        for (int wi = 0; wi < o.workers.len; wi++) {
-            double t = run(&o, n, o.workers.v[wi]);
-            if (o.workers.v[wi] == 1)
-                t1 = t;
-            if (o.workers.v[wi] >= p) {
-                p = o.workers.v[wi];
-                tp = t;
-            }
-        }
-        if (t1 > 0 && !o.callgrind)
-            bench_fib_summary("boostfiber", n, ts, t1, p, tp);
-    }
+    for (int ni = 0; ni < o.n.len; ni++)
+        bench_fib_sweep(&o, "boostfiber", o.n.v[ni], bench_fib_serial_report(&o, "boostfiber", o.n.v[ni]).median, run, 0);
     return 0;
 }

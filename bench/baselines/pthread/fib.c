@@ -30,8 +30,9 @@ static void *fib_thread(void *arg)
     return (void *)(intptr_t)((long)(intptr_t)a + b);
 }
 
-static double run(const bench_opts *o, long n, long w)
+static double run(const bench_opts *o, long n, long w, int unused)
 {
+    (void)unused;
     double    samples[BENCH_MAX_RUNS];
     char      param[32];
     cpu_set_t old;
@@ -56,28 +57,11 @@ int main(int argc, char **argv)
 {
     bench_opts o;
     bench_parse(argc, argv, &o, "  default -n 20\n");
-    if (o.n.len == 0) {
-        o.n.v[0] = 20;
-        o.n.len = 1;
-    }
+    bench_default_n(&o, 20);
     pthread_attr_init(&attr);
     pthread_attr_setstacksize(&attr, STACK_SIZE);
-    for (int ni = 0; ni < o.n.len; ni++) {
-        long   n = o.n.v[ni];
-        double ts = bench_fib_serial_report(&o, "pthread", n).median, t1 = 0, tp = 0;
-        long   p = 1;
-        for (int wi = 0; wi < o.workers.len; wi++) {
-            double t = run(&o, n, o.workers.v[wi]);
-            if (o.workers.v[wi] == 1)
-                t1 = t;
-            if (o.workers.v[wi] >= p) {
-                p = o.workers.v[wi];
-                tp = t;
-            }
-        }
-        if (t1 > 0 && !o.callgrind)
-            bench_fib_summary("pthread", n, ts, t1, p, tp);
-    }
+    for (int ni = 0; ni < o.n.len; ni++)
+        bench_fib_sweep(&o, "pthread", o.n.v[ni], bench_fib_serial_report(&o, "pthread", o.n.v[ni]).median, run, 0);
     pthread_attr_destroy(&attr);
     return 0;
 }

@@ -20,8 +20,9 @@ static long fib_task(long n)
     return a + b;
 }
 
-static double run(const bench_opts *o, long n, int w)
+static double run(const bench_opts *o, long n, long w, int unused)
 {
+    (void)unused;
     double samples[BENCH_MAX_RUNS];
     char param[32];
     bool bad = false;
@@ -47,25 +48,8 @@ int main(int argc, char **argv)
 {
     bench_opts o;
     bench_parse(argc, argv, &o, "  default -n 30\n");
-    if (o.n.len == 0) {
-        o.n.v[0] = 30;
-        o.n.len = 1;
-    }
-    for (int ni = 0; ni < o.n.len; ni++) {
-        long n = o.n.v[ni];
-        double ts = bench_fib_serial_report(&o, "tbb", n).median, t1 = 0, tp = 0;
-        long p = 1;
-        for (int wi = 0; wi < o.workers.len; wi++) {
-            double t = run(&o, n, (int)o.workers.v[wi]);
-            if (o.workers.v[wi] == 1)
-                t1 = t;
-            if (o.workers.v[wi] >= p) {
-                p = o.workers.v[wi];
-                tp = t;
-            }
-        }
-        if (t1 > 0 && !o.callgrind)
-            bench_fib_summary("tbb", n, ts, t1, p, tp);
-    }
+    bench_default_n(&o, 30);
+    for (int ni = 0; ni < o.n.len; ni++)
+        bench_fib_sweep(&o, "tbb", o.n.v[ni], bench_fib_serial_report(&o, "tbb", o.n.v[ni]).median, run, 0);
     return 0;
 }
