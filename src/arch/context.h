@@ -45,7 +45,38 @@ void weft__ctx_switch(void **save_sp, void *to_sp, void *token, void *xfer);
  * fn must never return. Returns once somebody resumes the saved context. */
 void weft__ctx_spawn(void **save_sp, void *top, void (*fn)(void *arg, void **save_sp), void *arg);
 
+/* weft__ctx_switch with a NULL xfer. Plain builds have an entry without the
+ * xfer test (the resumed code is just returned to); sanitizer builds, where
+ * every resume calls weft__ctx_resumed, use the general switch. */
+#if defined(WEFT_SANITIZE_ADDRESS) || defined(WEFT_SANITIZE_THREAD)
+/* always_inline: TSan's fiber switch comes before this call, so a frame of
+ * its own would be entered on one fiber's shadow stack and left on the
+ * other's. */
+static inline __attribute__((always_inline)) void weft__ctx_switch_bare(void **save_sp, void *to_sp,
+                                                                        void *token)
+{
+    weft__ctx_switch(save_sp, to_sp, token, NULL);
+}
+#else
+void weft__ctx_switch_plain(void **save_sp, void *to_sp);
+static inline __attribute__((always_inline)) void weft__ctx_switch_bare(void **save_sp, void *to_sp,
+                                                                        void *token)
+{
+    (void)token;
+    weft__ctx_switch_plain(save_sp, to_sp);
+}
+#endif
+
 /* Resumes to_sp handing it xfer and token, abandoning the current context. */
 _Noreturn void weft__ctx_jump(void *to_sp, void *xfer, void *token);
+
+#if !defined(WEFT_SANITIZE_ADDRESS) && !defined(WEFT_SANITIZE_THREAD)
+/* Plain builds: resumes to_sp, abandoning the current context, then (on the
+ * resumed stack, so after the abandoned one is out of use) moves *word from
+ * 0 to 2 with a CAS (acq_rel) and adds 1 to *count, whose only writer is the
+ * calling kernel thread. If the CAS fails, weft__ctx_resumed(token, xfer)
+ * runs instead, as after weft__ctx_jump. */
+_Noreturn void weft__ctx_exit(void *to_sp, void *xfer, void *token, void *word, void *count);
+#endif
 
 #endif

@@ -155,7 +155,7 @@ static int local_empty(struct weft__worker *w)
 {
     if (weft__rt.pool)
         return !weft__rt.pool->has_work(w);
-    return weft__deque_size_hint(&w->dq) <= 0 && !w->yq_head;
+    return weft__deque_size_hint(&w->dq) <= 0 && !w->yq;
 }
 
 void weft__io_attend(struct weft__worker *w)

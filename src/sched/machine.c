@@ -140,7 +140,7 @@ static uintptr_t run_worker(struct machine *m, struct weft__home *h, struct weft
     weft__san_switch_to_sched(&h->fake, w);
     /* token w: the scheduler context resumes on w (arch/context.h); we are
      * resumed with a NULL token (weft__ctx_resumed: home) and h->reason */
-    weft__ctx_switch(&h->sp, w->sched_sp, w, NULL);
+    weft__ctx_switch_bare(&h->sp, w->sched_sp, w);
     weft__tls_worker = NULL;
     return h->reason;
 }
@@ -151,7 +151,7 @@ static void go_home(struct weft__home *h, void **save, void **fake_save, uintptr
 {
     h->reason = reason;
     weft__san_switch_to_home(fake_save, h);
-    weft__ctx_switch(save, h->sp, NULL, NULL);
+    weft__ctx_switch_bare(save, h->sp, NULL);
 }
 
 void weft__sched_go_home(struct weft__worker *w, uintptr_t reason)

@@ -72,27 +72,25 @@ void weft__attend(struct weft__worker *w)
             return;
         /* Hand over the older half of the non-pinned yielded threads. */
         unsigned n = 0;
-        for (struct weft_thread *t = w->yq_head; t; t = t->next)
-            n++;
+        struct weft_thread *tail = w->yq;
+        if (tail) {
+            struct weft_thread *t = tail;
+            do {
+                n++;
+                t = t->next;
+            } while (t != tail);
+        }
         unsigned give = (n + 1) / 2;
-        struct weft_thread *keep_head = NULL, *keep_tail = NULL, *t = w->yq_head;
-        while (t) {
-            struct weft_thread *next = t->next;
+        /* Pop all n in order; keep (re-queue) the pinned and the younger. */
+        while (n--) {
+            struct weft_thread *t = weft__yq_pop(w);
             if (give && !t->pinned) {
                 weft__deque_push(&w->dq, t);
                 give--;
             } else {
-                t->next = NULL;
-                if (keep_tail)
-                    keep_tail->next = t;
-                else
-                    keep_head = t;
-                keep_tail = t;
+                weft__yq_push(w, t);
             }
-            t = next;
         }
-        __atomic_store_n(&w->yq_head, keep_head, __ATOMIC_RELAXED);
-        w->yq_tail = keep_tail;
         weft__maybe_wake();
     }
 }
@@ -262,7 +260,7 @@ static struct weft_thread *steal_work(struct weft__worker *w)
     /* Nothing in any deque: ask owners with yielded threads to share. */
     for (int i = 0; i < n; i++) {
         struct weft__worker *v = weft__rt.workers[i];
-        if (v != w && __atomic_load_n(&v->yq_head, __ATOMIC_RELAXED) &&
+        if (v != w && weft__yq_hint(v) &&
             !(atomic_load_explicit(&v->attn, memory_order_relaxed) & WEFT__ATTN_WANT))
             atomic_fetch_or_explicit(&v->attn, WEFT__ATTN_WANT, memory_order_relaxed);
     }
@@ -286,7 +284,7 @@ static int has_work_anywhere(struct weft__worker *w)
     /* Own yielded threads and mail; others' deques. Others' yield FIFOs do
      * not count: only their owners run them (or hand them over on request,
      * waking us through weft__maybe_wake). */
-    if (w->yq_head || (atomic_load_explicit(&w->attn, memory_order_relaxed) & ~WEFT__ATTN_IO))
+    if (w->yq || (atomic_load_explicit(&w->attn, memory_order_relaxed) & ~WEFT__ATTN_IO))
         return 1;
     if (weft__rt.pool)
         return weft__rt.pool->has_work(w);
@@ -428,7 +426,7 @@ static void run(struct weft__worker *w, struct weft_thread *t)
     t->worker = w;
     weft__san_switch_to_thread(&w->sched_fake_stack, t);
     *w->errno_loc = t->err; /* see weft__switch */
-    weft__ctx_switch(&w->sched_sp, t->sp, w, NULL);
+    weft__ctx_switch_bare(&w->sched_sp, t->sp, w);
 }
 
 /* The resumed half of every switch (arch/context.h): runs on the resumed
@@ -519,10 +517,7 @@ void weft__push_front(struct weft__worker *w, struct weft_thread *t)
         return;
     }
     /* default pool: head of w's own yield FIFO */
-    t->next = w->yq_head;
-    __atomic_store_n(&w->yq_head, t, __ATOMIC_RELAXED);
-    if (!w->yq_tail)
-        w->yq_tail = t;
+    weft__yq_push_head(w, t);
 }
 
 void weft__yield_front(void)

@@ -87,9 +87,11 @@ struct weft__worker {
     /* yield FIFO: owner only, so a yielding thread is queued before it
      * switches, with no lock. Thieves never touch it; they raise
      * WEFT__ATTN_WANT and the owner moves yielded threads to its deque at its
-     * next scheduling point. yq_head is read racily by thieves as a hint. */
-    struct weft_thread *yq_head;
-    struct weft_thread *yq_tail;
+     * next scheduling point. A circle linked through ->next, named by its
+     * tail (the head is yq->next; NULL: empty), so that a yield's rotation
+     * (the head out, the caller in behind the tail) is four stores and
+     * loads with no branch. Read racily by thieves as a hint. */
+    struct weft_thread *yq;
 
     /* mailbox: any thread hands a thread to this worker (the pinned initial
      * thread readied elsewhere) under mb_lock; the owner drains it.
@@ -240,27 +242,53 @@ WEFT_INLINE int weft__reclaimed(struct weft__worker *w)
     return (atomic_load_explicit(&w->attn, memory_order_relaxed) & WEFT__ATTN_RECLAIM) != 0;
 }
 
-/* Owner-only FIFO of yielded (and pinned) threads. */
+/* Owner-only FIFO of yielded (and pinned) threads (w->yq: a circle named
+ * by its tail). A queued thread's worker is w: a yield that takes it needs
+ * no store for that. */
 WEFT_INLINE void weft__yq_push(struct weft__worker *w, struct weft_thread *t)
 {
-    t->next = NULL;
-    if (w->yq_tail)
-        w->yq_tail->next = t;
-    else
-        __atomic_store_n(&w->yq_head, t, __ATOMIC_RELAXED); /* racy hint for thieves */
-    w->yq_tail = t;
+    struct weft_thread *tail = w->yq;
+    t->worker = w;
+    if (tail) {
+        t->next = tail->next;
+        tail->next = t;
+    } else {
+        t->next = t;
+    }
+    __atomic_store_n(&w->yq, t, __ATOMIC_RELAXED); /* racy hint for thieves */
+}
+
+/* Ahead of every other queued thread. */
+WEFT_INLINE void weft__yq_push_head(struct weft__worker *w, struct weft_thread *t)
+{
+    struct weft_thread *tail = w->yq;
+    t->worker = w;
+    if (tail) {
+        t->next = tail->next;
+        tail->next = t;
+    } else {
+        t->next = t;
+        __atomic_store_n(&w->yq, t, __ATOMIC_RELAXED);
+    }
 }
 
 WEFT_INLINE struct weft_thread *weft__yq_pop(struct weft__worker *w)
 {
-    struct weft_thread *t = w->yq_head;
-    if (t) {
-        struct weft_thread *n = t->next; /* read once: the store below may alias it */
-        __atomic_store_n(&w->yq_head, n, __ATOMIC_RELAXED);
-        if (!n)
-            w->yq_tail = NULL;
-    }
+    struct weft_thread *tail = w->yq;
+    if (!tail)
+        return NULL;
+    struct weft_thread *t = tail->next;
+    if (t == tail)
+        __atomic_store_n(&w->yq, NULL, __ATOMIC_RELAXED);
+    else
+        tail->next = t->next;
     return t;
+}
+
+/* Racy hint (any thread): w has yielded threads. */
+WEFT_INLINE int weft__yq_hint(struct weft__worker *w)
+{
+    return __atomic_load_n(&w->yq, __ATOMIC_RELAXED) != NULL;
 }
 
 void weft__make_ready_slow(struct weft__worker *w, struct weft_thread *t);
@@ -374,7 +402,10 @@ WEFT_INLINE void weft__switch(struct weft__worker *w, struct weft_thread *self,
         to_sp = w->sched_sp;
         weft__san_switch_to_sched(&self->san_fake_stack, w);
     }
-    weft__ctx_switch(&self->sp, to_sp, w, (void *)x);
+    if (__builtin_constant_p(x) && x == 0)
+        weft__ctx_switch_bare(&self->sp, to_sp, w);
+    else
+        weft__ctx_switch(&self->sp, to_sp, w, (void *)x);
 }
 
 #endif

@@ -190,7 +190,7 @@ static int worker_has_ready(void)
     if (!w)
         return 0;
     /* relaxed: hints; a miss costs one spin-check period. */
-    if (atomic_load_explicit(&w->attn, memory_order_relaxed) || w->yq_head ||
+    if (atomic_load_explicit(&w->attn, memory_order_relaxed) || w->yq ||
         atomic_load_explicit(&weft__rt.ninj, memory_order_relaxed) > 0)
         return 1;
     if (weft__rt.pool)

@@ -28,14 +28,27 @@
 _Static_assert(offsetof(struct weft_thread, sp) == 0, "sp must be the descriptor's first field");
 
 /* Switches away from an exiting thread for good: to `to`, or to w's
- * scheduler context when to is NULL. The next context finishes the exit
- * (XF_EXIT: weft__handle_xfer) once this stack is no longer in use. */
+ * scheduler context when to is NULL. The exit is finished on the next
+ * context's stack, once this one is no longer in use: in plain builds
+ * weft__ctx_exit marks self DONE there when nobody joined or detached it
+ * yet (one CAS and the exit count), and hands it over as an XF_EXIT xfer
+ * (weft__handle_xfer) otherwise, as sanitizer builds always do. */
 static inline __attribute__((always_inline, noreturn)) void exit_to(struct weft__worker *w,
                                                                      struct weft_thread *self,
                                                                      struct weft_thread *to)
 {
     w->current = to;
     uintptr_t x = (uintptr_t)self | XF_EXIT;
+#if !defined(WEFT_SANITIZE_ADDRESS) && !defined(WEFT_SANITIZE_THREAD)
+    _Static_assert(WEFT__J_RUNNING == 0 && WEFT__J_DONE == 2, "weft__ctx_exit's CAS");
+    void *to_sp = w->sched_sp;
+    if (to) {
+        to->worker = w;
+        *w->errno_loc = to->err; /* see weft__switch */
+        to_sp = to->sp;
+    }
+    weft__ctx_exit(to_sp, (void *)x, w, &self->join, &w->nexited);
+#else
     if (to) {
         to->worker = w;
         weft__san_exit_to_thread(to);
@@ -45,6 +58,7 @@ static inline __attribute__((always_inline, noreturn)) void exit_to(struct weft_
     }
     weft__san_exit_to_sched(w);
     weft__ctx_jump(w->sched_sp, (void *)x, w);
+#endif
 }
 
 /* The general exit: a canary to check, a joiner that may be parked (then
@@ -432,20 +446,24 @@ void weft_yield(void)
         yield_slow();
         return;
     }
-    struct weft_thread *next = w->yq_head;
-    if (!next)
+    struct weft_thread *tail = w->yq;
+    if (!tail)
         return; /* alone on this worker */
-    /* rotate: next leaves the head, self joins the tail */
-    struct weft_thread *after = next->next;
-    self->next = NULL;
-    if (after) {
-        __atomic_store_n(&w->yq_head, after, __ATOMIC_RELAXED); /* racy hint for thieves */
-        w->yq_tail->next = self;
-    } else {
-        __atomic_store_n(&w->yq_head, self, __ATOMIC_RELAXED);
-    }
-    w->yq_tail = self;
-    weft__switch(w, self, next, 0);
+    /* rotate: self goes in behind the tail and becomes the tail, the head
+     * leaves. With one queued thread (next == tail) the first store makes
+     * next->next self, so self closes the circle on itself: no branch. */
+    struct weft_thread *next = tail->next;
+    tail->next = self;
+    self->next = next->next;
+    __atomic_store_n(&w->yq, self, __ATOMIC_RELAXED); /* racy hint for thieves */
+    /* weft__switch without the worker store: a queued thread's worker is w
+     * (weft__yq_push). */
+    int *errno_loc = w->errno_loc;
+    self->err = *errno_loc;
+    w->current = next;
+    weft__san_switch_to_thread(&self->san_fake_stack, next);
+    *errno_loc = next->err;
+    weft__ctx_switch_bare(&self->sp, next->sp, w);
 }
 
 void weft_exit(void *result)

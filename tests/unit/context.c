@@ -1,5 +1,6 @@
-/* Tests the context switch on its own: make/switch/jump/spawn hand xfer and token
- * values both ways (through weft__ctx_resumed, called only for a non-NULL xfer),
+/* Tests the context switch on its own: make/switch/jump/spawn (and, in plain
+ * builds, the exit and xfer-less switch entries) hand xfer and token values
+ * both ways (through weft__ctx_resumed, called only for a non-NULL xfer),
  * callee-saved state survives, and the FP control words
  * (MXCSR rounding, x87 precision) travel with each context. */
 #include <fenv.h>
@@ -53,6 +54,64 @@ static void spawned(void *arg, void **save_sp)
     weft__ctx_jump(sp3, (void *)(intptr_t)77, (void *)(intptr_t)78);
 }
 
+/* Plain builds: the exit path (weft__ctx_exit) and the switch without xfer. */
+#if !defined(WEFT_SANITIZE_ADDRESS) && !defined(WEFT_SANITIZE_THREAD)
+static _Atomic uintptr_t exit_word;
+static uint64_t exit_count;
+static void exit_entry(void *data)
+{
+    (void)data;
+    weft__ctx_exit(main_sp, (void *)(intptr_t)55, (void *)(intptr_t)56, &exit_word, &exit_count);
+}
+
+static void *bare_sp, *bare_co_sp;
+static void bare_entry(void *data)
+{
+    int *n = data;
+    CHECK_EQ(fesetround(FE_DOWNWARD), 0);
+    for (;;) {
+        (*n)++;
+        weft__ctx_switch_plain(&bare_co_sp, bare_sp);
+        CHECK_EQ(fegetround(), FE_DOWNWARD);
+    }
+}
+
+static void test_plain_paths(void)
+{
+    /* exit with the word at 0: CAS to 2, count 1, no resumed half */
+    int before = nresumed;
+    void *sp = weft__ctx_make(stack2 + sizeof stack2, exit_entry, NULL);
+    weft__ctx_switch_plain(&main_sp, sp);
+    CHECK_EQ((long)exit_word, 2);
+    CHECK_EQ((long)exit_count, 1);
+    CHECK_EQ(nresumed, before);
+    CHECK_EQ(fegetround(), FE_UPWARD);
+
+    /* the word is taken (a joiner came): nothing changes, the resumed half
+     * gets token and xfer */
+    exit_word = 5;
+    sp = weft__ctx_make(stack2 + sizeof stack2, exit_entry, NULL);
+    weft__ctx_switch_plain(&main_sp, sp);
+    CHECK_EQ((long)exit_word, 5);
+    CHECK_EQ((long)exit_count, 1);
+    CHECK_EQ(nresumed, before + 1);
+    CHECK_EQ((intptr_t)last_xfer, 55);
+    CHECK_EQ((intptr_t)last_token, 56);
+
+    /* the switch without xfer keeps each side's registers and rounding */
+    int n = 0;
+    volatile long keep = 0x7654321;
+    bare_co_sp = weft__ctx_make(stack1 + sizeof stack1, bare_entry, &n);
+    for (int i = 0; i < 5; i++) {
+        weft__ctx_switch_plain(&bare_sp, bare_co_sp);
+        CHECK_EQ(n, i + 1);
+        CHECK_EQ(fegetround(), FE_UPWARD);
+    }
+    CHECK_EQ(keep, 0x7654321);
+    CHECK_EQ(nresumed, before + 1);
+}
+#endif
+
 static void *plain_sp, *plain_co_sp;
 static void plain_entry(void *data)
 {
@@ -93,6 +152,9 @@ int main(void)
         weft__ctx_switch(&plain_sp, plain_co_sp, NULL, NULL);
     CHECK_EQ(nresumed, 11);
     CHECK_EQ(keep, 0x1234567);
+#if !defined(WEFT_SANITIZE_ADDRESS) && !defined(WEFT_SANITIZE_THREAD)
+    test_plain_paths();
+#endif
     fesetround(FE_TONEAREST);
     printf("context: ok\n");
     return 0;

@@ -1,15 +1,19 @@
 /* context.S: context switch for x86-64 System V.
  *
- * A suspended context's stack, from its saved stack pointer upwards:
+ * A suspended context's stack around its saved stack pointer:
  *
- *   sp + 0   MXCSR (4 bytes) | x87 control word (2 bytes) | pad
- *   sp + 8   r15
- *   sp + 16  r14
- *   sp + 24  r13
- *   sp + 32  r12
- *   sp + 40  rbx
- *   sp + 48  rbp
- *   sp + 56  resume address
+ *   sp - 8   MXCSR (4 bytes) | x87 control word (2 bytes) | pad
+ *   sp + 0   r15
+ *   sp + 8   r14
+ *   sp + 16  r13
+ *   sp + 24  r12
+ *   sp + 32  rbx
+ *   sp + 40  rbp
+ *   sp + 48  resume address
+ *
+ * The control words sit in the red zone below the saved pointer: nothing
+ * runs on a suspended stack, so they stay put, and neither half spends an
+ * instruction moving the stack pointer over them.
  *
  * Only callee-saved state is kept: the caller of weft__ctx_switch has already
  * saved everything else, as for any call. The status flags of MXCSR and the
@@ -37,18 +41,17 @@
     pushq   %r13
     pushq   %r14
     pushq   %r15
-    subq    $8, %rsp
-    stmxcsr (%rsp)
-    fnstcw  4(%rsp)
+    stmxcsr -8(%rsp)
+    fnstcw  -4(%rsp)
     movq    %rsp, (\save)
 .endm
 
-/* Resumes the context saved at \to: control words read through \to, one lea
- * over them, then the registers. Ends with the stack at the resume address. */
+/* Resumes the context saved at \to: control words read below \to, then the
+ * registers. Ends with the stack at the resume address. */
 .macro RESTORE_CONTEXT to
-    ldmxcsr (\to)
-    fldcw   4(\to)
-    leaq    8(\to), %rsp
+    ldmxcsr -8(\to)
+    fldcw   -4(\to)
+    movq    \to, %rsp
     popq    %r15
     popq    %r14
     popq    %r13
@@ -90,6 +93,21 @@ weft__ctx_switch:
     .cfi_endproc
     .size   weft__ctx_switch, .-weft__ctx_switch
 
+/* void weft__ctx_switch_plain(void **save_sp [rdi], void *to_sp [rsi])
+ * weft__ctx_switch with a NULL xfer, for plain builds only: nothing to hand
+ * over, so the resumed code is simply returned to. */
+    .globl  weft__ctx_switch_plain
+    .hidden weft__ctx_switch_plain
+    .type   weft__ctx_switch_plain, @function
+    .p2align 4
+weft__ctx_switch_plain:
+    .cfi_startproc
+    SAVE_CONTEXT %rdi
+    RESTORE_CONTEXT %rsi
+    ret
+    .cfi_endproc
+    .size   weft__ctx_switch_plain, .-weft__ctx_switch_plain
+
 /* _Noreturn void weft__ctx_jump(void *to_sp [rdi], void *xfer [rsi], void *token [rdx]) */
     .globl  weft__ctx_jump
     .hidden weft__ctx_jump
@@ -101,6 +119,33 @@ weft__ctx_jump:
     RESUME  %rdx, %rsi
     .cfi_endproc
     .size   weft__ctx_jump, .-weft__ctx_jump
+
+/* void weft__ctx_exit(void *to_sp [rdi], void *xfer [rsi], void *token [rdx],
+ *                     _Atomic uintptr_t *word [rcx], uint64_t *count [r8])
+ * For plain builds: abandons the current context for good and resumes to_sp,
+ * then, on the resumed stack (the abandoned one is no longer in use), moves
+ * *word from 0 to 2 with one CAS and adds 1 to *count (a plain add: its
+ * only writer is the caller's kernel thread). If the CAS fails, the resumed
+ * half is called with token and xfer instead, as weft__ctx_jump would. The
+ * scheduler uses it to end a thread whose join word is still RUNNING. */
+    .globl  weft__ctx_exit
+    .hidden weft__ctx_exit
+    .type   weft__ctx_exit, @function
+    .p2align 4
+weft__ctx_exit:
+    .cfi_startproc
+    RESTORE_CONTEXT %rdi
+    xorl    %eax, %eax
+    movl    $2, %edi
+    lock cmpxchgq %rdi, (%rcx)
+    jne     1f
+    addq    $1, (%r8)
+    ret
+1:
+    movq    %rdx, %rdi
+    jmp     weft__ctx_resumed
+    .cfi_endproc
+    .size   weft__ctx_exit, .-weft__ctx_exit
 
 /* First resume of a fresh context lands here (after weft__ctx_resumed, if
  * called) with the entry function in r12 and its data in r13 (placed by
