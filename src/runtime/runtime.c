@@ -433,7 +433,10 @@ int weft_finalize(void)
         return EPERM;
 
     long nap_ns = 1000;
-    while (live_threads() > 0) {
+    /* Plain kernel threads still in weft_join may read and free descriptors;
+     * read after live_threads(): such a joiner counts itself before the
+     * thread it waits for can exit (thread/thread.c). */
+    while (live_threads() > 0 || weft__kernel_joins() > 0) {
         struct weft_thread *inj = weft__inject_pop();
         if (inj)
             weft__make_ready(w, inj);

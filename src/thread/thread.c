@@ -311,7 +311,7 @@ static int join_commit(void *arg, struct weft_thread *self)
                                                    memory_order_acq_rel, memory_order_acquire);
 }
 
-static WEFT_NOINLINE int join_slow(weft_thread *t, void **result)
+static int join_any(weft_thread *t, void **result)
 {
     if (!t)
         return EINVAL;
@@ -353,6 +353,31 @@ static WEFT_NOINLINE int join_slow(weft_thread *t, void **result)
     }
     weft__free_thread(w && w->current ? w : NULL, t);
     return 0;
+}
+
+/* Joins from kernel threads that are no user thread (plain ones): nothing
+ * else counts them, and weft_finalize must not release the descriptor such a
+ * joiner still reads and frees once the thread it waits for has finished. */
+static _Atomic int64_t kernel_joins;
+
+int64_t weft__kernel_joins(void)
+{
+    /* acquire: pairs with the release decrement in join_slow, so the
+     * joiner's last use of the descriptor precedes finalize's release. */
+    return atomic_load_explicit(&kernel_joins, memory_order_acquire);
+}
+
+static WEFT_NOINLINE int join_slow(weft_thread *t, void **result)
+{
+    struct weft__worker *w = weft__tls_worker;
+    if ((w && w->current) || weft__tls_bound)
+        return join_any(t, result); /* a user thread: finalize waits for it */
+    /* seq_cst: counted before the join word is read or published, so a
+     * finalize that has seen the joined thread's exit sees the count too. */
+    atomic_fetch_add_explicit(&kernel_joins, 1, memory_order_seq_cst);
+    int rc = join_any(t, result);
+    atomic_fetch_sub_explicit(&kernel_joins, 1, memory_order_release);
+    return rc;
 }
 
 int weft_join(weft_thread *t, void **result)
