@@ -247,7 +247,7 @@ WEFT_INLINE void count_spawn(struct weft__worker *w)
 
 /* Everything but the common case: attributes, plain kernel threads,
  * help-first, an empty stack cache. */
-static WEFT_NOINLINE int spawn_slow(weft_thread **out, weft_fn fn, void *arg, const weft_attr *attr)
+static int spawn_any(weft_thread **out, weft_fn fn, void *arg, const weft_attr *attr)
 {
     static const weft_attr dflt = WEFT_ATTR_INIT;
     if (!attr)
@@ -256,7 +256,8 @@ static WEFT_NOINLINE int spawn_slow(weft_thread **out, weft_fn fn, void *arg, co
         return EINVAL;
     if (attr->stack_size && (attr->stack_size < WEFT__STACK_MIN || attr->stack_size > WEFT__STACK_MAX))
         return EINVAL;
-    if (WEFT_UNLIKELY(atomic_load_explicit(&weft__rt.state, memory_order_acquire) != RT_RUNNING))
+    /* seq_cst: pairs with finalize's stopping CAS (see spawn_slow). */
+    if (WEFT_UNLIKELY(atomic_load_explicit(&weft__rt.state, memory_order_seq_cst) != RT_RUNNING))
         return EAGAIN;
     if (attr->bound)
         return spawn_bound(out, fn, arg, attr);
@@ -282,6 +283,31 @@ static WEFT_NOINLINE int spawn_slow(weft_thread **out, weft_fn fn, void *arg, co
     atomic_fetch_add_explicit(&weft__rt.ext_spawned, 1, memory_order_relaxed);
     weft__inject(t);
     return 0;
+}
+
+/* Spawns from kernel threads that are no user thread: such a spawn may find
+ * the runtime running and then queue its thread while weft_finalize stops it,
+ * so finalize, once stopping, waits for this count to drain and then runs
+ * whatever was queued. */
+static _Atomic int64_t kernel_spawns;
+
+int64_t weft__kernel_spawns(void)
+{
+    /* acquire: pairs with the release decrement below: the queued thread is
+     * counted (ext_spawned, bound_live) when finalize reads the threads. */
+    return atomic_load_explicit(&kernel_spawns, memory_order_acquire);
+}
+
+static WEFT_NOINLINE int spawn_slow(weft_thread **out, weft_fn fn, void *arg, const weft_attr *attr)
+{
+    if (weft__tls_worker || weft__tls_bound)
+        return spawn_any(out, fn, arg, attr); /* a user thread: finalize waits for it */
+    /* seq_cst: counted before spawn_any reads the state (Dekker with the
+     * stopping CAS in weft_finalize). */
+    atomic_fetch_add_explicit(&kernel_spawns, 1, memory_order_seq_cst);
+    int rc = spawn_any(out, fn, arg, attr);
+    atomic_fetch_sub_explicit(&kernel_spawns, 1, memory_order_release);
+    return rc;
 }
 
 int weft_spawn(weft_thread **out, weft_fn fn, void *arg, const weft_attr *attr)
