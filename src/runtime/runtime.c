@@ -433,29 +433,42 @@ int weft_finalize(void)
         return EPERM;
 
     long nap_ns = 1000;
-    while (live_threads() > 0) {
-        struct weft_thread *inj = weft__inject_pop();
-        if (inj)
-            weft__make_ready(w, inj);
-        struct weft_thread *next = weft__pick_local(w);
-        /* NULL with a reclaim pending: worker 0 goes back to the main kernel
-         * thread through the scheduler (sched/machine.c) */
-        if (next || weft__reclaimed(w)) {
-            weft__switch(w, rt->main, next, (uintptr_t)rt->main | XF_YIELD);
-            w = rt->main->worker;
-            nap_ns = 1000;
-            continue;
+    for (;;) {
+        /* Plain kernel threads still in weft_join may read and free
+         * descriptors; read after live_threads(): such a joiner counts
+         * itself before the thread it waits for can exit (thread/thread.c). */
+        while (live_threads() > 0 || weft__kernel_joins() > 0) {
+            struct weft_thread *inj = weft__inject_pop();
+            if (inj)
+                weft__make_ready(w, inj);
+            struct weft_thread *next = weft__pick_local(w);
+            /* NULL with a reclaim pending: worker 0 goes back to the main
+             * kernel thread through the scheduler (sched/machine.c) */
+            if (next || weft__reclaimed(w)) {
+                weft__switch(w, rt->main, next, (uintptr_t)rt->main | XF_YIELD);
+                w = rt->main->worker;
+                nap_ns = 1000;
+                continue;
+            }
+            struct timespec ts = { 0, nap_ns };
+            nanosleep(&ts, NULL);
+            if (nap_ns < 1000000)
+                nap_ns *= 2;
         }
-        struct timespec ts = { 0, nap_ns };
-        nanosleep(&ts, NULL);
-        if (nap_ns < 1000000)
-            nap_ns *= 2;
+        /* every blocking call has returned: worker 0 is on this kernel thread */
+        WEFT_ASSERT(weft__tls_worker == w && !weft__tls_home);
+        int expect = RT_RUNNING;
+        /* seq_cst: a plain kernel thread's weft_spawn either sees STOPPING
+         * (EAGAIN) or is counted below (pairs with spawn_slow). */
+        if (!atomic_compare_exchange_strong(&rt->state, &expect, RT_STOPPING))
+            return EINVAL;
+        while (weft__kernel_spawns() > 0)
+            sched_yield();
+        if (live_threads() == 0 && weft__kernel_joins() == 0)
+            break;
+        /* such a spawn queued a thread meanwhile: it runs first */
+        atomic_store(&rt->state, RT_RUNNING);
     }
-    /* every blocking call has returned: worker 0 is on this kernel thread */
-    WEFT_ASSERT(weft__tls_worker == w && !weft__tls_home);
-    int expect = RT_RUNNING;
-    if (!atomic_compare_exchange_strong(&rt->state, &expect, RT_STOPPING))
-        return EINVAL;
     weft__runtime_stop_hooks();
     release_all(rt->nworkers);
     atomic_store_explicit(&rt->state, RT_OFF, memory_order_release);

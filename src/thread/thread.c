@@ -261,7 +261,7 @@ WEFT_INLINE void count_spawn(struct weft__worker *w)
 
 /* Everything but the common case: attributes, plain kernel threads,
  * help-first, an empty stack cache. */
-static WEFT_NOINLINE int spawn_slow(weft_thread **out, weft_fn fn, void *arg, const weft_attr *attr)
+static int spawn_any(weft_thread **out, weft_fn fn, void *arg, const weft_attr *attr)
 {
     static const weft_attr dflt = WEFT_ATTR_INIT;
     if (!attr)
@@ -270,7 +270,8 @@ static WEFT_NOINLINE int spawn_slow(weft_thread **out, weft_fn fn, void *arg, co
         return EINVAL;
     if (attr->stack_size && (attr->stack_size < WEFT__STACK_MIN || attr->stack_size > WEFT__STACK_MAX))
         return EINVAL;
-    if (WEFT_UNLIKELY(atomic_load_explicit(&weft__rt.state, memory_order_acquire) != RT_RUNNING))
+    /* seq_cst: pairs with finalize's stopping CAS (see spawn_slow). */
+    if (WEFT_UNLIKELY(atomic_load_explicit(&weft__rt.state, memory_order_seq_cst) != RT_RUNNING))
         return EAGAIN;
     if (attr->bound)
         return spawn_bound(out, fn, arg, attr);
@@ -296,6 +297,31 @@ static WEFT_NOINLINE int spawn_slow(weft_thread **out, weft_fn fn, void *arg, co
     atomic_fetch_add_explicit(&weft__rt.ext_spawned, 1, memory_order_relaxed);
     weft__inject(t);
     return 0;
+}
+
+/* Spawns from kernel threads that are no user thread: such a spawn may find
+ * the runtime running and then queue its thread while weft_finalize stops it,
+ * so finalize, once stopping, waits for this count to drain and then runs
+ * whatever was queued. */
+static _Atomic int64_t kernel_spawns;
+
+int64_t weft__kernel_spawns(void)
+{
+    /* acquire: pairs with the release decrement below: the queued thread is
+     * counted (ext_spawned, bound_live) when finalize reads the threads. */
+    return atomic_load_explicit(&kernel_spawns, memory_order_acquire);
+}
+
+static WEFT_NOINLINE int spawn_slow(weft_thread **out, weft_fn fn, void *arg, const weft_attr *attr)
+{
+    if (weft__tls_worker || weft__tls_bound)
+        return spawn_any(out, fn, arg, attr); /* a user thread: finalize waits for it */
+    /* seq_cst: counted before spawn_any reads the state (Dekker with the
+     * stopping CAS in weft_finalize). */
+    atomic_fetch_add_explicit(&kernel_spawns, 1, memory_order_seq_cst);
+    int rc = spawn_any(out, fn, arg, attr);
+    atomic_fetch_sub_explicit(&kernel_spawns, 1, memory_order_release);
+    return rc;
 }
 
 int weft_spawn(weft_thread **out, weft_fn fn, void *arg, const weft_attr *attr)
@@ -325,7 +351,7 @@ static int join_commit(void *arg, struct weft_thread *self)
                                                    memory_order_acq_rel, memory_order_acquire);
 }
 
-static WEFT_NOINLINE int join_slow(weft_thread *t, void **result)
+static int join_any(weft_thread *t, void **result)
 {
     if (!t)
         return EINVAL;
@@ -367,6 +393,31 @@ static WEFT_NOINLINE int join_slow(weft_thread *t, void **result)
     }
     weft__free_thread(w && w->current ? w : NULL, t);
     return 0;
+}
+
+/* Joins from kernel threads that are no user thread (plain ones): nothing
+ * else counts them, and weft_finalize must not release the descriptor such a
+ * joiner still reads and frees once the thread it waits for has finished. */
+static _Atomic int64_t kernel_joins;
+
+int64_t weft__kernel_joins(void)
+{
+    /* acquire: pairs with the release decrement in join_slow, so the
+     * joiner's last use of the descriptor precedes finalize's release. */
+    return atomic_load_explicit(&kernel_joins, memory_order_acquire);
+}
+
+static WEFT_NOINLINE int join_slow(weft_thread *t, void **result)
+{
+    struct weft__worker *w = weft__tls_worker;
+    if ((w && w->current) || weft__tls_bound)
+        return join_any(t, result); /* a user thread: finalize waits for it */
+    /* seq_cst: counted before the join word is read or published, so a
+     * finalize that has seen the joined thread's exit sees the count too. */
+    atomic_fetch_add_explicit(&kernel_joins, 1, memory_order_seq_cst);
+    int rc = join_any(t, result);
+    atomic_fetch_sub_explicit(&kernel_joins, 1, memory_order_release);
+    return rc;
 }
 
 int weft_join(weft_thread *t, void **result)

@@ -94,4 +94,11 @@ static inline struct weft_thread *weft__tq_pop(struct weft__tqueue *q)
     return t;
 }
 
+/* Plain kernel threads now inside weft_join (thread.c); weft_finalize waits
+ * for none to be left. */
+int64_t weft__kernel_joins(void);
+/* Plain kernel threads now inside weft_spawn; weft_finalize, once stopping,
+ * waits for none to be left. */
+int64_t weft__kernel_spawns(void);
+
 #endif

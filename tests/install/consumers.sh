@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# consumers.sh: tests the install surface of SPEC "Build and install surface":
+# `cmake --install BUILD --prefix P` lays out the headers, the libraries,
+# weft.pc and the CMake package; a program then builds against P with
+# `cc prog.c $(pkg-config --cflags --libs weft)` and with find_package(weft)
+# (weft::weft, and weft::weft_static for the static library), and runs.
+# Also: every symbol the libraries export is weft_ (or mltp_, mltp.h's).
+# Usage: consumers.sh BUILD_DIR C_COMPILER CMAKE [SANITIZER_FLAGS]
+# Exits 0 on success, 77 when a tool it needs is missing.
+set -euo pipefail
+shopt -s nullglob
+
+build=$1
+cc=$2
+cmake=$3
+sanflags=${4:-}
+
+command -v pkg-config >/dev/null || { echo "skipped: no pkg-config"; exit 77; }
+command -v nm >/dev/null || { echo "skipped: no nm"; exit 77; }
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/weft-install.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+prefix=$work/prefix
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+"$cmake" --install "$build" --prefix "$prefix" >"$work/install.log" 2>&1 ||
+    { cat "$work/install.log" >&2; fail "cmake --install"; }
+
+# ---- layout --------------------------------------------------------------
+[ -f "$prefix/include/weft.h" ] || fail "no include/weft.h"
+[ -f "$prefix/include/mltp.h" ] || fail "no include/mltp.h"
+pcs=("$prefix"/lib*/pkgconfig/weft.pc "$prefix"/lib*/*/pkgconfig/weft.pc)
+[ ${#pcs[@]} -ge 1 ] || fail "no lib*/pkgconfig/weft.pc"
+pcdir=$(dirname "${pcs[0]}")
+libdir=$(dirname "$pcdir")
+[ -e "$libdir/libweft.so" ] || fail "no shared library in $libdir"
+[ -f "$libdir/libweft.a" ] || fail "no static library in $libdir"
+cfgs=("$prefix"/lib*/cmake/weft/weftConfig.cmake "$prefix"/lib*/*/cmake/weft/weftConfig.cmake)
+[ ${#cfgs[@]} -ge 1 ] || fail "no CMake package (lib*/cmake/weft/weftConfig.cmake)"
+
+# ---- exported names --------------------------------------------------------
+# (sanitizer builds add instrumentation symbols such as __odr_asan.*)
+bad=$(nm -D --defined-only "$libdir/libweft.so" | awk 'NF == 3 { print $3 }' |
+      grep -Ev '^(weft_|mltp_|__odr_asan|__asan|__tsan|__ubsan)' || true)
+[ -z "$bad" ] || fail "libweft.so exports symbols outside weft_/mltp_: $bad"
+bad=$(nm -g --defined-only "$libdir/libweft.a" 2>/dev/null | awk 'NF == 3 { print $3 }' |
+      grep -Ev '^(weft_|mltp_|__odr_asan|__asan|__tsan|__ubsan)' | sort -u || true)
+[ -z "$bad" ] || fail "libweft.a defines global symbols outside weft_/mltp_: $bad"
+
+# ---- a program -------------------------------------------------------------
+cat >"$work/prog.c" <<'PROG'
+#include <stdint.h>
+#include <stdio.h>
+#include <weft.h>
+
+static void *twice(void *arg)
+{
+    return (void *)((intptr_t)arg * 2);
+}
+
+int main(void)
+{
+    weft_thread *t;
+    void *res = NULL;
+    if (weft_init(NULL) != 0)
+        return 1;
+    if (weft_spawn(&t, twice, (void *)(intptr_t)21, NULL) != 0)
+        return 2;
+    if (weft_join(t, &res) != 0 || (intptr_t)res != 42)
+        return 3;
+    if (weft_finalize() != 0)
+        return 4;
+    puts("weft-consumer-ok");
+    return 0;
+}
+PROG
+
+expect_ok() { # expect_ok what command...
+    local what=$1 out
+    shift
+    out=$("$@" 2>&1) || { echo "$out" >&2; fail "$what: exit $?"; }
+    [ "$out" = "weft-consumer-ok" ] || { echo "$out" >&2; fail "$what: unexpected output"; }
+}
+
+# The public headers alone, in strict C11 and in C++.
+"$cc" -std=c11 -pedantic -Wall -Wextra -Wstrict-prototypes -Werror -I"$prefix/include" \
+    -c "$work/prog.c" -o "$work/prog.o" || fail "weft.h in strict C11"
+printf '#include <mltp.h>\nint main(void) { return 0; }\n' >"$work/mltp.c"
+"$cc" -std=c11 -pedantic -Wall -Wextra -Werror -I"$prefix/include" \
+    -c "$work/mltp.c" -o "$work/mltp.o" || fail "mltp.h in strict C11"
+if command -v c++ >/dev/null; then
+    printf '#include <weft.h>\n#include <mltp.h>\nint main() { return weft_num_workers(); }\n' >"$work/cxx.cpp"
+    c++ -std=c++11 -Wall -Wextra -Werror -I"$prefix/include" -c "$work/cxx.cpp" -o "$work/cxx.o" ||
+        fail "weft.h and mltp.h in C++"
+fi
+
+# pkg-config, shared: the SPEC's command line.
+export PKG_CONFIG_PATH=$pcdir
+# shellcheck disable=SC2046,SC2086
+"$cc" $sanflags "$work/prog.c" $(pkg-config --cflags --libs weft) -o "$work/prog_pc" ||
+    fail "cc prog.c \$(pkg-config --cflags --libs weft)"
+expect_ok "pkg-config, shared" env LD_LIBRARY_PATH="$libdir" "$work/prog_pc"
+
+# pkg-config, static: libweft.a with the private requirements.
+libs=$(pkg-config --static --libs weft | sed 's/-lweft\b/-l:libweft.a/')
+# shellcheck disable=SC2046,SC2086
+"$cc" $sanflags "$work/prog.c" $(pkg-config --cflags weft) $libs -o "$work/prog_pc_static" ||
+    fail "static link with pkg-config --static"
+if readelf -d "$work/prog_pc_static" 2>/dev/null | grep -q 'libweft\.so'; then
+    fail "static link still needs libweft.so"
+fi
+expect_ok "pkg-config, static" "$work/prog_pc_static"
+
+# CMake: find_package(weft), weft::weft and weft::weft_static.
+mkdir -p "$work/cm"
+cp "$work/prog.c" "$work/cm/prog.c"
+cat >"$work/cm/CMakeLists.txt" <<'CM'
+cmake_minimum_required(VERSION 3.20)
+project(weft_consumer C)
+find_package(weft REQUIRED)
+add_executable(prog_shared prog.c)
+target_link_libraries(prog_shared PRIVATE weft::weft)
+add_executable(prog_static prog.c)
+target_link_libraries(prog_static PRIVATE weft::weft_static)
+CM
+"$cmake" -S "$work/cm" -B "$work/cm/build" -DCMAKE_PREFIX_PATH="$prefix" \
+    -DCMAKE_C_COMPILER="$cc" -DCMAKE_C_FLAGS="$sanflags" >"$work/cm.log" 2>&1 ||
+    { cat "$work/cm.log" >&2; fail "configure a find_package(weft) consumer"; }
+"$cmake" --build "$work/cm/build" >>"$work/cm.log" 2>&1 ||
+    { cat "$work/cm.log" >&2; fail "build a find_package(weft) consumer"; }
+expect_ok "find_package, weft::weft" "$work/cm/build/prog_shared"
+expect_ok "find_package, weft::weft_static" "$work/cm/build/prog_static"
+echo "install surface ok"
