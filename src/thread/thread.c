@@ -28,27 +28,15 @@
 _Static_assert(offsetof(struct weft_thread, sp) == 0, "sp must be the descriptor's first field");
 
 /* Switches away from an exiting thread for good: to `to`, or to w's
- * scheduler context when to is NULL. The exit is finished on the next
- * context's stack, once this one is no longer in use: in plain builds
- * weft__ctx_exit marks self DONE there when nobody joined or detached it
- * yet (one CAS and the exit count), and hands it over as an XF_EXIT xfer
- * (weft__handle_xfer) otherwise, as sanitizer builds always do. */
-static inline __attribute__((always_inline, noreturn)) void exit_to(struct weft__worker *w,
-                                                                     struct weft_thread *self,
-                                                                     struct weft_thread *to)
+ * scheduler context when to is NULL. The next context finishes the exit
+ * once this stack is no longer in use: it acts on the XF_EXIT xfer
+ * (weft__handle_xfer). */
+static inline __attribute__((always_inline, noreturn)) void exit_jump(struct weft__worker *w,
+                                                                       struct weft_thread *self,
+                                                                       struct weft_thread *to)
 {
     w->current = to;
     uintptr_t x = (uintptr_t)self | XF_EXIT;
-#if !defined(WEFT_SANITIZE_ADDRESS) && !defined(WEFT_SANITIZE_THREAD)
-    _Static_assert(WEFT__J_RUNNING == 0 && WEFT__J_DONE == 2, "weft__ctx_exit's CAS");
-    void *to_sp = w->sched_sp;
-    if (to) {
-        to->worker = w;
-        *w->errno_loc = to->err; /* see weft__switch */
-        to_sp = to->sp;
-    }
-    weft__ctx_exit(to_sp, (void *)x, w, &self->join, &w->nexited);
-#else
     if (to) {
         to->worker = w;
         weft__san_exit_to_thread(to);
@@ -58,6 +46,28 @@ static inline __attribute__((always_inline, noreturn)) void exit_to(struct weft_
     }
     weft__san_exit_to_sched(w);
     weft__ctx_jump(w->sched_sp, (void *)x, w);
+}
+
+/* exit_jump for a thread whose join word was RUNNING: in plain builds
+ * weft__ctx_exit marks it DONE on the next context's stack itself (one CAS
+ * and the exit count) and hands it over as an XF_EXIT xfer only if a joiner
+ * or detacher came meanwhile; no call of the resumed half. */
+static inline __attribute__((always_inline, noreturn)) void exit_to(struct weft__worker *w,
+                                                                     struct weft_thread *self,
+                                                                     struct weft_thread *to)
+{
+#if !defined(WEFT_SANITIZE_ADDRESS) && !defined(WEFT_SANITIZE_THREAD)
+    _Static_assert(WEFT__J_RUNNING == 0 && WEFT__J_DONE == 2, "weft__ctx_exit's CAS");
+    w->current = to;
+    void *to_sp = w->sched_sp;
+    if (to) {
+        to->worker = w;
+        *w->errno_loc = to->err; /* see weft__switch */
+        to_sp = to->sp;
+    }
+    weft__ctx_exit(to_sp, (void *)((uintptr_t)self | XF_EXIT), w, &self->join, &w->nexited);
+#else
+    exit_jump(w, self, to);
 #endif
 }
 
@@ -76,7 +86,9 @@ static WEFT_NOINLINE __attribute__((noreturn)) void exit_slow(struct weft_thread
         to = (struct weft_thread *)WEFT__J_PTR(s);
     else
         to = weft__pick_local(w);
-    exit_to(w, self, to);
+    if (s == WEFT__J_RUNNING)
+        exit_to(w, self, to);
+    exit_jump(w, self, to);
 }
 
 /* Ends self (running on w) with `result`. Inline only for the usual case,
