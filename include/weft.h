@@ -120,8 +120,11 @@ WEFT_API int weft_detach(weft_thread *t);
  * again. From a plain kernel thread: sched_yield(). */
 WEFT_API void weft_yield(void);
 
-/* Ends the calling user thread with result (as if fn returned it). From a
- * plain kernel thread: prints an error and aborts (there is nothing to end). */
+/* Ends the calling user thread with result (as if fn returned it). From the
+ * initial thread (the one that called weft_init): as pthread_exit in main,
+ * the process goes on until every other user thread has finished, then
+ * weft_finalize runs and the process exits with status 0. From a plain
+ * kernel thread: prints an error and aborts (there is nothing to end). */
 #ifdef __cplusplus
 [[noreturn]] WEFT_API void weft_exit(void *result);
 #else

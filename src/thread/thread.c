@@ -542,8 +542,17 @@ void weft_exit(void *result)
         bound_finish(t);
         pthread_exit(NULL);
     }
-    if (self)
-        weft__panic("weft_exit called by the initial thread: return from it and call weft_finalize");
+    if (self) {
+        /* The initial thread: as pthread_exit in main, the process lives on
+         * until every other thread has finished (weft_finalize waits for
+         * them, detached ones included), then exits with status 0. The
+         * result has nobody to read it. */
+        (void)result;
+        int rc = weft_finalize();
+        if (rc != 0)
+            weft__panic("weft_exit by the initial thread: weft_finalize failed (%d)", rc);
+        exit(0);
+    }
     weft__panic(weft__tls_bound ? "weft_exit called inside weft_blocking: return from the call first"
                                 : "weft_exit called outside a user thread");
 }
