@@ -106,12 +106,14 @@ static void env_stack(weft_config *cfg)
     if (!s)
         return;
     size_t v;
-    if (weft__parse_size(s, &v) != 0 || v < WEFT__STACK_MIN || v > WEFT__STACK_MAX) {
+    /* 0 means the library default, as in weft_config (and as WEFT_WORKERS=0
+     * means every CPU). */
+    if (weft__parse_size(s, &v) != 0 || (v != 0 && (v < WEFT__STACK_MIN || v > WEFT__STACK_MAX))) {
         weft__notice("ignoring WEFT_STACK_SIZE=\"%s\": expected bytes with optional K/M/G suffix, "
-                     "16K..1G; using the default (%zu)", s, cfg->stack_size);
+                     "16K..1G, or 0 for the default; using the default (%zu)", s, cfg->stack_size);
         return;
     }
-    cfg->stack_size = v;
+    cfg->stack_size = v ? v : WEFT__STACK_DEFAULT;
 }
 
 static void env_policy(weft_config *cfg)

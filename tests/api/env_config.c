@@ -168,6 +168,13 @@ int main(int argc, char **argv)
         CHECK_EQ(c.workers, def.workers);
     }
     {
+        /* 0: the library default, silently (as stack_size 0 in weft_config) */
+        const char *const e[] = { "WEFT_STACK_SIZE=0", NULL };
+        cfg_out c = run_config(e, r);
+        expect_silent(r);
+        CHECK_EQ(c.stack, def.stack);
+    }
+    {
         const char *const e[] = { "WEFT_STACK_SIZE=256K", NULL };
         cfg_out c = run_config(e, r);
         expect_silent(r);
