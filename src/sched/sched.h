@@ -245,9 +245,11 @@ WEFT_INLINE int weft__reclaimed(struct weft__worker *w)
 /* Owner-only FIFO of yielded (and pinned) threads (w->yq: a circle named
  * by its tail). A queued thread's worker is w: a yield that takes it needs
  * no store for that. */
-WEFT_INLINE void weft__yq_push(struct weft__worker *w, struct weft_thread *t)
+/* Links t in behind the tail (where the circle's head follows it); w->yq
+ * is the caller's to update. */
+WEFT_INLINE void weft__yq_link(struct weft__worker *w, struct weft_thread *t,
+                               struct weft_thread *tail)
 {
-    struct weft_thread *tail = w->yq;
     t->worker = w;
     if (tail) {
         t->next = tail->next;
@@ -255,21 +257,22 @@ WEFT_INLINE void weft__yq_push(struct weft__worker *w, struct weft_thread *t)
     } else {
         t->next = t;
     }
+}
+
+/* Behind every other queued thread: linked in, t becomes the tail. */
+WEFT_INLINE void weft__yq_push(struct weft__worker *w, struct weft_thread *t)
+{
+    weft__yq_link(w, t, w->yq);
     __atomic_store_n(&w->yq, t, __ATOMIC_RELAXED); /* racy hint for thieves */
 }
 
-/* Ahead of every other queued thread. */
+/* Ahead of every other queued thread: linked in, the tail stays. */
 WEFT_INLINE void weft__yq_push_head(struct weft__worker *w, struct weft_thread *t)
 {
     struct weft_thread *tail = w->yq;
-    t->worker = w;
-    if (tail) {
-        t->next = tail->next;
-        tail->next = t;
-    } else {
-        t->next = t;
+    weft__yq_link(w, t, tail);
+    if (!tail)
         __atomic_store_n(&w->yq, t, __ATOMIC_RELAXED);
-    }
 }
 
 WEFT_INLINE struct weft_thread *weft__yq_pop(struct weft__worker *w)
@@ -386,15 +389,27 @@ WEFT_INLINE struct weft__worker *weft__worker_now(void)
  * sanitizer hook, which may call out), so a resume with a NULL xfer needs
  * no code at all after the switch; weft__ctx_resumed re-installs it after
  * acting on a non-NULL xfer. The scheduler context keeps no errno. */
+WEFT_INLINE void weft__switch_on(struct weft__worker *w, struct weft_thread *self,
+                                  struct weft_thread *to, uintptr_t x);
+
 WEFT_INLINE void weft__switch(struct weft__worker *w, struct weft_thread *self,
                                 struct weft_thread *to, uintptr_t x)
+{
+    if (to)
+        to->worker = w;
+    weft__switch_on(w, self, to, x);
+}
+
+/* weft__switch for a `to` whose worker is w already (a thread of w's yield
+ * FIFO: weft__yq_push), or NULL. */
+WEFT_INLINE void weft__switch_on(struct weft__worker *w, struct weft_thread *self,
+                                  struct weft_thread *to, uintptr_t x)
 {
     int *errno_loc = w->errno_loc;
     self->err = *errno_loc;
     void *to_sp;
     w->current = to;
     if (to) {
-        to->worker = w;
         to_sp = to->sp;
         weft__san_switch_to_thread(&self->san_fake_stack, to);
         *errno_loc = to->err;

@@ -519,14 +519,7 @@ void weft_yield(void)
     tail->next = self;
     self->next = next->next;
     __atomic_store_n(&w->yq, self, __ATOMIC_RELAXED); /* racy hint for thieves */
-    /* weft__switch without the worker store: a queued thread's worker is w
-     * (weft__yq_push). */
-    int *errno_loc = w->errno_loc;
-    self->err = *errno_loc;
-    w->current = next;
-    weft__san_switch_to_thread(&self->san_fake_stack, next);
-    *errno_loc = next->err;
-    weft__ctx_switch_bare(&self->sp, next->sp, w);
+    weft__switch_on(w, self, next, 0);
 }
 
 void weft_exit(void *result)

@@ -9,19 +9,10 @@
 #include <weft.h>
 
 #include "check.h"
+#include "env_test.h"
 #include "testutil.h"
 
 /* ---- child side -------------------------------------------------------- */
-
-/* Prints the result of one weft_config_default call. */
-static int child_config(void)
-{
-    weft_config cfg;
-    memset(&cfg, 0x5a, sizeof cfg);
-    weft_config_default(&cfg);
-    printf("workers=%d stack=%zu policy=%d\n", cfg.workers, cfg.stack_size, cfg.spawn_policy);
-    return 0;
-}
 
 static void *ret_policy_probe(void *arg)
 {
@@ -76,24 +67,6 @@ static int child_explicit(void)
 
 /* ---- parent side ------------------------------------------------------- */
 
-typedef struct cfg_out {
-    int    workers;
-    size_t stack;
-    int    policy;
-} cfg_out;
-
-static cfg_out run_config(const char *const *env, test_child *r)
-{
-    cfg_out c;
-    test_run_self(r, "config", NULL, env, NULL);
-    if (!WIFEXITED(r->status) || WEXITSTATUS(r->status) != 0 ||
-        sscanf(r->out, "workers=%d stack=%zu policy=%d", &c.workers, &c.stack, &c.policy) != 3) {
-        test_child_dump("config", r);
-        CHECK(!"child failed");
-    }
-    return c;
-}
-
 static void run_init(const char *const *env, const char *arg, const cpu_set_t *cpus,
                      test_child *r, int *workers, int *ran_first)
 {
@@ -113,20 +86,10 @@ static void expect_silent(const test_child *r)
     }
 }
 
-/* Exactly one line on stderr, naming the variable. */
-static void expect_one_line(const test_child *r, const char *var)
-{
-    if (test_count_lines(r->err) != 1 || strstr(r->err, var) == NULL ||
-        r->err[r->err_len - 1] != '\n') {
-        test_child_dump(var, r);
-        CHECK(!"expected one line on stderr naming the variable");
-    }
-}
-
 int main(int argc, char **argv)
 {
     if (argc >= 2 && strcmp(argv[1], "config") == 0)
-        return child_config();
+        return env_test_child_config();
     if (argc >= 2 && strcmp(argv[1], "init") == 0)
         return child_init(argc >= 3 ? argv[2] : NULL);
     if (argc >= 2 && strcmp(argv[1], "explicit") == 0)

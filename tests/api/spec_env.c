@@ -9,18 +9,10 @@
 #include <weft.h>
 
 #include "check.h"
+#include "env_test.h"
 #include "testutil.h"
 
 /* ---- child side -------------------------------------------------------- */
-
-static int child_config(void)
-{
-    weft_config cfg;
-    memset(&cfg, 0x5a, sizeof cfg);
-    weft_config_default(&cfg);
-    printf("workers=%d stack=%zu policy=%d\n", cfg.workers, cfg.stack_size, cfg.spawn_policy);
-    return 0;
-}
 
 /* weft_init(NULL), then a thread with default attributes using `kib` KiB of
  * stack; prints "ok" if it came back. */
@@ -37,34 +29,6 @@ static int child_deep(const char *kib)
 }
 
 /* ---- parent side ------------------------------------------------------- */
-
-typedef struct cfg_out {
-    int    workers;
-    size_t stack;
-    int    policy;
-} cfg_out;
-
-static cfg_out run_config(const char *const *env, test_child *r)
-{
-    cfg_out c;
-    test_run_self(r, "config", NULL, env, NULL);
-    if (!WIFEXITED(r->status) || WEXITSTATUS(r->status) != 0 ||
-        sscanf(r->out, "workers=%d stack=%zu policy=%d", &c.workers, &c.stack, &c.policy) != 3) {
-        test_child_dump("config", r);
-        CHECK(!"child failed");
-    }
-    return c;
-}
-
-/* Exactly one line on stderr, naming var. */
-static void expect_one_line(const test_child *r, const char *var)
-{
-    if (test_count_lines(r->err) != 1 || strstr(r->err, var) == NULL ||
-        r->err[r->err_len - 1] != '\n') {
-        test_child_dump(var, r);
-        CHECK(!"expected one line on stderr naming the variable");
-    }
-}
 
 /* Number of stderr lines that name var. */
 static int lines_naming(const char *err, const char *var)
@@ -87,7 +51,7 @@ static int lines_naming(const char *err, const char *var)
 int main(int argc, char **argv)
 {
     if (argc >= 2 && strcmp(argv[1], "config") == 0)
-        return child_config();
+        return env_test_child_config();
     if (argc >= 3 && strcmp(argv[1], "deep") == 0)
         return child_deep(argv[2]);
 

@@ -284,11 +284,7 @@ static void ids_across_kinds(void)
 
 static void run(int workers, int policy)
 {
-    weft_config cfg;
-    weft_config_default(&cfg);
-    cfg.workers = workers;
-    cfg.spawn_policy = policy;
-    CHECK_EQ(weft_init(&cfg), 0);
+    test_init(workers, policy);
 
     two_joiners(0, 0);
     two_joiners(0, 1);

@@ -99,11 +99,7 @@ static void *spawn_and_return(void *arg)
 
 static void run(int workers, int policy)
 {
-    weft_config cfg;
-    weft_config_default(&cfg);
-    cfg.workers = workers;
-    cfg.spawn_policy = policy;
-    CHECK_EQ(weft_init(&cfg), 0);
+    test_init(workers, policy);
 
     weft_thread *t = NULL;
     void *res = NULL;

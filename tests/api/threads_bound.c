@@ -60,11 +60,7 @@ static void *bound_sleeper(void *arg)
 
 static void run(int policy)
 {
-    weft_config cfg;
-    weft_config_default(&cfg);
-    cfg.workers = 1;
-    cfg.spawn_policy = policy;
-    CHECK_EQ(weft_init(&cfg), 0);
+    test_init(1, policy);
 
     weft_attr b = WEFT_ATTR_INIT;
     b.bound = 1;

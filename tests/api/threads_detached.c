@@ -70,11 +70,7 @@ int main(void)
     const long batch = TEST_TSAN ? 300 : TEST_ASAN ? 2000 : 20000;
     const int batches = 10;
     for (int policy = 0; policy < 2; policy++) {
-        weft_config cfg;
-        weft_config_default(&cfg);
-        cfg.workers = 2;
-        cfg.spawn_policy = policy ? WEFT_HELP_FIRST : WEFT_WORK_FIRST;
-        CHECK_EQ(weft_init(&cfg), 0);
+        test_init(2, policy ? WEFT_HELP_FIRST : WEFT_WORK_FIRST);
         atomic_store(&done, 0);
         long expect = 0;
 

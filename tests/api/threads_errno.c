@@ -113,11 +113,7 @@ int main(void)
     test_clear_env();
     for (int policy = 0; policy < 2; policy++) {
         for (int workers = 2; workers <= 4; workers += 2) {
-            weft_config cfg;
-            weft_config_default(&cfg);
-            cfg.workers = workers;
-            cfg.spawn_policy = policy ? WEFT_HELP_FIRST : WEFT_WORK_FIRST;
-            CHECK_EQ(weft_init(&cfg), 0);
+            test_init(workers, policy ? WEFT_HELP_FIRST : WEFT_WORK_FIRST);
             atomic_store(&migrations, 0);
             write_errno(7);
             weft_thread *t[NTHREADS];

@@ -48,11 +48,7 @@ int main(void)
     const long expect_calls = 2 * fib_seq(n + 1) - 1;
     for (int policy = 0; policy < 2; policy++) {
         for (int workers = 1; workers <= 4; workers++) {
-            weft_config cfg;
-            weft_config_default(&cfg);
-            cfg.workers = workers;
-            cfg.spawn_policy = policy ? WEFT_HELP_FIRST : WEFT_WORK_FIRST;
-            CHECK_EQ(weft_init(&cfg), 0);
+            test_init(workers, policy ? WEFT_HELP_FIRST : WEFT_WORK_FIRST);
             atomic_store(&calls, 0);
             for (int i = 0; i < 8; i++)
                 atomic_store(&per_worker[i], 0);

@@ -71,11 +71,7 @@ int main(void)
     }
 
     for (int policy = 0; policy < 2; policy++) {
-        weft_config cfg;
-        weft_config_default(&cfg);
-        cfg.workers = 2;
-        cfg.spawn_policy = policy ? WEFT_HELP_FIRST : WEFT_WORK_FIRST;
-        CHECK_EQ(weft_init(&cfg), 0);
+        test_init(2, policy ? WEFT_HELP_FIRST : WEFT_WORK_FIRST);
         for (int i = 0; i < 1000; i++) {
             weft_thread *t;
             CHECK_EQ(weft_spawn(&t, warm, NULL, NULL), 0);

@@ -104,11 +104,7 @@ static void *pthread_trees(void *arg)
 
 static void run(int workers, int policy)
 {
-    weft_config cfg;
-    weft_config_default(&cfg);
-    cfg.workers = workers;
-    cfg.spawn_policy = policy;
-    CHECK_EQ(weft_init(&cfg), 0);
+    test_init(workers, policy);
     pthread_t pt;
     void *res;
 

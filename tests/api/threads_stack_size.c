@@ -72,11 +72,7 @@ int main(void)
 {
     test_clear_env();
     for (int policy = 0; policy < 2; policy++) {
-        weft_config cfg;
-        weft_config_default(&cfg);
-        cfg.workers = 2;
-        cfg.spawn_policy = policy ? WEFT_HELP_FIRST : WEFT_WORK_FIRST;
-        CHECK_EQ(weft_init(&cfg), 0);
+        test_init(2, policy ? WEFT_HELP_FIRST : WEFT_WORK_FIRST);
 
         run_one(1 << 20, 200 << 10);    /* the case from the contract */
         run_one(1 << 20, 900 << 10);

@@ -86,11 +86,7 @@ static void *pthread_yield_fn(void *arg)
 
 static void init1(int policy)
 {
-    weft_config cfg;
-    weft_config_default(&cfg);
-    cfg.workers = 1;
-    cfg.spawn_policy = policy;
-    CHECK_EQ(weft_init(&cfg), 0);
+    test_init(1, policy);
 }
 
 int main(void)

@@ -40,6 +40,17 @@
 
 /* ---- environment ------------------------------------------------------- */
 
+/* weft_init with the defaults (and environment) but for the worker count
+ * and spawn policy. */
+static inline void test_init(int workers, int policy)
+{
+    weft_config cfg;
+    weft_config_default(&cfg);
+    cfg.workers = workers;
+    cfg.spawn_policy = policy;
+    CHECK_EQ(weft_init(&cfg), 0);
+}
+
 /* Removes every variable weft reads, so a test starts from the defaults
  * whatever the environment ctest was started in. */
 static inline void test_clear_env(void)

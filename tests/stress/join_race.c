@@ -171,11 +171,7 @@ static void *pconsumer(void *arg)
 
 static void run_config(int workers, int policy, double seconds, uint64_t seed)
 {
-    weft_config cfg;
-    weft_config_default(&cfg);
-    cfg.workers = workers;
-    cfg.spawn_policy = policy;
-    CHECK_EQ(weft_init(&cfg), 0);
+    test_init(workers, policy);
     atomic_store(&produced_sum, 0);
     atomic_store(&produced_n, 0);
     atomic_store(&ran_sum, 0);

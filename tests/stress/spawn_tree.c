@@ -222,11 +222,7 @@ static void *collector(void *arg)
 
 static void run_config(int workers, int policy, double seconds, uint64_t seed)
 {
-    weft_config cfg;
-    weft_config_default(&cfg);
-    cfg.workers = workers;
-    cfg.spawn_policy = policy;
-    CHECK_EQ(weft_init(&cfg), 0);
+    test_init(workers, policy);
     atomic_store(&nodes_run, 0);
     atomic_store(&expected_total, 0);
     atomic_store(&joined_total, 0);
