@@ -61,10 +61,12 @@ typedef struct weft_config {
     int    workers;      /* kernel threads running user threads; 0 = CPUs in affinity mask */
     size_t stack_size;   /* default user-thread stack; 0 = library default (64 KiB) */
     int    spawn_policy; /* WEFT_WORK_FIRST (default) | WEFT_HELP_FIRST */
+    long   quantum_us;   /* time slice; 0 = library default (10 ms), < 0 = never preempt.
+                            Accepted and validated; this release never preempts (see below) */
 } weft_config;
 
-/* Fills *cfg with the defaults, then applies WEFT_WORKERS, WEFT_STACK_SIZE and
- * WEFT_SPAWN_POLICY. A malformed variable prints one line on stderr naming it
+/* Fills *cfg with the defaults, then applies WEFT_WORKERS, WEFT_STACK_SIZE,
+ * WEFT_SPAWN_POLICY and WEFT_QUANTUM (`10ms`, `500us`, `2000` = us, `off`). A malformed variable prints one line on stderr naming it
  * and leaves that field at its default. NULL cfg: does nothing. */
 WEFT_API void weft_config_default(weft_config *cfg);
 
@@ -95,8 +97,13 @@ typedef struct weft_attr {
     int         bound;      /* runs on a kernel thread of its own (may block freely) */
     const char *name;       /* shown by debugging and tracing tools; may be NULL;
                                the string must outlive the thread */
+    int         priority;   /* WEFT_PRIO_*; 0 = WEFT_PRIO_NORMAL; out of range: EINVAL */
 } weft_attr;
-#define WEFT_ATTR_INIT { 0, 0, 0, NULL }
+#define WEFT_ATTR_INIT { 0, 0, 0, NULL, 0 }
+
+/* Priority classes (attr.priority). Accepted and validated; this release
+ * schedules every class alike. */
+enum { WEFT_PRIO_BACKGROUND = -1, WEFT_PRIO_NORMAL = 0, WEFT_PRIO_HIGH = 1, WEFT_PRIO_URGENT = 2 };
 
 /* Creates a user thread running fn(arg). Callable from user threads and from
  * any kernel thread after weft_init. Under WEFT_WORK_FIRST, called from a user

@@ -30,6 +30,7 @@
 #include "sync/wait.h"
 
 #define MAX_WORKERS 4096
+#define WEFT__QUANTUM_DEFAULT_US 10000L /* 10 ms, as Go's scheduler slice */
 #define SCHED_STACK ((size_t)256 << 10)
 
 static int guard_request = WEFT__GUARDREQ_AUTO;
@@ -131,6 +132,34 @@ static void env_policy(weft_config *cfg)
                      cfg->spawn_policy == WEFT_HELP_FIRST ? "help-first" : "work-first");
 }
 
+/* WEFT_QUANTUM: "10ms", "500us", "2000" (microseconds) or "off" (< 0). */
+static void env_quantum(weft_config *cfg)
+{
+    const char *s = getenv("WEFT_QUANTUM");
+    if (!s)
+        return;
+    if (!strcmp(s, "off")) {
+        cfg->quantum_us = -1;
+        return;
+    }
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    long long mul = 1;
+    if (!strcmp(end, "ms"))
+        mul = 1000;
+    else if (!strcmp(end, "us") || !*end)
+        mul = 1;
+    else
+        v = -1;
+    if (errno || end == s || v <= 0 || v > LONG_MAX / 1000) {
+        weft__notice("ignoring WEFT_QUANTUM=\"%s\": expected a duration such as 10ms, 500us, "
+                     "2000 (microseconds) or off; using the default (%ld us)", s, cfg->quantum_us);
+        return;
+    }
+    cfg->quantum_us = (long)(v * mul);
+}
+
 static void env_guard(void)
 {
     const char *s = getenv("WEFT_STACK_GUARD");
@@ -152,11 +181,13 @@ void weft_config_default(weft_config *cfg)
     cfg->workers = cpus_in_mask();
     cfg->stack_size = WEFT__STACK_DEFAULT;
     cfg->spawn_policy = WEFT_WORK_FIRST;
+    cfg->quantum_us = WEFT__QUANTUM_DEFAULT_US;
     env_workers(cfg);
     if (cfg->workers == 0)
         cfg->workers = cpus_in_mask();
     env_stack(cfg);
     env_policy(cfg);
+    env_quantum(cfg);
 }
 
 /* ---- workers ------------------------------------------------------------- */

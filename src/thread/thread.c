@@ -280,6 +280,8 @@ static int spawn_any(weft_thread **out, weft_fn fn, void *arg, const weft_attr *
         attr = &dflt;
     if (!fn || (!out && !attr->detached))
         return EINVAL;
+    if (attr->priority < WEFT_PRIO_BACKGROUND || attr->priority > WEFT_PRIO_URGENT)
+        return EINVAL;
     if (attr->stack_size && (attr->stack_size < WEFT__STACK_MIN || attr->stack_size > WEFT__STACK_MAX))
         return EINVAL;
     /* seq_cst: pairs with finalize's stopping CAS (see spawn_slow). */

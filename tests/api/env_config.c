@@ -52,7 +52,7 @@ static int child_init(const char *arg)
  * uses it as given: one worker, work-first. */
 static int child_explicit(void)
 {
-    weft_config cfg = { 1, 0, WEFT_WORK_FIRST };
+    weft_config cfg = { 1, 0, WEFT_WORK_FIRST, 0 };
     CHECK_EQ(weft_init(&cfg), 0);
     int n = weft_num_workers();
     int flag = 0;

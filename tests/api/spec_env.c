@@ -109,6 +109,36 @@ int main(int argc, char **argv)
         CHECK_EQ(c.workers, def.workers);
     }
 
+    /* WEFT_QUANTUM: the default is 10 ms; ms, us and bare microseconds;
+     * "off" is negative; anything else one line naming it and the default. */
+    CHECK_EQ(def.quantum, 10000);
+    {
+        static const struct { const char *v; long us; } good[] = {
+            { "10ms", 10000 }, { "500us", 500 }, { "2000", 2000 }, { "1ms", 1000 },
+        };
+        for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
+            char var[80];
+            snprintf(var, sizeof var, "WEFT_QUANTUM=%s", good[i].v);
+            const char *const e[] = { var, NULL };
+            cfg_out c = run_config(e, r);
+            CHECK_EQ(r->err_len, 0);
+            CHECK_EQ(c.quantum, good[i].us);
+        }
+        const char *const off[] = { "WEFT_QUANTUM=off", NULL };
+        cfg_out c = run_config(off, r);
+        CHECK_EQ(r->err_len, 0);
+        CHECK(c.quantum < 0);
+        static const char *const bad[] = { "fast", "10s", "-5", "0", "ms", "10 ms" };
+        for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+            char var[80];
+            snprintf(var, sizeof var, "WEFT_QUANTUM=%s", bad[i]);
+            const char *const e[] = { var, NULL };
+            c = run_config(e, r);
+            expect_one_line(r, "WEFT_QUANTUM");
+            CHECK_EQ(c.quantum, def.quantum);
+        }
+    }
+
     /* K and M are powers of 1024 ("bytes, K/M suffixes"). */
     {
         const char *const e[] = { "WEFT_STACK_SIZE=96K", NULL };

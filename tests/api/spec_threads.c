@@ -327,6 +327,23 @@ static void run(int workers, int policy)
     while (atomic_load(&detached_exited) < 11)
         weft_yield();
 
+    /* attr.priority: the four classes are accepted, anything else EINVAL. */
+    {
+        weft_attr pa = WEFT_ATTR_INIT;
+        static const int prios[] = { WEFT_PRIO_BACKGROUND, WEFT_PRIO_NORMAL, WEFT_PRIO_HIGH,
+                                     WEFT_PRIO_URGENT };
+        for (size_t i = 0; i < sizeof prios / sizeof *prios; i++) {
+            pa.priority = prios[i];
+            CHECK_EQ(weft_spawn(&t, ret_arg, (void *)7, &pa), 0);
+            CHECK_EQ(weft_join(t, &res), 0);
+            CHECK_EQ((intptr_t)res, 7);
+        }
+        pa.priority = WEFT_PRIO_URGENT + 1;
+        CHECK_EQ(weft_spawn(&t, ret_arg, NULL, &pa), EINVAL);
+        pa.priority = WEFT_PRIO_BACKGROUND - 1;
+        CHECK_EQ(weft_spawn(&t, ret_arg, NULL, &pa), EINVAL);
+    }
+
     /* out may be NULL only for a detached thread, bound ones included. */
     CHECK_EQ(weft_spawn(NULL, ret_arg, NULL, &bound), EINVAL);
     CHECK_EQ(weft_spawn(NULL, ret_arg, NULL, &bd), 0);
