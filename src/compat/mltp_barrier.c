@@ -1,6 +1,14 @@
 /* mltp_barrier.c: mltp barriers: the seed's lock and arrival count, with
- * waiters queued and parked (mltp_wait.h) instead of yielding on the run
+ * waiters queued and parked (sync/wait.h) instead of yielding on the run
  * queue until an episode counter changes.
+ *
+ * Barrier waiters park rather than yield on the run queue. Measured with
+ * bench/seeds/ocean.c, 8 threads: 258 x 258 on 2 VPs, parking 12.3 ms and
+ * yielding 12.7 ms; on a 34 x 34 grid, where ~70,000 barriers dominate,
+ * yielding was 6% faster on 1 VP and parking 6% faster on 2 VPs. At equal
+ * speed parking wins on the rest: a yielding waiter takes the run-queue
+ * lock at every turn and keeps idle processors from sleeping, and parked
+ * records serve bound and kernel threads too.
  *
  * The count-th arrival of an episode starts the next one: it sets the
  * arrivals back to zero and detaches the queue in the same critical
@@ -12,15 +20,15 @@
 #include <errno.h>
 #include <stdalign.h>
 
-#include "compat/mltp_wait.h"
 #include "mltp.h"
+#include "sync/wait.h"
 
 struct barrier {
-    weft__lock lock;           /* internal; never held while blocking */
+    _Atomic uint32_t lock;     /* internal (weft__sync_lock); never held while blocking */
     uint32_t count;            /* set by init; read-only while in use */
     uint32_t arrived;          /* under lock: arrivals in this episode */
     uint32_t unused;
-    struct weft__mltp_waitq q; /* under lock: waiters of this episode */
+    struct weft__waitq q;      /* under lock: waiters of this episode */
 };
 
 static_assert(sizeof(struct barrier) <= sizeof(mltp_barrier_t), "mltp_barrier_t storage too small");
@@ -45,17 +53,17 @@ void mltp_barrier(mltp_barrier_t *b)
     if (!b)
         return;
     struct barrier *br = impl(b);
-    weft__lock_acquire(&br->lock);
+    weft__sync_lock(&br->lock);
     if (++br->arrived >= br->count) {
-        struct weft__mltp_waiter *r = br->q.head;
-        br->q.head = br->q.tail = NULL;
+        struct weft__waiter *r = weft__waitq_take_all(&br->q);
         br->arrived = 0;
-        weft__lock_release(&br->lock);
-        weft__mltp_wake_list(r);
+        weft__sync_unlock(&br->lock);
+        weft__waiter_wake_list(r);
         return;
     }
-    struct weft__mltp_waiter r;
-    weft__mltp_waiter_init(&r);
-    weft__mltp_waitq_push(&br->q, &r);
-    weft__mltp_block(&r, &br->lock);
+    struct weft__waiter r;
+    weft__waiter_init(&r);
+    weft__waitq_push(&br->q, &r);
+    weft__sync_unlock(&br->lock);
+    weft__waiter_block(&r, 0, NULL, 0);
 }

@@ -1,18 +1,25 @@
 /* mltp_cond.c: mltp condition variables: each has its own FIFO of waiters
  * (the seed's "yielding queue"); signal moves the first to the run queue,
- * broadcast all of them (wait protocol in mltp_wait.h).
+ * broadcast all of them, in queue order.
+ *
+ * Waiters use weft's one waiting mechanism (sync/wait.h, design in
+ * wait.c): a record on the waiter's stack, queued under the object's lock;
+ * the lock is dropped before the waiter blocks, and the record's wait word
+ * closes the window (a wake that comes first leaves the word final and the
+ * waiter does not park). User threads park and free their processor; bound
+ * and plain kernel threads sleep on the word.
  */
 #include <assert.h>
 #include <errno.h>
 #include <stdalign.h>
 
-#include "compat/mltp_wait.h"
 #include "mltp.h"
+#include "sync/wait.h"
 
 struct cond {
-    weft__lock lock;             /* internal; never held while blocking */
+    _Atomic uint32_t lock;   /* internal (weft__sync_lock); never held while blocking */
     uint32_t unused;
-    struct weft__mltp_waitq q;   /* under lock */
+    struct weft__waitq q;    /* under lock */
 };
 
 static_assert(sizeof(struct cond) <= sizeof(mltp_cond_t), "mltp_cond_t storage too small");
@@ -36,14 +43,15 @@ void mltp_cond_wait(mltp_cond_t *c, mltp_lock_t *l)
     if (!c)
         return;
     struct cond *cv = impl(c);
-    struct weft__mltp_waiter r;
-    weft__mltp_waiter_init(&r);
-    weft__lock_acquire(&cv->lock);
-    weft__mltp_waitq_push(&cv->q, &r);
-    /* Released with our record queued and cv->lock held: a signal from now
-     * on needs cv->lock, which the park's commit releases. */
+    struct weft__waiter r;
+    weft__waiter_init(&r);
+    weft__sync_lock(&cv->lock);
+    weft__waitq_push(&cv->q, &r);
+    weft__sync_unlock(&cv->lock);
+    /* Released with our record queued: a signaller that takes l after this
+     * finds it. No spin: the seed's waiter goes straight to its queue. */
     mltp_unlock(l);
-    weft__mltp_block(&r, &cv->lock);
+    weft__waiter_block(&r, 0, NULL, 0);
     mltp_lock(l);
 }
 
@@ -52,11 +60,11 @@ void mltp_cond_signal(mltp_cond_t *c)
     if (!c)
         return;
     struct cond *cv = impl(c);
-    weft__lock_acquire(&cv->lock);
-    struct weft__mltp_waiter *r = weft__mltp_waitq_pop(&cv->q);
-    weft__lock_release(&cv->lock);
+    weft__sync_lock(&cv->lock);
+    struct weft__waiter *r = weft__waitq_pop(&cv->q);
+    weft__sync_unlock(&cv->lock);
     if (r)
-        weft__mltp_wake(r);
+        weft__waiter_wake(r);
 }
 
 void mltp_cond_broadcast(mltp_cond_t *c)
@@ -64,9 +72,8 @@ void mltp_cond_broadcast(mltp_cond_t *c)
     if (!c)
         return;
     struct cond *cv = impl(c);
-    weft__lock_acquire(&cv->lock);
-    struct weft__mltp_waiter *r = cv->q.head;
-    cv->q.head = cv->q.tail = NULL;
-    weft__lock_release(&cv->lock);
-    weft__mltp_wake_list(r);
+    weft__sync_lock(&cv->lock);
+    struct weft__waiter *r = weft__waitq_take_all(&cv->q);
+    weft__sync_unlock(&cv->lock);
+    weft__waiter_wake_list(r);
 }

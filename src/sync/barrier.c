@@ -96,11 +96,7 @@ static int release(struct barrier *br, uint64_t v)
             atomic_store_explicit(&br->word, next, memory_order_release);
             struct weft__waiter *w = weft__waitq_take_all(&br->q);
             weft__sync_unlock(&br->lock);
-            while (w) {
-                struct weft__waiter *next_w = w->next; /* before the wake: w may vanish */
-                weft__waiter_wake(w);
-                w = next_w;
-            }
+            weft__waiter_wake_list(w);
             return WEFT_BARRIER_SERIAL_THREAD;
         }
         /* release: publishes every arrival's work to the waiters that see

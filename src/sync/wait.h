@@ -203,6 +203,18 @@ uint32_t weft__waiter_block(struct weft__waiter *w, uint64_t spin_ns,
  * this returns; read w->next before. Any thread. */
 void weft__waiter_wake(struct weft__waiter *w);
 
+/* Wakes a chain of records taken with weft__waitq_take_all, in order, for
+ * waits that cannot time out. Each next is read before its record is woken
+ * (a woken record may vanish); the records after it stay valid until woken. */
+static inline void weft__waiter_wake_list(struct weft__waiter *w)
+{
+    while (w) {
+        struct weft__waiter *next = w->next;
+        weft__waiter_wake(w);
+        w = next;
+    }
+}
+
 /* Two-step waking for records that may time out, or when the waker walks a
  * chain after dropping the object's lock: claim under the object's lock
  * (WAITING → WAKING; returns 0 if the waiter already timed out, and then
