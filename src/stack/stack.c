@@ -525,12 +525,18 @@ int weft__overflow_install(void)
     return 0;
 }
 
+/* Puts back the handler weft found, unless the program has installed one of
+ * its own since: that one stays. */
 void weft__overflow_uninstall(void)
 {
-    if (segv_installed) {
+    if (!segv_installed)
+        return;
+    segv_installed = 0;
+    struct sigaction cur;
+    if (sigaction(SIGSEGV, NULL, &cur) != 0)
+        return;
+    if ((cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == on_segv)
         sigaction(SIGSEGV, &old_segv, NULL);
-        segv_installed = 0;
-    }
 }
 
 struct altstack {
@@ -559,16 +565,21 @@ void *weft__altstack_push(void)
     return a;
 }
 
+/* Puts back the alternate stack weft found, if weft's own is still the one
+ * installed; one the program installed since stays (ours is then unused). */
 void weft__altstack_pop(void *token)
 {
     struct altstack *a = token;
     if (!a)
         return;
-    if (a->old.ss_flags & SS_DISABLE) {
-        stack_t off = { .ss_flags = SS_DISABLE };
-        sigaltstack(&off, NULL);
-    } else {
-        sigaltstack(&a->old, NULL);
+    stack_t cur;
+    if (sigaltstack(NULL, &cur) == 0 && !(cur.ss_flags & SS_DISABLE) && cur.ss_sp == a->mem) {
+        if (a->old.ss_flags & SS_DISABLE) {
+            stack_t off = { .ss_flags = SS_DISABLE };
+            sigaltstack(&off, NULL);
+        } else {
+            sigaltstack(&a->old, NULL);
+        }
     }
     munmap(a->mem, a->len);
     free(a);
