@@ -17,6 +17,7 @@
 #include "sched/sched.h"
 
 #include <sched.h>
+#include <stddef.h>
 #include <stdlib.h>
 
 #include "io/io.h"
@@ -93,6 +94,17 @@ void weft__attend(struct weft__worker *w)
         }
         weft__maybe_wake();
     }
+}
+
+/* A thread readied on w while w's deque is full and cannot grow (out of
+ * memory): it waits in w's yield FIFO instead, linked through its
+ * descriptor, behind the yielded threads. It stays visible to every check
+ * for local work (w->yq), thieves get it through WEFT__ATTN_WANT, and the
+ * owner runs it once the deque is empty. Every deque is a worker's. */
+void weft__deque_overflow(struct weft__deque *d, struct weft_thread *x)
+{
+    struct weft__worker *w = (struct weft__worker *)((char *)d - offsetof(struct weft__worker, dq));
+    weft__yq_push(w, x);
 }
 
 /* weft__make_ready for a plug-in pool, or the pinned initial thread readied
