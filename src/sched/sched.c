@@ -183,6 +183,11 @@ void weft__take_injected(struct weft__worker *w)
 struct weft_thread *weft__pick_slow(struct weft__worker *w)
 {
     /* relaxed: hints, re-read under the locks they stand for. */
+    uint32_t gate = atomic_load_explicit(&w->gate, memory_order_relaxed);
+    /* A pick by a user thread precedes its switch out: check its canary
+     * here, off every fast path (stack.c). */
+    if ((gate & WEFT__GATE_CANARY) && w->current)
+        weft__stack_check(w->current);
     if (atomic_load_explicit(&w->attn, memory_order_relaxed)) {
         weft__attend(w);
         /* worker 0 must go back to the main kernel thread: through the
@@ -190,7 +195,7 @@ struct weft_thread *weft__pick_slow(struct weft__worker *w)
         if (weft__reclaimed(w))
             return NULL;
     }
-    if (atomic_load_explicit(&w->gate, memory_order_relaxed) & WEFT__GATE_INJ)
+    if (gate & WEFT__GATE_INJ)
         weft__take_injected(w);
     if (weft__rt.pool)
         return weft__rt.pool->pop(w);

@@ -301,8 +301,10 @@ static int spawn_any(weft_thread **out, weft_fn fn, void *arg, const weft_attr *
     if (w) {
         count_spawn(w);
         struct weft_thread *self = w->current;
-        if (self && weft__rt.policy == WEFT_WORK_FIRST)
+        if (self && weft__rt.policy == WEFT_WORK_FIRST) {
+            weft__stack_check(self); /* it is switched out: see stack/stack.c */
             return spawn_child_first(w, self, t);
+        }
         t->sp = weft__ctx_make(t, thread_entry, t);
         weft__make_ready(w, t);
         return 0;

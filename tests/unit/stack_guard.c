@@ -40,6 +40,48 @@ static void *smash_canary(void *arg)
 
 static void *nop(void *arg) { return arg; }
 
+/* A frame larger than a one-page guard, written from its lowest address up
+ * (as a function filling a local array does), without the probes of
+ * -fstack-clash-protection: only a guard larger than the overrun catches
+ * the first store. */
+#if defined(__GNUC__) && !defined(__clang__)
+__attribute__((optimize("no-stack-clash-protection")))
+#endif
+static __attribute__((noinline)) void *big_frame(void *arg)
+{
+    volatile char buf[96 << 10];
+    buf[0] = 1;
+    buf[sizeof buf - 1] = 2;
+    return (void *)(intptr_t)(buf[0] + buf[sizeof buf - 1] + (intptr_t)arg);
+}
+
+static weft_sem parked = { { 0 } };
+
+static void *park_here(void *arg)
+{
+    weft_sem_wait(&parked);
+    return arg;
+}
+
+/* Overwrites its canary, switches out in the way arg names, then puts the
+ * canary back: only a check at the switch can tell. */
+static void *smash_and_switch(void *arg)
+{
+    weft_thread *self = weft_self();
+    uint64_t saved;
+    memcpy(&saved, self->stack_lo, sizeof saved);
+    memset(self->stack_lo, 0, sizeof saved);
+    if (!strcmp(arg, "yield")) {
+        weft_yield();
+    } else {
+        weft_thread *c;
+        CHECK_EQ(weft_spawn(&c, nop, NULL, NULL), 0);
+        CHECK_EQ(weft_join(c, NULL), 0);
+    }
+    memcpy(self->stack_lo, &saved, sizeof saved);
+    return NULL;
+}
+
 static int child(const char *mode)
 {
     weft_config cfg;
@@ -59,6 +101,27 @@ static int child(const char *mode)
         CHECK_EQ(weft_spawn(&t, smash_canary, NULL, &a), 0);
         weft_join(t, NULL);
         return 3; /* not reached: the free of t checks the canary */
+    }
+    if (!strcmp(mode, "bigframe")) {
+        /* Neighbours parked in the slots around the victim's. */
+        enum { NEIGHBOURS = 8 };
+        weft_thread *n[NEIGHBOURS];
+        CHECK_EQ(weft_sem_init(&parked, 0), 0);
+        for (int i = 0; i < NEIGHBOURS; i++) {
+            CHECK_EQ(weft_spawn(&n[i], park_here, NULL, NULL), 0);
+            if (i == NEIGHBOURS / 2)
+                CHECK_EQ(weft_spawn(&t, big_frame, NULL, &a), 0);
+        }
+        weft_join(t, NULL);
+        return 3; /* not reached: the guard stops the first store */
+    }
+    if (!strcmp(mode, "canary-yield") || !strcmp(mode, "canary-spawn")) {
+        weft_thread *other;
+        CHECK_EQ(weft_spawn(&other, nop, NULL, NULL), 0); /* something to switch to */
+        CHECK_EQ(weft_spawn(&t, smash_and_switch, (void *)(strchr(mode, '-') + 1), &a), 0);
+        weft_join(t, NULL);
+        weft_join(other, NULL);
+        return 3; /* not reached: the switch checks the canary */
     }
     if (!strcmp(mode, "budget")) {
         /* More live stacks than vm.max_map_count allows guard pages for:
@@ -149,10 +212,26 @@ int main(int argc, char **argv)
         CHECK(strstr(out, "hit the guard page"));
         CHECK(strstr(out, "stack size 65536 bytes"));
     }
-    int st = run_child(path, "canary", "canary", out, sizeof out);
-    CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT);
-    CHECK(strstr(out, "canary overwritten"));
-    CHECK(strstr(out, "\"victim\""));
+    int st;
+    /* A frame 32 KiB larger than the stack: caught by the guard's span. */
+    for (int i = 0; i < 2; i++) {
+        st = run_child(path, guards[i], "bigframe", out, sizeof out);
+        if (!(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT) || !strstr(out, "hit the guard page") ||
+            !strstr(out, "\"victim\"")) {
+            fprintf(stderr, "bigframe (%s): status %#x, output:\n%s\n", guards[i], st, out);
+            CHECK(!"a frame past a one-page guard must hit the guard");
+        }
+    }
+
+    const char *canary_modes[] = { "canary", "canary-yield", "canary-spawn" };
+    for (int i = 0; i < 3; i++) {
+        st = run_child(path, "canary", canary_modes[i], out, sizeof out);
+        if (!(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT) || !strstr(out, "canary overwritten") ||
+            !strstr(out, "\"victim\"")) {
+            fprintf(stderr, "%s: status %#x, output:\n%s\n", canary_modes[i], st, out);
+            CHECK(!"an overwritten canary must be reported when the thread is switched out");
+        }
+    }
 
     /* modes are what was asked for */
     st = run_child(path, "canary", "count", out, sizeof out);
