@@ -37,7 +37,10 @@
  *     its slot is freed; a one-time notice says how to restore full
  *     protection. The guard's span is left unprotected but unused there, so
  *     an overrun smaller than it lands in no other thread's stack before
- *     the check sees it.
+ *     the check sees it; only the slab's lowest slot keeps its guard
+ *     (guard_slab_base), so that a runaway recursion faults inside the slab
+ *     and gets the one-line report (on_segv: the stack pointer is below the
+ *     faulting thread's stack).
  * Rejected: one mmap per stack (two syscalls per spawn, two mappings per
  * stack); guard-less stacks throughout (silent corruption).
  *
@@ -57,7 +60,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "arch/context.h"
 #include "base/base.h"
+#include "os/kstack.h"
 #include "sched/park.h"
 #include "sched/sched.h"
 
@@ -74,6 +79,7 @@
 
 #define PAGE            ((size_t)4096)
 #define GUARD_BYTES     ((size_t)64 << 10) /* see "The guard" above */
+#define KSTACK_GAP      ((size_t)1 << 20)  /* Linux's stack_guard_gap (256 pages) */
 #define SLAB_TARGET     ((size_t)4 << 20)
 #define CACHE_MAX       WEFT__STACK_CACHE_MAX
 #define CACHE_BATCH     32u
@@ -179,6 +185,25 @@ static struct weft__stack_class *class_for(size_t size)
     return c;
 }
 
+/* A canary slab still guards its lowest slot's guard span: a runaway
+ * recursion (which the canary check at the next switch would come too
+ * late for) then faults inside the slab, below the slots it has trampled,
+ * instead of running on into whatever is mapped below, such as the
+ * alternate signal stack its report needs. Free with MADV_GUARD_INSTALL;
+ * otherwise one more mapping, while the budget lasts. */
+static void guard_slab_base(char *base)
+{
+    if (madvise(base, GUARD_BYTES, MADV_GUARD_INSTALL) == 0)
+        return;
+    pthread_mutex_lock(&g.lock);
+    int can_mprotect = g.map_budget >= 1;
+    if (can_mprotect)
+        g.map_budget -= 1;
+    pthread_mutex_unlock(&g.lock);
+    if (can_mprotect)
+        mprotect(base, GUARD_BYTES, PROT_NONE);
+}
+
 /* Installs the guard of every slot in [base, base+len); returns the mode. */
 static uint8_t guard_slab(char *base, size_t slot, size_t nslots)
 {
@@ -215,6 +240,7 @@ static uint8_t guard_slab(char *base, size_t slot, size_t nslots)
         weft__notice("guard pages would exceed vm.max_map_count; further stacks are "
                      "canary-checked (raise it, e.g. sysctl -w vm.max_map_count=1048576, "
                      "or use Linux >= 6.13, for a guard page on every stack)");
+    guard_slab_base(base);
     return WEFT__GUARD_CANARY;
 }
 
@@ -504,9 +530,12 @@ static size_t fmt_str(char *p, const char *s, size_t max)
     return n;
 }
 
-/* One line, async-signal-safe, then abort. */
+/* One line, async-signal-safe, then abort. The initial thread runs on the
+ * process's stack, whose size is RLIMIT_STACK's. */
 static _Noreturn void report_overflow(const struct weft_thread *t, const char *how)
 {
+    const char *advice = t->cls || t->bound ? "raise weft_attr.stack_size or WEFT_STACK_SIZE"
+                                            : "raise the stack limit (ulimit -s)";
     char line[256];
     size_t n = 0;
     n += fmt_str(line + n, "weft: stack overflow in user thread ", 64);
@@ -517,7 +546,9 @@ static _Noreturn void report_overflow(const struct weft_thread *t, const char *h
     n += fmt_u64(line + n, t->cls ? t->cls->nominal : t->stack_size);
     n += fmt_str(line + n, " bytes; ", 16);
     n += fmt_str(line + n, how, 64);
-    n += fmt_str(line + n, "): raise weft_attr.stack_size or WEFT_STACK_SIZE\n", 80);
+    n += fmt_str(line + n, "): ", 4);
+    n += fmt_str(line + n, advice, 64);
+    n += fmt_str(line + n, "\n", 2);
     ssize_t w = write(2, line, n);
     (void)w;
     abort();
@@ -529,16 +560,46 @@ void weft__stack_check_slow(const struct weft_thread *t)
         report_overflow(t, "canary overwritten");
 }
 
+/* Reports the fault at a, with the stack pointer at sp, as an overflow of
+ * t's stack if it is one; returns otherwise. */
+static void check_fault(const struct weft_thread *t, const char *a, const char *sp)
+{
+    const char *lo = t->stack_lo;
+    if (!lo)
+        return;
+    switch (t->guard) {
+    case WEFT__GUARD_MADVISE:
+    case WEFT__GUARD_MPROTECT:
+        if (a >= lo - GUARD_BYTES && a < lo)
+            report_overflow(t, "hit the guard page");
+        return;
+    case WEFT__GUARD_CANARY:
+        /* No guard of its own: the canary is gone, or the thread's stack
+         * pointer or the fault lies below its stack (it ran on through
+         * the slots below until the slab's base guard stopped it). */
+        if (*(const uint64_t *)lo != CANARY)
+            report_overflow(t, "canary overwritten");
+        if ((sp && sp < lo) || (a >= lo - GUARD_BYTES && a < lo))
+            report_overflow(t, "ran past the bottom of its stack");
+        return;
+    default:
+        /* A kernel thread's own stack (the initial thread, a bound thread):
+         * below it lies the C library's guard page, or for the process's
+         * main stack the kernel's stack guard gap, which also stops the
+         * stack's growth that far above the mapping below it. */
+        if (a >= lo - KSTACK_GAP && a < lo + KSTACK_GAP)
+            report_overflow(t, "ran past the bottom of its stack");
+        return;
+    }
+}
+
 static void on_segv(int sig, siginfo_t *si, void *uc)
 {
     struct weft_thread *t = weft__self();
     if (!t)
-        t = weft__tls_bound; /* a user thread inside weft_blocking (its own stack) */
-    if (t && t->cls && (t->guard == WEFT__GUARD_MADVISE || t->guard == WEFT__GUARD_MPROTECT)) {
-        char *a = si->si_addr;
-        if (a >= t->stack_lo - GUARD_BYTES && a < t->stack_lo)
-            report_overflow(t, "hit the guard page");
-    }
+        t = weft__tls_bound; /* a bound thread, or a user thread inside weft_blocking */
+    if (t)
+        check_fault(t, si->si_addr, uc ? weft__ctx_signal_sp(uc) : NULL);
     /* Not ours: behave as if we were not installed. */
     if (old_segv.sa_flags & SA_SIGINFO) {
         if (old_segv.sa_sigaction) {
@@ -581,6 +642,13 @@ void weft__overflow_uninstall(void)
         return;
     if ((cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == on_segv)
         sigaction(SIGSEGV, &old_segv, NULL);
+}
+
+void *weft__stack_bound_enter(struct weft_thread *t)
+{
+    size_t size = 0;
+    weft__kstack(&t->stack_lo, &size);
+    return weft__altstack_push();
 }
 
 struct altstack {

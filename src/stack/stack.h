@@ -78,6 +78,10 @@ int  weft__overflow_install(void);
 void weft__overflow_uninstall(void);
 void *weft__altstack_push(void);    /* returns a token for pop */
 void weft__altstack_pop(void *token);
+/* On a bound thread's kernel thread, before it runs the thread's function:
+ * records t's stack for the overflow report and pushes an alternate signal
+ * stack to report from. Returns the token for weft__altstack_pop. */
+void *weft__stack_bound_enter(struct weft_thread *t);
 
 /* Counters for tests and stats. */
 struct weft__stack_stats {

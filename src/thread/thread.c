@@ -194,7 +194,9 @@ static void *bound_main(void *arg)
 {
     struct weft_thread *t = arg;
     weft__tls_bound = t;
+    void *altstack = weft__stack_bound_enter(t); /* for the overflow report */
     t->result = t->fn(t->arg);
+    weft__altstack_pop(altstack);
     weft__tls_bound = NULL;
     bound_finish(t);
     return NULL;

@@ -1,8 +1,10 @@
 /* Tests the three stack-protection modes: guard regions (or mprotect guard
- * pages) catch an overflow with the one-line report; canary slots detect an
- * overwritten canary at exit; and the mode falls back from mprotect to
- * canary when the mapping budget runs out, with a one-time notice. Each case
- * runs in a child process (re-executing this program). */
+ * pages) catch an overflow with the one-line report, also a frame larger
+ * than a page; canary slots detect an overwritten canary when the thread
+ * is switched out (yield, spawn, exit) and report a runaway recursion that
+ * faults; and the mode falls back from mprotect to canary when the mapping
+ * budget runs out, with a one-time notice. Each case runs in a child process
+ * (re-executing this program). */
 #define _GNU_SOURCE
 #include <signal.h>
 #include <stdint.h>
@@ -53,6 +55,25 @@ static __attribute__((noinline)) void *big_frame(void *arg)
     buf[0] = 1;
     buf[sizeof buf - 1] = 2;
     return (void *)(intptr_t)(buf[0] + buf[sizeof buf - 1] + (intptr_t)arg);
+}
+
+/* Recursion whose frames write only their ends: the canary word may well
+ * survive it, only the fault tells. */
+static volatile long depth_limit = 1L << 60; /* never reached */
+
+static long __attribute__((noinline)) deep_frames(long n)
+{
+    volatile char buf[512];
+    buf[0] = (char)n;
+    buf[511] = (char)n;
+    if (n >= depth_limit)
+        return n;
+    return deep_frames(n + 1) + buf[0] + buf[511];
+}
+
+static void *deep(void *arg)
+{
+    return (void *)deep_frames((intptr_t)arg);
 }
 
 static weft_sem parked = { { 0 } };
@@ -114,6 +135,20 @@ static int child(const char *mode)
         }
         weft_join(t, NULL);
         return 3; /* not reached: the guard stops the first store */
+    }
+    if (!strcmp(mode, "canary-deep")) {
+        /* Unbounded recursion with no guard page: it runs on through the
+         * slots below until something stops it. */
+        enum { NEIGHBOURS = 8 };
+        weft_thread *n[NEIGHBOURS];
+        CHECK_EQ(weft_sem_init(&parked, 0), 0);
+        for (int i = 0; i < NEIGHBOURS; i++) {
+            CHECK_EQ(weft_spawn(&n[i], park_here, NULL, NULL), 0);
+            if (i == NEIGHBOURS / 2)
+                CHECK_EQ(weft_spawn(&t, deep, NULL, &a), 0);
+        }
+        weft_join(t, NULL);
+        return 3; /* not reached */
     }
     if (!strcmp(mode, "canary-yield") || !strcmp(mode, "canary-spawn")) {
         weft_thread *other;
@@ -223,13 +258,15 @@ int main(int argc, char **argv)
         }
     }
 
-    const char *canary_modes[] = { "canary", "canary-yield", "canary-spawn" };
-    for (int i = 0; i < 3; i++) {
+    const char *canary_modes[] = { "canary", "canary-yield", "canary-spawn", "canary-deep" };
+    for (int i = 0; i < 4; i++) {
         st = run_child(path, "canary", canary_modes[i], out, sizeof out);
-        if (!(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT) || !strstr(out, "canary overwritten") ||
-            !strstr(out, "\"victim\"")) {
+        const char *what = i < 3 ? "canary overwritten" : "stack overflow in user thread";
+        if (!(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT) || !strstr(out, what) ||
+            !strstr(out, "\"victim\"") || !strstr(out, "stack size 65536 bytes") ||
+            strchr(out, '\n') != out + strlen(out) - 1) {
             fprintf(stderr, "%s: status %#x, output:\n%s\n", canary_modes[i], st, out);
-            CHECK(!"an overwritten canary must be reported when the thread is switched out");
+            CHECK(!"a canary-checked overflow must be reported in one line, at a switch or a fault");
         }
     }
 
