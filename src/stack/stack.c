@@ -78,7 +78,7 @@
 #endif
 
 #define PAGE            ((size_t)4096)
-#define GUARD_BYTES     ((size_t)64 << 10) /* see "The guard" above */
+#define GUARD_BYTES     WEFT__STACK_GUARD /* see "The guard" above */
 #define KSTACK_GAP      ((size_t)1 << 20)  /* Linux's stack_guard_gap (256 pages) */
 #define SLAB_TARGET     ((size_t)4 << 20)
 #define CACHE_MAX       WEFT__STACK_CACHE_MAX

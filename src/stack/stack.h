@@ -18,6 +18,8 @@ struct weft__stack_cache {
 #define WEFT__STACK_MIN     ((size_t)16 << 10)
 #define WEFT__STACK_MAX     ((size_t)1 << 30)
 #define WEFT__STACK_DEFAULT ((size_t)64 << 10)
+/* Below every stack weft makes: address space only (stack.c, "The guard"). */
+#define WEFT__STACK_GUARD   ((size_t)64 << 10)
 
 /* Guard-mode request (WEFT_STACK_GUARD): auto picks the best available. */
 enum { WEFT__GUARDREQ_AUTO, WEFT__GUARDREQ_MPROTECT, WEFT__GUARDREQ_CANARY };

@@ -219,6 +219,7 @@ static int spawn_bound(weft_thread **out, weft_fn fn, void *arg, const weft_attr
     pthread_attr_init(&pa);
     pthread_attr_setdetachstate(&pa, PTHREAD_CREATE_DETACHED);
     pthread_attr_setstacksize(&pa, t->stack_size < 65536 ? 65536 : t->stack_size);
+    pthread_attr_setguardsize(&pa, WEFT__STACK_GUARD); /* as large as a user stack's */
     pthread_t pt;
     atomic_fetch_add_explicit(&weft__rt.bound_live, 1, memory_order_relaxed);
     if (out)
