@@ -67,6 +67,10 @@ static inline __attribute__((always_inline)) void weft__ctx_switch_bare(void **s
 }
 #endif
 
+/* The stack pointer of the context a signal interrupted; uc is the third
+ * argument of an SA_SIGINFO handler. */
+void *weft__ctx_signal_sp(const void *uc);
+
 /* Resumes to_sp handing it xfer and token, abandoning the current context. */
 _Noreturn void weft__ctx_jump(void *to_sp, void *xfer, void *token);
 

@@ -43,8 +43,7 @@ struct weft__deque_array *weft__deque_grow(struct weft__deque *d, int64_t t, int
     struct weft__deque_array *old = atomic_load_explicit(&d->array, memory_order_relaxed);
     struct weft__deque_array *a = array_new(2 * (old->mask + 1));
     if (!a)
-        weft__panic("sched: out of memory growing a run queue to %lld entries",
-                    (long long)(2 * (old->mask + 1)));
+        return NULL;
     for (int64_t i = t; i < b; i++)
         atomic_store_explicit(&a->slot[i & a->mask],
                               atomic_load_explicit(&old->slot[i & old->mask], memory_order_relaxed),
@@ -56,10 +55,15 @@ struct weft__deque_array *weft__deque_grow(struct weft__deque *d, int64_t t, int
     return a;
 }
 
-/* weft__deque_push when the array is full: grow, then push as there. */
+/* weft__deque_push when the array is full: grow, then push as there; out
+ * of memory, x overflows (weft__deque_overflow). */
 void weft__deque_push_grow(struct weft__deque *d, struct weft_thread *x, int64_t t, int64_t b)
 {
     struct weft__deque_array *a = weft__deque_grow(d, t, b);
+    if (!a) {
+        weft__deque_overflow(d, x);
+        return;
+    }
     /* release: as in weft__deque_push. */
     atomic_store_explicit(&a->slot[b & a->mask], x, memory_order_release);
     atomic_store_explicit(&d->bottom, b + 1, memory_order_release);

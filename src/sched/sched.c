@@ -17,6 +17,7 @@
 #include "sched/sched.h"
 
 #include <sched.h>
+#include <stddef.h>
 #include <stdlib.h>
 
 #include "io/io.h"
@@ -95,6 +96,17 @@ void weft__attend(struct weft__worker *w)
     }
 }
 
+/* A thread readied on w while w's deque is full and cannot grow (out of
+ * memory): it waits in w's yield FIFO instead, linked through its
+ * descriptor, behind the yielded threads. It stays visible to every check
+ * for local work (w->yq), thieves get it through WEFT__ATTN_WANT, and the
+ * owner runs it once the deque is empty. Every deque is a worker's. */
+void weft__deque_overflow(struct weft__deque *d, struct weft_thread *x)
+{
+    struct weft__worker *w = (struct weft__worker *)((char *)d - offsetof(struct weft__worker, dq));
+    weft__yq_push(w, x);
+}
+
 /* weft__make_ready for a plug-in pool, or the pinned initial thread readied
  * on another worker than 0. */
 void weft__make_ready_slow(struct weft__worker *w, struct weft_thread *t)
@@ -171,6 +183,11 @@ void weft__take_injected(struct weft__worker *w)
 struct weft_thread *weft__pick_slow(struct weft__worker *w)
 {
     /* relaxed: hints, re-read under the locks they stand for. */
+    uint32_t gate = atomic_load_explicit(&w->gate, memory_order_relaxed);
+    /* A pick by a user thread precedes its switch out: check its canary
+     * here, off every fast path (stack.c). */
+    if ((gate & WEFT__GATE_CANARY) && w->current)
+        weft__stack_check(w->current);
     if (atomic_load_explicit(&w->attn, memory_order_relaxed)) {
         weft__attend(w);
         /* worker 0 must go back to the main kernel thread: through the
@@ -178,7 +195,7 @@ struct weft_thread *weft__pick_slow(struct weft__worker *w)
         if (weft__reclaimed(w))
             return NULL;
     }
-    if (atomic_load_explicit(&w->gate, memory_order_relaxed) & WEFT__GATE_INJ)
+    if (gate & WEFT__GATE_INJ)
         weft__take_injected(w);
     if (weft__rt.pool)
         return weft__rt.pool->pop(w);

@@ -171,6 +171,8 @@ extern __thread struct weft_thread *weft__tls_bound __attribute__((tls_model("in
 #define WEFT__GATE_INJ  2u /* the injection queue may be non-empty: set on every worker by
                               weft__inject, cleared by the owner when it finds the queue
                               empty (both under inj_lock) */
+#define WEFT__GATE_CANARY 4u /* canary-checked stacks exist: weft__pick_slow checks the
+                                departing thread's canary; set by stack.c, never cleared */
 
 /* xfer tags (low bits of a 64-byte aligned descriptor or 8-aligned record).
  * A NULL xfer is no hand-off; EXIT, the most frequent, is the untagged

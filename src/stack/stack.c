@@ -2,12 +2,21 @@
  *
  * Design
  * ------
- * A slot is [guard page][stack ........][descriptor]: the thread descriptor
+ * A slot is [guard][stack ........][descriptor]: the thread descriptor
  * sits at the top of its own stack, so a spawn allocates one object, and a
  * parked thread's descriptor shares its page with the innermost frames (one
  * resident page for most parked threads).
  *
- * Slots are carved from slabs (one mmap of about 2 MiB, MAP_NORESERVE,
+ * The guard is GUARD_BYTES (64 KiB) of address space, not one page: a frame
+ * larger than the guard (a big local array) would step over it into the
+ * neighbouring slot, a parked thread's live stack, and corrupt it silently.
+ * A guard costs one madvise range or one mprotect call whatever its length,
+ * and none of it is ever touched, so a large one adds no mapping and no
+ * resident memory, only address space. Frames larger still are caught when
+ * the code is built with -fstack-clash-protection (the library is; weft.pc
+ * suggests it to programs), which touches every page a frame allocates.
+ *
+ * Slots are carved from slabs (one mmap of about 4 MiB, MAP_NORESERVE,
  * MADV_NOHUGEPAGE so that a huge page never makes one touched slot cost
  * 2 MiB of RSS). Slots of one size form a class; the default-size class also
  * has a per-worker LIFO cache, so spawn/exit in the steady state are a list
@@ -22,8 +31,16 @@
  *  2. Otherwise mprotect guards while the mapping budget lasts (we count the
  *     mappings we add and keep a margin for the rest of the process).
  *  3. Past that, canary-checked slots: a magic word at the stack's lowest
- *     address is checked when the thread parks, exits or is freed; a
- *     one-time notice says how to restore full protection.
+ *     address is checked whenever the thread is switched out (yield, park,
+ *     spawn, exit: WEFT__GATE_CANARY sends every worker's scheduling
+ *     through weft__pick_slow, which checks the departing thread) and when
+ *     its slot is freed; a one-time notice says how to restore full
+ *     protection. The guard's span is left unprotected but unused there, so
+ *     an overrun smaller than it lands in no other thread's stack before
+ *     the check sees it; only the slab's lowest slot keeps its guard
+ *     (guard_slab_base), so that a runaway recursion faults inside the slab
+ *     and gets the one-line report (on_segv: the stack pointer is below the
+ *     faulting thread's stack).
  * Rejected: one mmap per stack (two syscalls per spawn, two mappings per
  * stack); guard-less stacks throughout (silent corruption).
  *
@@ -43,7 +60,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "arch/context.h"
 #include "base/base.h"
+#include "os/kstack.h"
 #include "sched/park.h"
 #include "sched/sched.h"
 
@@ -59,7 +78,9 @@
 #endif
 
 #define PAGE            ((size_t)4096)
-#define SLAB_TARGET     ((size_t)2 << 20)
+#define GUARD_BYTES     WEFT__STACK_GUARD /* see "The guard" above */
+#define KSTACK_GAP      ((size_t)1 << 20)  /* Linux's stack_guard_gap (256 pages) */
+#define SLAB_TARGET     ((size_t)4 << 20)
 #define CACHE_MAX       WEFT__STACK_CACHE_MAX
 #define CACHE_BATCH     32u
 #define CANARY          0x5745465443414e59ull /* "WEFTCANY" */
@@ -95,6 +116,8 @@ static struct {
     int request;                     /* WEFT__GUARDREQ_* */
     long map_budget;                 /* mappings we may still add with mprotect */
     int canary_noticed;
+    _Atomic int canary_carved;       /* 1 once a canary slot exists; set under lock,
+                                        read (relaxed) by the allocation slow paths */
     struct weft__stack_stats stats;
 } g = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
@@ -126,6 +149,7 @@ int weft__stack_init(size_t default_size, int guard_request)
     long margin = max / 4 > 4096 ? max / 4 : 4096;
     g.map_budget = max - margin;
     g.canary_noticed = 0;
+    atomic_store_explicit(&g.canary_carved, 0, memory_order_relaxed);
     pthread_mutex_unlock(&g.lock);
     g.dflt = NULL;
     struct weft_thread *t = weft__stack_alloc(NULL, default_size);
@@ -151,7 +175,7 @@ static struct weft__stack_class *class_for(size_t size)
         if (c) {
             c->stack_size = stack;
             c->nominal = size;
-            c->slot_bytes = PAGE + stack + DESC_BYTES;
+            c->slot_bytes = GUARD_BYTES + stack + DESC_BYTES;
             pthread_mutex_init(&c->lock, NULL);
             c->next = g.classes;
             g.classes = c;
@@ -159,6 +183,25 @@ static struct weft__stack_class *class_for(size_t size)
     }
     pthread_mutex_unlock(&g.lock);
     return c;
+}
+
+/* A canary slab still guards its lowest slot's guard span: a runaway
+ * recursion (which the canary check at the next switch would come too
+ * late for) then faults inside the slab, below the slots it has trampled,
+ * instead of running on into whatever is mapped below, such as the
+ * alternate signal stack its report needs. Free with MADV_GUARD_INSTALL;
+ * otherwise one more mapping, while the budget lasts. */
+static void guard_slab_base(char *base)
+{
+    if (madvise(base, GUARD_BYTES, MADV_GUARD_INSTALL) == 0)
+        return;
+    pthread_mutex_lock(&g.lock);
+    int can_mprotect = g.map_budget >= 1;
+    if (can_mprotect)
+        g.map_budget -= 1;
+    pthread_mutex_unlock(&g.lock);
+    if (can_mprotect)
+        mprotect(base, GUARD_BYTES, PROT_NONE);
 }
 
 /* Installs the guard of every slot in [base, base+len); returns the mode. */
@@ -170,7 +213,7 @@ static uint8_t guard_slab(char *base, size_t slot, size_t nslots)
     if (try_madvise) {
         size_t i;
         for (i = 0; i < nslots; i++)
-            if (madvise(base + i * slot, PAGE, MADV_GUARD_INSTALL) != 0)
+            if (madvise(base + i * slot, GUARD_BYTES, MADV_GUARD_INSTALL) != 0)
                 break;
         pthread_mutex_lock(&g.lock);
         g.madvise_ok = i == nslots;
@@ -189,7 +232,7 @@ static uint8_t guard_slab(char *base, size_t slot, size_t nslots)
     pthread_mutex_unlock(&g.lock);
     if (can_mprotect) {
         for (size_t i = 0; i < nslots; i++)
-            if (mprotect(base + i * slot, PAGE, PROT_NONE) != 0)
+            if (mprotect(base + i * slot, GUARD_BYTES, PROT_NONE) != 0)
                 return WEFT__GUARD_CANARY; /* out of mappings after all */
         return WEFT__GUARD_MPROTECT;
     }
@@ -197,6 +240,7 @@ static uint8_t guard_slab(char *base, size_t slot, size_t nslots)
         weft__notice("guard pages would exceed vm.max_map_count; further stacks are "
                      "canary-checked (raise it, e.g. sysctl -w vm.max_map_count=1048576, "
                      "or use Linux >= 6.13, for a guard page on every stack)");
+    guard_slab_base(base);
     return WEFT__GUARD_CANARY;
 }
 
@@ -246,11 +290,11 @@ static struct weft_thread *carve(struct weft__stack_class *c)
 #if defined(WEFT_SANITIZE_ADDRESS)
     /* The address range may have held stacks of an earlier runtime whose
      * poisoned frames outlived the munmap in ASan's shadow. */
-    __asan_unpoison_memory_region(slot + PAGE, c->slot_bytes - PAGE);
+    __asan_unpoison_memory_region(slot + GUARD_BYTES, c->slot_bytes - GUARD_BYTES);
 #endif
     struct weft_thread *t = (struct weft_thread *)(slot + c->slot_bytes - DESC_BYTES);
     memset(t, 0, sizeof *t);
-    t->stack_lo = slot + PAGE;
+    t->stack_lo = slot + GUARD_BYTES;
     t->stack_size = c->stack_size;
     t->cls = c;
     t->guard = c->carve_guard;
@@ -268,20 +312,44 @@ static struct weft_thread *carve(struct weft__stack_class *c)
         g.stats.guard_mprotect++;
     else
         g.stats.guard_canary++;
+    if (t->guard == WEFT__GUARD_CANARY)
+        atomic_store_explicit(&g.canary_carved, 1, memory_order_relaxed);
     pthread_mutex_unlock(&g.lock);
     return t;
+}
+
+/* Once canary slots exist, every worker's picks take weft__pick_slow, which
+ * checks the canary of the thread being switched out. Called from the
+ * allocation slow paths, which every slot passes through before its first
+ * user thread runs on it (weft_init carves its first slots before the
+ * workers exist; the spawns after it find them all). relaxed: the gate is a
+ * hint read with relaxed loads; the thread on the slot is published to the
+ * worker that runs it by the queue or switch that hands it over, after this. */
+static void canary_gates(void)
+{
+    if (!atomic_load_explicit(&g.canary_carved, memory_order_relaxed) || !weft__rt.workers)
+        return;
+    for (int i = 0; i < weft__rt.nworkers; i++) {
+        struct weft__worker *v = weft__rt.workers[i];
+        if (v && !(atomic_load_explicit(&v->gate, memory_order_relaxed) & WEFT__GATE_CANARY))
+            atomic_fetch_or_explicit(&v->gate, WEFT__GATE_CANARY, memory_order_relaxed);
+    }
 }
 
 /* Refills a worker cache from the default class: up to CACHE_BATCH slots. */
 static WEFT_NOINLINE struct weft_thread *refill(struct weft__stack_cache *cache,
                                                 struct weft__stack_class *c)
 {
+    /* Canary slots never enter a cache, so that every spawn that takes one
+     * goes through the slow spawn path, which checks the spawning thread's
+     * canary; with canary slots around, take one slot at a time. */
+    unsigned batch = atomic_load_explicit(&g.canary_carved, memory_order_relaxed) ? 1 : CACHE_BATCH;
     pthread_mutex_lock(&c->lock);
     struct weft_thread *t = c->free;
     if (t) {
         struct weft_thread *last = t;
         unsigned n = 1;
-        while (n < CACHE_BATCH && last->next) {
+        while (n < batch && last->next) {
             last = last->next;
             n++;
         }
@@ -295,6 +363,7 @@ static WEFT_NOINLINE struct weft_thread *refill(struct weft__stack_cache *cache,
         t = carve(c);
     }
     pthread_mutex_unlock(&c->lock);
+    canary_gates();
     return t;
 }
 
@@ -323,6 +392,7 @@ struct weft_thread *weft__stack_alloc(struct weft__stack_cache *cache, size_t si
         t = carve(c);
     }
     pthread_mutex_unlock(&c->lock);
+    canary_gates();
     return t;
 }
 
@@ -356,7 +426,7 @@ void weft__stack_free(struct weft__stack_cache *cache, struct weft_thread *t)
      * poisoned; the next user of the slot starts clean. */
     __asan_unpoison_memory_region(t->stack_lo, t->stack_size);
 #endif
-    if (WEFT_LIKELY(cache && c == g.dflt)) {
+    if (WEFT_LIKELY(cache && t->cacheable)) {
         t->next = cache->head;
         cache->head = t;
         if (WEFT_UNLIKELY(++cache->n >= CACHE_MAX))
@@ -460,9 +530,12 @@ static size_t fmt_str(char *p, const char *s, size_t max)
     return n;
 }
 
-/* One line, async-signal-safe, then abort. */
+/* One line, async-signal-safe, then abort. The initial thread runs on the
+ * process's stack, whose size is RLIMIT_STACK's. */
 static _Noreturn void report_overflow(const struct weft_thread *t, const char *how)
 {
+    const char *advice = t->cls || t->bound ? "raise weft_attr.stack_size or WEFT_STACK_SIZE"
+                                            : "raise the stack limit (ulimit -s)";
     char line[256];
     size_t n = 0;
     n += fmt_str(line + n, "weft: stack overflow in user thread ", 64);
@@ -473,7 +546,9 @@ static _Noreturn void report_overflow(const struct weft_thread *t, const char *h
     n += fmt_u64(line + n, t->cls ? t->cls->nominal : t->stack_size);
     n += fmt_str(line + n, " bytes; ", 16);
     n += fmt_str(line + n, how, 64);
-    n += fmt_str(line + n, "): raise weft_attr.stack_size or WEFT_STACK_SIZE\n", 80);
+    n += fmt_str(line + n, "): ", 4);
+    n += fmt_str(line + n, advice, 64);
+    n += fmt_str(line + n, "\n", 2);
     ssize_t w = write(2, line, n);
     (void)w;
     abort();
@@ -485,16 +560,46 @@ void weft__stack_check_slow(const struct weft_thread *t)
         report_overflow(t, "canary overwritten");
 }
 
+/* Reports the fault at a, with the stack pointer at sp, as an overflow of
+ * t's stack if it is one; returns otherwise. */
+static void check_fault(const struct weft_thread *t, const char *a, const char *sp)
+{
+    const char *lo = t->stack_lo;
+    if (!lo)
+        return;
+    switch (t->guard) {
+    case WEFT__GUARD_MADVISE:
+    case WEFT__GUARD_MPROTECT:
+        if (a >= lo - GUARD_BYTES && a < lo)
+            report_overflow(t, "hit the guard page");
+        return;
+    case WEFT__GUARD_CANARY:
+        /* No guard of its own: the canary is gone, or the thread's stack
+         * pointer or the fault lies below its stack (it ran on through
+         * the slots below until the slab's base guard stopped it). */
+        if (*(const uint64_t *)lo != CANARY)
+            report_overflow(t, "canary overwritten");
+        if ((sp && sp < lo) || (a >= lo - GUARD_BYTES && a < lo))
+            report_overflow(t, "ran past the bottom of its stack");
+        return;
+    default:
+        /* A kernel thread's own stack (the initial thread, a bound thread):
+         * below it lies the C library's guard page, or for the process's
+         * main stack the kernel's stack guard gap, which also stops the
+         * stack's growth that far above the mapping below it. */
+        if (a >= lo - KSTACK_GAP && a < lo + KSTACK_GAP)
+            report_overflow(t, "ran past the bottom of its stack");
+        return;
+    }
+}
+
 static void on_segv(int sig, siginfo_t *si, void *uc)
 {
     struct weft_thread *t = weft__self();
     if (!t)
-        t = weft__tls_bound; /* a user thread inside weft_blocking (its own stack) */
-    if (t && t->cls && (t->guard == WEFT__GUARD_MADVISE || t->guard == WEFT__GUARD_MPROTECT)) {
-        char *a = si->si_addr;
-        if (a >= t->stack_lo - PAGE && a < t->stack_lo)
-            report_overflow(t, "hit the guard page");
-    }
+        t = weft__tls_bound; /* a bound thread, or a user thread inside weft_blocking */
+    if (t)
+        check_fault(t, si->si_addr, uc ? weft__ctx_signal_sp(uc) : NULL);
     /* Not ours: behave as if we were not installed. */
     if (old_segv.sa_flags & SA_SIGINFO) {
         if (old_segv.sa_sigaction) {
@@ -525,12 +630,25 @@ int weft__overflow_install(void)
     return 0;
 }
 
+/* Puts back the handler weft found, unless the program has installed one of
+ * its own since: that one stays. */
 void weft__overflow_uninstall(void)
 {
-    if (segv_installed) {
+    if (!segv_installed)
+        return;
+    segv_installed = 0;
+    struct sigaction cur;
+    if (sigaction(SIGSEGV, NULL, &cur) != 0)
+        return;
+    if ((cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == on_segv)
         sigaction(SIGSEGV, &old_segv, NULL);
-        segv_installed = 0;
-    }
+}
+
+void *weft__stack_bound_enter(struct weft_thread *t)
+{
+    size_t size = 0;
+    weft__kstack(&t->stack_lo, &size);
+    return weft__altstack_push();
 }
 
 struct altstack {
@@ -559,16 +677,21 @@ void *weft__altstack_push(void)
     return a;
 }
 
+/* Puts back the alternate stack weft found, if weft's own is still the one
+ * installed; one the program installed since stays (ours is then unused). */
 void weft__altstack_pop(void *token)
 {
     struct altstack *a = token;
     if (!a)
         return;
-    if (a->old.ss_flags & SS_DISABLE) {
-        stack_t off = { .ss_flags = SS_DISABLE };
-        sigaltstack(&off, NULL);
-    } else {
-        sigaltstack(&a->old, NULL);
+    stack_t cur;
+    if (sigaltstack(NULL, &cur) == 0 && !(cur.ss_flags & SS_DISABLE) && cur.ss_sp == a->mem) {
+        if (a->old.ss_flags & SS_DISABLE) {
+            stack_t off = { .ss_flags = SS_DISABLE };
+            sigaltstack(&off, NULL);
+        } else {
+            sigaltstack(&a->old, NULL);
+        }
     }
     munmap(a->mem, a->len);
     free(a);

@@ -18,6 +18,8 @@ struct weft__stack_cache {
 #define WEFT__STACK_MIN     ((size_t)16 << 10)
 #define WEFT__STACK_MAX     ((size_t)1 << 30)
 #define WEFT__STACK_DEFAULT ((size_t)64 << 10)
+/* Below every stack weft makes: address space only (stack.c, "The guard"). */
+#define WEFT__STACK_GUARD   ((size_t)64 << 10)
 
 /* Guard-mode request (WEFT_STACK_GUARD): auto picks the best available. */
 enum { WEFT__GUARDREQ_AUTO, WEFT__GUARDREQ_MPROTECT, WEFT__GUARDREQ_CANARY };
@@ -78,6 +80,10 @@ int  weft__overflow_install(void);
 void weft__overflow_uninstall(void);
 void *weft__altstack_push(void);    /* returns a token for pop */
 void weft__altstack_pop(void *token);
+/* On a bound thread's kernel thread, before it runs the thread's function:
+ * records t's stack for the overflow report and pushes an alternate signal
+ * stack to report from. Returns the token for weft__altstack_pop. */
+void *weft__stack_bound_enter(struct weft_thread *t);
 
 /* Counters for tests and stats. */
 struct weft__stack_stats {

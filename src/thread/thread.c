@@ -194,7 +194,9 @@ static void *bound_main(void *arg)
 {
     struct weft_thread *t = arg;
     weft__tls_bound = t;
+    void *altstack = weft__stack_bound_enter(t); /* for the overflow report */
     t->result = t->fn(t->arg);
+    weft__altstack_pop(altstack);
     weft__tls_bound = NULL;
     bound_finish(t);
     return NULL;
@@ -217,6 +219,7 @@ static int spawn_bound(weft_thread **out, weft_fn fn, void *arg, const weft_attr
     pthread_attr_init(&pa);
     pthread_attr_setdetachstate(&pa, PTHREAD_CREATE_DETACHED);
     pthread_attr_setstacksize(&pa, t->stack_size < 65536 ? 65536 : t->stack_size);
+    pthread_attr_setguardsize(&pa, WEFT__STACK_GUARD); /* as large as a user stack's */
     pthread_t pt;
     atomic_fetch_add_explicit(&weft__rt.bound_live, 1, memory_order_relaxed);
     if (out)
@@ -301,8 +304,10 @@ static int spawn_any(weft_thread **out, weft_fn fn, void *arg, const weft_attr *
     if (w) {
         count_spawn(w);
         struct weft_thread *self = w->current;
-        if (self && weft__rt.policy == WEFT_WORK_FIRST)
+        if (self && weft__rt.policy == WEFT_WORK_FIRST) {
+            weft__stack_check(self); /* it is switched out: see stack/stack.c */
             return spawn_child_first(w, self, t);
+        }
         t->sp = weft__ctx_make(t, thread_entry, t);
         weft__make_ready(w, t);
         return 0;

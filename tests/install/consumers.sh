@@ -95,8 +95,17 @@ if command -v c++ >/dev/null; then
         fail "weft.h and mltp.h in C++"
 fi
 
-# pkg-config, shared: the SPEC's command line.
 export PKG_CONFIG_PATH=$pcdir
+
+# The suggested flags include stack-clash protection where the compiler has
+# it: a program's large frames then hit a stack's guard (README, "Stacks").
+echo 'int main(void) { return 0; }' >"$work/clash.c"
+if "$cc" -fstack-clash-protection -c "$work/clash.c" -o "$work/clash.o" 2>/dev/null; then
+    pkg-config --cflags weft | grep -q -- '-fstack-clash-protection' ||
+        fail "pkg-config --cflags weft lacks -fstack-clash-protection"
+fi
+
+# pkg-config, shared: the SPEC's command line.
 # shellcheck disable=SC2046,SC2086
 "$cc" $sanflags "$work/prog.c" $(pkg-config --cflags --libs weft) -o "$work/prog_pc" ||
     fail "cc prog.c \$(pkg-config --cflags --libs weft)"

@@ -1,8 +1,10 @@
 /* Tests the three stack-protection modes: guard regions (or mprotect guard
- * pages) catch an overflow with the one-line report; canary slots detect an
- * overwritten canary at exit; and the mode falls back from mprotect to
- * canary when the mapping budget runs out, with a one-time notice. Each case
- * runs in a child process (re-executing this program). */
+ * pages) catch an overflow with the one-line report, also a frame larger
+ * than a page; canary slots detect an overwritten canary when the thread
+ * is switched out (yield, spawn, exit) and report a runaway recursion that
+ * faults; and the mode falls back from mprotect to canary when the mapping
+ * budget runs out, with a one-time notice. Each case runs in a child process
+ * (re-executing this program). */
 #define _GNU_SOURCE
 #include <signal.h>
 #include <stdint.h>
@@ -40,6 +42,67 @@ static void *smash_canary(void *arg)
 
 static void *nop(void *arg) { return arg; }
 
+/* A frame larger than a one-page guard, written from its lowest address up
+ * (as a function filling a local array does), without the probes of
+ * -fstack-clash-protection: only a guard larger than the overrun catches
+ * the first store. */
+#if defined(__GNUC__) && !defined(__clang__)
+__attribute__((optimize("no-stack-clash-protection")))
+#endif
+static __attribute__((noinline)) void *big_frame(void *arg)
+{
+    volatile char buf[96 << 10];
+    buf[0] = 1;
+    buf[sizeof buf - 1] = 2;
+    return (void *)(intptr_t)(buf[0] + buf[sizeof buf - 1] + (intptr_t)arg);
+}
+
+/* Recursion whose frames write only their ends: the canary word may well
+ * survive it, only the fault tells. */
+static volatile long depth_limit = 1L << 60; /* never reached */
+
+static long __attribute__((noinline)) deep_frames(long n)
+{
+    volatile char buf[512];
+    buf[0] = (char)n;
+    buf[511] = (char)n;
+    if (n >= depth_limit)
+        return n;
+    return deep_frames(n + 1) + buf[0] + buf[511];
+}
+
+static void *deep(void *arg)
+{
+    return (void *)deep_frames((intptr_t)arg);
+}
+
+static weft_sem parked = { { 0 } };
+
+static void *park_here(void *arg)
+{
+    weft_sem_wait(&parked);
+    return arg;
+}
+
+/* Overwrites its canary, switches out in the way arg names, then puts the
+ * canary back: only a check at the switch can tell. */
+static void *smash_and_switch(void *arg)
+{
+    weft_thread *self = weft_self();
+    uint64_t saved;
+    memcpy(&saved, self->stack_lo, sizeof saved);
+    memset(self->stack_lo, 0, sizeof saved);
+    if (!strcmp(arg, "yield")) {
+        weft_yield();
+    } else {
+        weft_thread *c;
+        CHECK_EQ(weft_spawn(&c, nop, NULL, NULL), 0);
+        CHECK_EQ(weft_join(c, NULL), 0);
+    }
+    memcpy(self->stack_lo, &saved, sizeof saved);
+    return NULL;
+}
+
 static int child(const char *mode)
 {
     weft_config cfg;
@@ -59,6 +122,41 @@ static int child(const char *mode)
         CHECK_EQ(weft_spawn(&t, smash_canary, NULL, &a), 0);
         weft_join(t, NULL);
         return 3; /* not reached: the free of t checks the canary */
+    }
+    if (!strcmp(mode, "bigframe")) {
+        /* Neighbours parked in the slots around the victim's. */
+        enum { NEIGHBOURS = 8 };
+        weft_thread *n[NEIGHBOURS];
+        CHECK_EQ(weft_sem_init(&parked, 0), 0);
+        for (int i = 0; i < NEIGHBOURS; i++) {
+            CHECK_EQ(weft_spawn(&n[i], park_here, NULL, NULL), 0);
+            if (i == NEIGHBOURS / 2)
+                CHECK_EQ(weft_spawn(&t, big_frame, NULL, &a), 0);
+        }
+        weft_join(t, NULL);
+        return 3; /* not reached: the guard stops the first store */
+    }
+    if (!strcmp(mode, "canary-deep")) {
+        /* Unbounded recursion with no guard page: it runs on through the
+         * slots below until something stops it. */
+        enum { NEIGHBOURS = 8 };
+        weft_thread *n[NEIGHBOURS];
+        CHECK_EQ(weft_sem_init(&parked, 0), 0);
+        for (int i = 0; i < NEIGHBOURS; i++) {
+            CHECK_EQ(weft_spawn(&n[i], park_here, NULL, NULL), 0);
+            if (i == NEIGHBOURS / 2)
+                CHECK_EQ(weft_spawn(&t, deep, NULL, &a), 0);
+        }
+        weft_join(t, NULL);
+        return 3; /* not reached */
+    }
+    if (!strcmp(mode, "canary-yield") || !strcmp(mode, "canary-spawn")) {
+        weft_thread *other;
+        CHECK_EQ(weft_spawn(&other, nop, NULL, NULL), 0); /* something to switch to */
+        CHECK_EQ(weft_spawn(&t, smash_and_switch, (void *)(strchr(mode, '-') + 1), &a), 0);
+        weft_join(t, NULL);
+        weft_join(other, NULL);
+        return 3; /* not reached: the switch checks the canary */
     }
     if (!strcmp(mode, "budget")) {
         /* More live stacks than vm.max_map_count allows guard pages for:
@@ -149,10 +247,28 @@ int main(int argc, char **argv)
         CHECK(strstr(out, "hit the guard page"));
         CHECK(strstr(out, "stack size 65536 bytes"));
     }
-    int st = run_child(path, "canary", "canary", out, sizeof out);
-    CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT);
-    CHECK(strstr(out, "canary overwritten"));
-    CHECK(strstr(out, "\"victim\""));
+    int st;
+    /* A frame 32 KiB larger than the stack: caught by the guard's span. */
+    for (int i = 0; i < 2; i++) {
+        st = run_child(path, guards[i], "bigframe", out, sizeof out);
+        if (!(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT) || !strstr(out, "hit the guard page") ||
+            !strstr(out, "\"victim\"")) {
+            fprintf(stderr, "bigframe (%s): status %#x, output:\n%s\n", guards[i], st, out);
+            CHECK(!"a frame past a one-page guard must hit the guard");
+        }
+    }
+
+    const char *canary_modes[] = { "canary", "canary-yield", "canary-spawn", "canary-deep" };
+    for (int i = 0; i < 4; i++) {
+        st = run_child(path, "canary", canary_modes[i], out, sizeof out);
+        const char *what = i < 3 ? "canary overwritten" : "stack overflow in user thread";
+        if (!(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT) || !strstr(out, what) ||
+            !strstr(out, "\"victim\"") || !strstr(out, "stack size 65536 bytes") ||
+            strchr(out, '\n') != out + strlen(out) - 1) {
+            fprintf(stderr, "%s: status %#x, output:\n%s\n", canary_modes[i], st, out);
+            CHECK(!"a canary-checked overflow must be reported in one line, at a switch or a fault");
+        }
+    }
 
     /* modes are what was asked for */
     st = run_child(path, "canary", "count", out, sizeof out);

@@ -1,8 +1,10 @@
 /* context.c: builds the initial frame of a fresh x86-64 context. */
+#define _GNU_SOURCE /* REG_RSP */
 #include "arch/context.h"
 
 #include <stdint.h>
 #include <string.h>
+#include <ucontext.h>
 
 void weft__ctx_trampoline(void);
 
@@ -25,4 +27,9 @@ void *weft__ctx_make(void *top, weft__ctx_entry entry, void *data)
     sp[2] = (uint64_t)(uintptr_t)data;  /* r13 */
     sp[6] = (uint64_t)(uintptr_t)weft__ctx_trampoline; /* resume address */
     return sp;
+}
+
+void *weft__ctx_signal_sp(const void *uc)
+{
+    return (void *)((const ucontext_t *)uc)->uc_mcontext.gregs[REG_RSP];
 }
