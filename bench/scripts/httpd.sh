@@ -16,6 +16,8 @@ port=18080
 command -v wrk >/dev/null || { echo "httpd.sh: wrk is missing (apt-get install wrk)"; exit 0; }
 ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
 
+# The Go server is built into the build directory, never into the source
+# tree (.gitignore keeps build outputs out of the repository).
 gobin=""
 if command -v go >/dev/null || [ -x /usr/local/go/bin/go ]; then
     GO=$(command -v go || echo /usr/local/go/bin/go)
