@@ -7,7 +7,8 @@ JOBS       ?= $(shell nproc)
 GENERATOR  := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
 CMAKE_ARGS ?=
 
-.PHONY: all deps build test demo sanitize asan tsan bench-io bench-sync bench-seeds install clean
+.PHONY: all deps build test demo sanitize asan tsan bench-io bench-sync bench-seeds install clean \
+        check-format format
 
 all: build
 
@@ -64,6 +65,13 @@ bench-seeds: deps
 
 bench-sync: build
 	bench/scripts/sync-bench.sh -b $(BUILD)
+
+# The style of .clang-format: check-format fails on a diff (CI), format fixes it.
+check-format:
+	@scripts/check-format.sh
+
+format:
+	@scripts/check-format.sh --fix
 
 install: build
 	cmake --install $(BUILD) --prefix $(or $(PREFIX),/usr/local)
