@@ -1,15 +1,18 @@
 /* config.c: weft_config_default and the WEFT_* environment variables (docs/env.md).
  *
- * weft_config_default fills in the library defaults, then overrides each
- * weft_config field whose variable is set and well formed; a malformed value
- * prints one notice naming the variable and the default kept, and never stops
- * the program.
+ * Every WEFT_* variable is parsed here and nowhere else. weft_config_default
+ * fills in the library defaults, then overrides each weft_config field whose
+ * variable is set and well formed; weft__env_read parses the others, which
+ * weft_init hands to the layers they configure (stack guard, wait policy,
+ * I/O mode) or keeps (affinity, stats). A malformed value prints one notice
+ * naming the variable and the default kept, and never stops the program.
  */
 #define _GNU_SOURCE
 #include "runtime/config.h"
 
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -158,4 +161,87 @@ void weft_config_default(weft_config *cfg)
     env_stack(cfg);
     env_policy(cfg);
     env_quantum(cfg);
+}
+
+/* ---- the variables that are not weft_config fields ------------------------- */
+
+static void env_guard(struct weft__env *env)
+{
+    const char *s = getenv("WEFT_STACK_GUARD");
+    env->stack_guard = WEFT__GUARDREQ_AUTO;
+    if (!s || !strcmp(s, "auto"))
+        return;
+    if (!strcmp(s, "mprotect"))
+        env->stack_guard = WEFT__GUARDREQ_MPROTECT;
+    else if (!strcmp(s, "canary"))
+        env->stack_guard = WEFT__GUARDREQ_CANARY;
+    else
+        weft__notice("ignoring WEFT_STACK_GUARD=\"%s\": expected auto, mprotect or canary; using auto", s);
+}
+
+/* WEFT_AFFINITY=0 turns pinning off; any other value, or none, leaves it on. */
+static void env_affinity(struct weft__env *env)
+{
+    const char *s = getenv("WEFT_AFFINITY");
+    env->affinity = !(s && !strcmp(s, "0"));
+}
+
+/* WEFT_STATS: on for any value but empty and "0". */
+static void env_stats(struct weft__env *env)
+{
+    const char *s = getenv("WEFT_STATS");
+    env->stats = s && *s && strcmp(s, "0") != 0;
+}
+
+/* WEFT_WAIT: spin | futex | auto; empty means unset. */
+static void env_wait(struct weft__env *env)
+{
+    const char *s = getenv("WEFT_WAIT");
+    env->wait = WEFT__WAIT_AUTO;
+    if (!s || !*s)
+        return;
+    if (strcmp(s, "spin") == 0)
+        env->wait = WEFT__WAIT_SPIN;
+    else if (strcmp(s, "futex") == 0)
+        env->wait = WEFT__WAIT_FUTEX;
+    else if (strcmp(s, "auto") != 0)
+        weft__notice("WEFT_WAIT=\"%s\" is not spin, futex or auto; using auto", s);
+}
+
+/* WEFT_IO: auto | uring | blocking. */
+static void env_io(struct weft__env *env)
+{
+    const char *s = getenv("WEFT_IO");
+    env->io = WEFT__IO_AUTO;
+    if (!s)
+        return;
+    if (!strcmp(s, "blocking"))
+        env->io = WEFT__IO_BLOCKING;
+    else if (!strcmp(s, "uring"))
+        env->io = WEFT__IO_URING;
+    else if (strcmp(s, "auto"))
+        weft__notice("ignoring WEFT_IO=\"%s\": expected uring, blocking or auto; using auto", s);
+}
+
+/* WEFT_WAIT and WEFT_IO configure decisions their layers make once per
+ * process (sync/wait.c, io/uring.c), so they are parsed once, at the first
+ * weft_init, and a malformed one prints its notice once; the others are
+ * parsed at every weft_init. */
+static struct weft__env process_env; /* written once under process_once */
+static pthread_once_t process_once = PTHREAD_ONCE_INIT;
+
+static void process_env_read(void)
+{
+    env_wait(&process_env);
+    env_io(&process_env);
+}
+
+void weft__env_read(struct weft__env *env)
+{
+    env_guard(env);
+    env_affinity(env);
+    env_stats(env);
+    pthread_once(&process_once, process_env_read);
+    env->wait = process_env.wait;
+    env->io = process_env.io;
 }

@@ -32,23 +32,9 @@
 
 #define SCHED_STACK ((size_t)256 << 10)
 
-static int guard_request = WEFT__GUARDREQ_AUTO;
-
-/* ---- environment ---------------------------------------------------------- */
-
-static void env_guard(void)
-{
-    const char *s = getenv("WEFT_STACK_GUARD");
-    guard_request = WEFT__GUARDREQ_AUTO;
-    if (!s || !strcmp(s, "auto"))
-        return;
-    if (!strcmp(s, "mprotect"))
-        guard_request = WEFT__GUARDREQ_MPROTECT;
-    else if (!strcmp(s, "canary"))
-        guard_request = WEFT__GUARDREQ_CANARY;
-    else
-        weft__notice("ignoring WEFT_STACK_GUARD=\"%s\": expected auto, mprotect or canary; using auto", s);
-}
+/* The variables that are not weft_config fields (runtime/config.h): written
+ * by weft_init before any worker starts, read-only until the next one. */
+static struct weft__env env;
 
 /* ---- workers ------------------------------------------------------------- */
 
@@ -63,8 +49,7 @@ static void assign_cpus(struct weft__rt *rt)
 {
     for (int i = 0; i < rt->nworkers; i++)
         rt->workers[i]->cpu = -1;
-    const char *env = getenv("WEFT_AFFINITY");
-    if (env && !strcmp(env, "0"))
+    if (!env.affinity)
         return;
     cpu_set_t mask;
     if (pthread_getaffinity_np(pthread_self(), sizeof mask, &mask) != 0)
@@ -150,8 +135,7 @@ static void release_all(int nstarted)
     weft__machines_shutdown(); /* their loops end; every kernel thread weft started ends */
     for (int i = 1; i < nstarted; i++)
         weft__stack_cache_drain(&rt->workers[i]->cache);
-    const char *stats = getenv("WEFT_STATS");
-    if (stats && *stats && strcmp(stats, "0") != 0)
+    if (env.stats)
         for (int i = 0; i < nstarted; i++) {
             struct weft__worker *v = rt->workers[i];
             weft__notice("stats: worker %d: spawned %llu exited %llu steals %llu sleeps %llu", i,
@@ -159,7 +143,7 @@ static void release_all(int nstarted)
                          (unsigned long long)atomic_load(&v->nexited),
                          (unsigned long long)v->nsteals, (unsigned long long)v->nsleeps);
         }
-    if (stats && *stats && strcmp(stats, "0") != 0) {
+    if (env.stats) {
         struct weft__io_counters c;
         weft__io_counters(&c);
         weft__notice("stats: io: calls %llu io_uring_enter %llu completions %llu (%.2f calls per crossing)",
@@ -223,8 +207,10 @@ int weft__init_with_pool(const weft_config *cfg, const struct weft__pool_ops *po
         return EBUSY;
     }
 
-    env_guard();
-    int rc = weft__stack_init(c.stack_size, guard_request);
+    weft__env_read(&env);
+    weft__wait_set_policy(env.wait);
+    weft__io_set_mode(env.io);
+    int rc = weft__stack_init(c.stack_size, env.stack_guard);
     if (rc != 0)
         goto fail_stack;
     weft__overflow_install();
