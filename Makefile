@@ -7,7 +7,8 @@ JOBS       ?= $(shell nproc)
 GENERATOR  := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
 CMAKE_ARGS ?=
 
-.PHONY: all deps build test demo sanitize asan tsan bench-io bench-sync bench-seeds install clean
+.PHONY: all deps build test demo sanitize asan tsan bench-io bench-sync bench-seeds install clean \
+        check-format format
 
 all: build
 
@@ -24,8 +25,13 @@ build: deps $(BUILD)/CMakeCache.txt
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j2 --timeout 600
 
+# install-deps.sh bench may have just installed peers (oneTBB, Boost.Fiber,
+# Go) that a build directory configured earlier, by `make test` say, left
+# out: recheck-optional.sh configures it again while something is missing,
+# so the table has every column whichever command ran first.
 demo: deps
 	@scripts/install-deps.sh bench
+	@scripts/recheck-optional.sh $(BUILD)
 	@$(MAKE) --no-print-directory build
 	WEFT_BENCH_NO_DEPS=1 WEFT_BENCH_NO_BUILD=1 bench/scripts/demo.sh $(BUILD)
 	$(BUILD)/bench/bench_idle -w 0
@@ -59,6 +65,13 @@ bench-seeds: deps
 
 bench-sync: build
 	bench/scripts/sync-bench.sh -b $(BUILD)
+
+# The style of .clang-format: check-format fails on a diff (CI), format fixes it.
+check-format:
+	@scripts/check-format.sh
+
+format:
+	@scripts/check-format.sh --fix
 
 install: build
 	cmake --install $(BUILD) --prefix $(or $(PREFIX),/usr/local)

@@ -3,6 +3,7 @@
 #
 #   scripts/install-deps.sh build   compiler, CMake, liburing, valgrind headers
 #   scripts/install-deps.sh bench   build + the peers' packages for the demo
+#   scripts/install-deps.sh format  clang-format, for scripts/check-format.sh
 #
 # Idempotent and quiet when everything is present (dpkg -s only). Needs root
 # or password-less sudo to install; otherwise it says what is missing and
@@ -17,7 +18,8 @@ case "${1:-build}" in
     build) ;;
     bench) want+=("${bench_pkgs[@]}")
            command -v go >/dev/null 2>&1 || [ -x /usr/local/go/bin/go ] || want+=(golang-go) ;;
-    *) echo "usage: $0 build|bench" >&2; exit 2 ;;
+    format) want=(clang-format) ;;
+    *) echo "usage: $0 build|bench|format" >&2; exit 2 ;;
 esac
 
 missing=()

@@ -19,6 +19,8 @@
 #include <unistd.h>
 #include <weft.h>
 
+#include "bench.h"
+
 #define MSG 64 /* bytes per message */
 
 static int use_pthreads, nclients = 20, nmsgs = 2000;
@@ -215,7 +217,7 @@ int main(int argc, char **argv)
                delivered / dt);
         if (!use_pthreads)
             printf(" calls_per_enter=%.1f", st.io_enters ? (double)st.io_calls / (double)st.io_enters : 0.0);
-        printf("\n");
+        printf(" commit=%s\n", BENCH_COMMIT);
     }
     return 0;
 }

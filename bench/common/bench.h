@@ -17,9 +17,11 @@
  *             instruction totals of two sizes (the fixed warm-up cancels out)
  *
  * Output: one machine-readable line per result
- *   RESULT bench=B impl=I workers=W param=P median_ns=X min_ns=X max_ns=X runs=R
+ *   RESULT bench=B impl=I workers=W param=P median_ns=X min_ns=X max_ns=X runs=R commit=C
  * where the *_ns values are per operation (create_join, yield) or per whole
- * computation (fib), followed by a short human line starting with "  ".
+ * computation (fib) and C is the commit the program was built from
+ * (BENCH_COMMIT), followed by a short human line starting with "  ".
+ * Programs that print RESULT lines of their own end them with commit= too.
  */
 #ifndef WEFT_BENCH_H
 #define WEFT_BENCH_H
@@ -37,6 +39,19 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+/* The commit of the build (short hash, "+dirty" when tracked files differ):
+ * bench_commit.h is written at every build by bench/scripts/commit.cmake
+ * (bench/CMakeLists.txt); a program compiled outside that build says
+ * "unknown". */
+#if defined(__has_include)
+#if __has_include("bench_commit.h")
+#include "bench_commit.h"
+#endif
+#endif
+#ifndef BENCH_COMMIT
+#define BENCH_COMMIT "unknown"
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -256,8 +271,9 @@ static inline bench_stats bench_report(const bench_opts *o, const char *bench, c
                                        int runs, const char *unit)
 {
     bench_stats s = bench_summarize(samples, runs);
-    printf("RESULT bench=%s impl=%s workers=%ld param=%s median_ns=%.1f min_ns=%.1f max_ns=%.1f runs=%d\n",
-           bench, impl, workers, param, s.median, s.min, s.max, s.runs);
+    printf("RESULT bench=%s impl=%s workers=%ld param=%s median_ns=%.1f min_ns=%.1f max_ns=%.1f runs=%d "
+           "commit=%s\n",
+           bench, impl, workers, param, s.median, s.min, s.max, s.runs, BENCH_COMMIT);
     if (!o->callgrind) {
         if (s.median >= 1e6)
             printf("  %-16s %-10s workers=%-3ld %-6s %12.3f ms  (min %.3f, max %.3f, %d runs)\n", bench,

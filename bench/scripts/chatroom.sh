@@ -9,6 +9,8 @@ build=$(cd "${1:-$src/build}" && pwd)
 bin=$build/bench/bench_chatroom
 reps=${REPS:-5}
 msgs=${MSGS:-2000}
+# The commit the programs were built from (bench/scripts/commit.cmake), for the RESULT lines.
+commit=$(cat "$build/bench/commit.txt" 2>/dev/null || echo unknown)
 declare -A rate calls
 for impl in weft pthread; do
     flag=""; [ $impl = pthread ] && flag=-p
@@ -23,7 +25,7 @@ for impl in weft pthread; do
         total=$(awk '$NF=="total" {print $(NF-2)}' "$build/chatroom-$impl.strace")
         calls[$impl]=$(awk -v t="$total" -v d="$delivered" 'BEGIN {printf "%.3f", t / d}')
     fi
-    echo "RESULT bench=chatroom impl=$impl workers=0 param=c20_m$msgs median_msgs_per_s=${rate[$impl]} syscalls_per_msg=${calls[$impl]:-} runs=$reps"
+    echo "RESULT bench=chatroom impl=$impl workers=0 param=c20_m$msgs median_msgs_per_s=${rate[$impl]} syscalls_per_msg=${calls[$impl]:-} runs=$reps commit=$commit"
 done
 echo
 echo "| impl | messages/s | system calls per message |"

@@ -66,6 +66,12 @@ class Demo:
         self.notes = []
         self.failed = {}   # (bench, impl, param) -> "timeout" | "skipped ..." | "failed"
         self.ncpu = len(os.sched_getaffinity(0))
+        # The build's commit, as the RESULT lines of its programs carry it.
+        try:
+            with open(os.path.join(self.bin, "commit.txt")) as f:
+                self.commit = f.read().strip() or "unknown"
+        except OSError:
+            self.commit = "unknown"
 
     def exe(self, name):
         p = os.path.join(self.bin, name)
@@ -138,8 +144,8 @@ class Demo:
             self.note("callgrind %s %s: %s" % (bench, impl, e))
             return
         self.instr[(bench, impl, param)] = x
-        line = "INSTR bench=%s impl=%s workers=1 param=%s instr_per_op=%.1f n1=%d n2=%d" % (
-            bench, impl, param, x, n12[0], n12[1])
+        line = "INSTR bench=%s impl=%s workers=1 param=%s instr_per_op=%.1f n1=%d n2=%d commit=%s" % (
+            bench, impl, param, x, n12[0], n12[1], self.commit)
         print(line, flush=True)
         self.lines.append(line)
 

@@ -17,6 +17,9 @@ fi
 if [ "${WEFT_BENCH_NO_BUILD:-0}" != 1 ]; then
     if [ ! -f "$build/CMakeCache.txt" ]; then
         cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
+    else
+        # deps.sh may have installed peers the last configure left out.
+        "$src/scripts/recheck-optional.sh" "$build"
     fi
     # Keep going past a failing target (the library, say) so that the
     # baselines that can build still do.

@@ -13,9 +13,13 @@ reps=${REPS:-3}
 dur=${DURATION:-5}
 conns=${CONNS:-"100 1000"}
 port=18080
+# The commit the programs were built from (bench/scripts/commit.cmake), for the RESULT lines.
+commit=$(cat "$build/bench/commit.txt" 2>/dev/null || echo unknown)
 command -v wrk >/dev/null || { echo "httpd.sh: wrk is missing (apt-get install wrk)"; exit 0; }
 ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
 
+# The Go server is built into the build directory, never into the source
+# tree (.gitignore keeps build outputs out of the repository).
 gobin=""
 if command -v go >/dev/null || [ -x /usr/local/go/bin/go ]; then
     GO=$(command -v go || echo /usr/local/go/bin/go)
@@ -51,7 +55,7 @@ for impl in weft pthread go; do
         med=$(printf '%s\n' "${vals[@]}" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
         medl=$(printf '%s\n' "${lats[@]}" | awk '{print $1}' | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
         rps[$impl,$c]=$med; p99[$impl,$c]=$medl
-        echo "RESULT bench=httpd impl=$impl workers=0 param=c$c median_rps=$med p99=$medl runs=${#vals[@]}"
+        echo "RESULT bench=httpd impl=$impl workers=0 param=c$c median_rps=$med p99=$medl runs=${#vals[@]} commit=$commit"
     done
 done
 echo

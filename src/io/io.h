@@ -25,6 +25,17 @@ struct weft__io_counters {
     uint64_t handoff; /* calls run by spare kernel threads (weft_blocking, fallback) */
 };
 
+/* How I/O calls reach the kernel (WEFT_IO, parsed by runtime/config.c). */
+enum weft__io_mode {
+    WEFT__IO_AUTO,     /* io_uring where a probe ring can be set up, else blocking */
+    WEFT__IO_URING,    /* the same as auto: a ring that cannot be set up is never forced */
+    WEFT__IO_BLOCKING, /* never io_uring: the call runs in place, its worker handed off */
+};
+
+/* Sets the mode weft__io_uring_usable decides with; weft_init calls it
+ * before any worker runs. The first decision stands for the process. */
+void weft__io_set_mode(enum weft__io_mode mode);
+
 /* 1 once the process has decided io_uring is usable (WEFT_IO, probe). */
 int weft__io_uring_usable(void);
 

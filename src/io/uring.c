@@ -46,6 +46,14 @@
 #define TIMEOUT_TAG  ((uint64_t)2) /* low bits: second CQE of a linked pair */
 
 static _Atomic int usable = -1; /* -1 undecided, 0 no, 1 yes */
+/* enum weft__io_mode; relaxed: written by weft_init before its workers
+ * start, which publishes it to them. */
+static _Atomic int io_mode = WEFT__IO_AUTO;
+
+void weft__io_set_mode(enum weft__io_mode mode)
+{
+    atomic_store_explicit(&io_mode, (int)mode, memory_order_relaxed);
+}
 
 #if WEFT__HAVE_URING
 #include <liburing.h>
@@ -67,13 +75,10 @@ int weft__io_uring_usable(void)
     int u = atomic_load_explicit(&usable, memory_order_relaxed);
     if (u >= 0)
         return u;
-    const char *env = getenv("WEFT_IO");
-    if (env && !strcmp(env, "blocking")) {
+    if (atomic_load_explicit(&io_mode, memory_order_relaxed) == WEFT__IO_BLOCKING) {
         u = 0;
         weft__notice("WEFT_IO=blocking: blocking calls run in place, their worker handed to another kernel thread");
     } else {
-        if (env && strcmp(env, "uring") && strcmp(env, "auto"))
-            weft__notice("ignoring WEFT_IO=\"%s\": expected uring, blocking or auto; using auto", env);
         struct io_uring probe;
         int rc = io_uring_queue_init(4, &probe, 0);
         u = rc == 0;

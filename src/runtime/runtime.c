@@ -1,4 +1,4 @@
-/* runtime.c: weft_init / weft_finalize, configuration and the environment.
+/* runtime.c: weft_init / weft_finalize (configuration and environment: config.c).
  *
  * weft_init turns the caller's flow into the initial user thread, pinned to
  * worker 0, whose kernel thread is the caller itself; workers 1..n-1 start
@@ -24,171 +24,17 @@
 #include "io/io.h"
 #include "os/futex.h"
 #include "os/kstack.h"
+#include "runtime/config.h"
 #include "sched/machine.h"
 #include "sched/sched.h"
 #include "stack/stack.h"
 #include "sync/wait.h"
 
-#define MAX_WORKERS 4096
-#define WEFT__QUANTUM_DEFAULT_US 10000L /* 10 ms, as Go's scheduler slice */
 #define SCHED_STACK ((size_t)256 << 10)
 
-static int guard_request = WEFT__GUARDREQ_AUTO;
-
-/* ---- environment ---------------------------------------------------------- */
-
-static int cpus_in_mask(void)
-{
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set) == 0) {
-        int n = CPU_COUNT(&set);
-        if (n > 0)
-            return n;
-    }
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n > 0 ? (int)n : 1;
-}
-
-/* Parses a decimal integer with an optional K/M/G suffix (powers of 1024).
- * Returns 0 on success. */
-int weft__parse_size(const char *s, size_t *out)
-{
-    if (!s || !*s)
-        return -1;
-    size_t v = 0;
-    const char *p = s;
-    if (*p < '0' || *p > '9')
-        return -1;
-    while (*p >= '0' && *p <= '9') {
-        size_t d = (size_t)(*p - '0');
-        if (v > (SIZE_MAX - d) / 10)
-            return -1;
-        v = v * 10 + d;
-        p++;
-    }
-    size_t mul = 1;
-    switch (*p) {
-    case 'k': case 'K': mul = (size_t)1 << 10; p++; break;
-    case 'm': case 'M': mul = (size_t)1 << 20; p++; break;
-    case 'g': case 'G': mul = (size_t)1 << 30; p++; break;
-    default: break;
-    }
-    if (*p == 'i' && mul != 1)
-        p++; /* accept KiB-style "Ki"/"Mi" */
-    if ((*p == 'b' || *p == 'B') && mul != 1)
-        p++;
-    if (*p)
-        return -1;
-    if (v > SIZE_MAX / mul)
-        return -1;
-    *out = v * mul;
-    return 0;
-}
-
-static void env_workers(weft_config *cfg)
-{
-    const char *s = getenv("WEFT_WORKERS");
-    if (!s)
-        return;
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < 0 || v > MAX_WORKERS) {
-        weft__notice("ignoring WEFT_WORKERS=\"%s\": expected an integer 0..%d; using the default (%d)",
-                     s, MAX_WORKERS, cfg->workers);
-        return;
-    }
-    cfg->workers = (int)v;
-}
-
-static void env_stack(weft_config *cfg)
-{
-    const char *s = getenv("WEFT_STACK_SIZE");
-    if (!s)
-        return;
-    size_t v;
-    /* 0 means the library default, as in weft_config (and as WEFT_WORKERS=0
-     * means every CPU). */
-    if (weft__parse_size(s, &v) != 0 || (v != 0 && (v < WEFT__STACK_MIN || v > WEFT__STACK_MAX))) {
-        weft__notice("ignoring WEFT_STACK_SIZE=\"%s\": expected bytes with optional K/M/G suffix, "
-                     "16K..1G, or 0 for the default; using the default (%zu)", s, cfg->stack_size);
-        return;
-    }
-    cfg->stack_size = v ? v : WEFT__STACK_DEFAULT;
-}
-
-static void env_policy(weft_config *cfg)
-{
-    const char *s = getenv("WEFT_SPAWN_POLICY");
-    if (!s)
-        return;
-    if (!strcmp(s, "work-first"))
-        cfg->spawn_policy = WEFT_WORK_FIRST;
-    else if (!strcmp(s, "help-first"))
-        cfg->spawn_policy = WEFT_HELP_FIRST;
-    else
-        weft__notice("ignoring WEFT_SPAWN_POLICY=\"%s\": expected work-first or help-first; "
-                     "using the default (%s)", s,
-                     cfg->spawn_policy == WEFT_HELP_FIRST ? "help-first" : "work-first");
-}
-
-/* WEFT_QUANTUM: "10ms", "500us", "2000" (microseconds) or "off" (< 0). */
-static void env_quantum(weft_config *cfg)
-{
-    const char *s = getenv("WEFT_QUANTUM");
-    if (!s)
-        return;
-    if (!strcmp(s, "off")) {
-        cfg->quantum_us = -1;
-        return;
-    }
-    char *end;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    long long mul = 1;
-    if (!strcmp(end, "ms"))
-        mul = 1000;
-    else if (!strcmp(end, "us") || !*end)
-        mul = 1;
-    else
-        v = -1;
-    if (errno || end == s || v <= 0 || v > LONG_MAX / 1000) {
-        weft__notice("ignoring WEFT_QUANTUM=\"%s\": expected a duration such as 10ms, 500us, "
-                     "2000 (microseconds) or off; using the default (%ld us)", s, cfg->quantum_us);
-        return;
-    }
-    cfg->quantum_us = (long)(v * mul);
-}
-
-static void env_guard(void)
-{
-    const char *s = getenv("WEFT_STACK_GUARD");
-    guard_request = WEFT__GUARDREQ_AUTO;
-    if (!s || !strcmp(s, "auto"))
-        return;
-    if (!strcmp(s, "mprotect"))
-        guard_request = WEFT__GUARDREQ_MPROTECT;
-    else if (!strcmp(s, "canary"))
-        guard_request = WEFT__GUARDREQ_CANARY;
-    else
-        weft__notice("ignoring WEFT_STACK_GUARD=\"%s\": expected auto, mprotect or canary; using auto", s);
-}
-
-void weft_config_default(weft_config *cfg)
-{
-    if (!cfg)
-        return;
-    cfg->workers = cpus_in_mask();
-    cfg->stack_size = WEFT__STACK_DEFAULT;
-    cfg->spawn_policy = WEFT_WORK_FIRST;
-    cfg->quantum_us = WEFT__QUANTUM_DEFAULT_US;
-    env_workers(cfg);
-    if (cfg->workers == 0)
-        cfg->workers = cpus_in_mask();
-    env_stack(cfg);
-    env_policy(cfg);
-    env_quantum(cfg);
-}
+/* The variables that are not weft_config fields (runtime/config.h): written
+ * by weft_init before any worker starts, read-only until the next one. */
+static struct weft__env env;
 
 /* ---- workers ------------------------------------------------------------- */
 
@@ -203,8 +49,7 @@ static void assign_cpus(struct weft__rt *rt)
 {
     for (int i = 0; i < rt->nworkers; i++)
         rt->workers[i]->cpu = -1;
-    const char *env = getenv("WEFT_AFFINITY");
-    if (env && !strcmp(env, "0"))
+    if (!env.affinity)
         return;
     cpu_set_t mask;
     if (pthread_getaffinity_np(pthread_self(), sizeof mask, &mask) != 0)
@@ -290,8 +135,7 @@ static void release_all(int nstarted)
     weft__machines_shutdown(); /* their loops end; every kernel thread weft started ends */
     for (int i = 1; i < nstarted; i++)
         weft__stack_cache_drain(&rt->workers[i]->cache);
-    const char *stats = getenv("WEFT_STATS");
-    if (stats && *stats && strcmp(stats, "0") != 0)
+    if (env.stats)
         for (int i = 0; i < nstarted; i++) {
             struct weft__worker *v = rt->workers[i];
             weft__notice("stats: worker %d: spawned %llu exited %llu steals %llu sleeps %llu", i,
@@ -299,7 +143,7 @@ static void release_all(int nstarted)
                          (unsigned long long)atomic_load(&v->nexited),
                          (unsigned long long)v->nsteals, (unsigned long long)v->nsleeps);
         }
-    if (stats && *stats && strcmp(stats, "0") != 0) {
+    if (env.stats) {
         struct weft__io_counters c;
         weft__io_counters(&c);
         weft__notice("stats: io: calls %llu io_uring_enter %llu completions %llu (%.2f calls per crossing)",
@@ -344,14 +188,14 @@ int weft__init_with_pool(const weft_config *cfg, const struct weft__pool_ops *po
     } else {
         weft_config_default(&c);
     }
-    if (c.workers < 0 || c.workers > MAX_WORKERS)
+    if (c.workers < 0 || c.workers > WEFT__MAX_WORKERS)
         return EINVAL;
     if (c.spawn_policy != WEFT_WORK_FIRST && c.spawn_policy != WEFT_HELP_FIRST)
         return EINVAL;
     if (c.stack_size && (c.stack_size < WEFT__STACK_MIN || c.stack_size > WEFT__STACK_MAX))
         return EINVAL;
     if (c.workers == 0)
-        c.workers = cpus_in_mask();
+        c.workers = weft__cpus_in_mask();
     if (c.stack_size == 0)
         c.stack_size = WEFT__STACK_DEFAULT;
 
@@ -363,8 +207,10 @@ int weft__init_with_pool(const weft_config *cfg, const struct weft__pool_ops *po
         return EBUSY;
     }
 
-    env_guard();
-    int rc = weft__stack_init(c.stack_size, guard_request);
+    weft__env_read(&env);
+    weft__wait_set_policy(env.wait);
+    weft__io_set_mode(env.io);
+    int rc = weft__stack_init(c.stack_size, env.stack_guard);
     if (rc != 0)
         goto fail_stack;
     weft__overflow_install();

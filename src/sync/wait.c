@@ -97,23 +97,20 @@
 
 /* ---- policy -------------------------------------------------------------- */
 
-static enum weft__wait_policy policy_value = WEFT__WAIT_AUTO; /* written once under policy_once */
-static int waitpkg_value;                                     /* written once under policy_once */
-static pthread_once_t policy_once = PTHREAD_ONCE_INIT;
+/* enum weft__wait_policy; relaxed: written by weft_init before its workers
+ * start, which publishes it to them; a plain kernel thread already waiting
+ * may see either value, and both are correct, only slower or faster. */
+static _Atomic int policy_value = WEFT__WAIT_AUTO;
+static int waitpkg_value; /* written once under waitpkg_once */
+static pthread_once_t waitpkg_once = PTHREAD_ONCE_INIT;
 
-static void policy_read(void)
+void weft__wait_set_policy(enum weft__wait_policy policy)
 {
-    const char *s = getenv("WEFT_WAIT");
-    if (s && *s) {
-        if (strcmp(s, "spin") == 0)
-            policy_value = WEFT__WAIT_SPIN;
-        else if (strcmp(s, "futex") == 0)
-            policy_value = WEFT__WAIT_FUTEX;
-        else if (strcmp(s, "auto") == 0)
-            policy_value = WEFT__WAIT_AUTO;
-        else
-            weft__notice("WEFT_WAIT=\"%s\" is not spin, futex or auto; using auto", s);
-    }
+    atomic_store_explicit(&policy_value, (int)policy, memory_order_relaxed);
+}
+
+static void waitpkg_probe(void)
+{
 #if defined(__x86_64__)
     unsigned a, b, c, d;
     if (__get_cpuid_count(7, 0, &a, &b, &c, &d))
@@ -123,13 +120,12 @@ static void policy_read(void)
 
 enum weft__wait_policy weft__wait_policy(void)
 {
-    pthread_once(&policy_once, policy_read);
-    return policy_value;
+    return (enum weft__wait_policy)atomic_load_explicit(&policy_value, memory_order_relaxed);
 }
 
 int weft__wait_have_waitpkg(void)
 {
-    pthread_once(&policy_once, policy_read);
+    pthread_once(&waitpkg_once, waitpkg_probe);
     return waitpkg_value;
 }
 

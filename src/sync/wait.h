@@ -49,9 +49,13 @@ enum weft__wait_policy {
     WEFT__WAIT_FUTEX, /* sleep at once */
 };
 
-/* The policy from WEFT_WAIT (spin | futex | auto), read once; a malformed
- * value prints one line naming the variable and gives auto. Any thread. */
+/* The policy from WEFT_WAIT (spin | futex | auto). Any thread. */
 enum weft__wait_policy weft__wait_policy(void);
+
+/* Sets the policy: weft_init, with WEFT_WAIT as runtime/config.c parsed it
+ * (a malformed value gives auto), before any worker runs. Until the first
+ * weft_init, kernel threads wait as auto. */
+void weft__wait_set_policy(enum weft__wait_policy policy);
 
 /* 1 when the CPU has UMONITOR/UMWAIT (CPUID.7.0:ECX[5]). Any thread. */
 int weft__wait_have_waitpkg(void);

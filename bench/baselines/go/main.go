@@ -19,6 +19,10 @@ import (
 	"time"
 )
 
+// commit is the commit of the build, set by bench/baselines/CMakeLists.txt
+// (go build -ldflags "-X main.commit=..."), as bench.h's BENCH_COMMIT.
+var commit = "unknown"
+
 type options struct {
 	bench     string
 	n         []int64
@@ -124,8 +128,8 @@ func (o *options) report(bench string, workers int, param string, samples []floa
 	if r%2 == 0 {
 		st.median = (s[r/2-1] + s[r/2]) / 2
 	}
-	fmt.Printf("RESULT bench=%s impl=go workers=%d param=%s median_ns=%.1f min_ns=%.1f max_ns=%.1f runs=%d\n",
-		bench, workers, param, st.median, st.min, st.max, r)
+	fmt.Printf("RESULT bench=%s impl=go workers=%d param=%s median_ns=%.1f min_ns=%.1f max_ns=%.1f runs=%d commit=%s\n",
+		bench, workers, param, st.median, st.min, st.max, r, commit)
 	if !o.callgrind {
 		if st.median >= 1e6 {
 			fmt.Printf("  %-16s %-10s workers=%-3d %-6s %12.3f ms  (min %.3f, max %.3f, %d runs)\n",
