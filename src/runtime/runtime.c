@@ -179,6 +179,21 @@ int weft_init(const weft_config *cfg)
     return weft__init_with_pool(cfg, NULL);
 }
 
+/* The stack layer's hook once canary stacks exist: every worker's picks take
+ * weft__pick_slow, which checks the canary of the thread switched out (before
+ * the workers exist there is nothing to gate: they start with the bit set by
+ * the next carve). relaxed: a hint, as the other gate bits. */
+static void canary_gates(void)
+{
+    if (!weft__rt.workers)
+        return;
+    for (int i = 0; i < weft__rt.nworkers; i++) {
+        struct weft__worker *v = weft__rt.workers[i];
+        if (v && !(atomic_load_explicit(&v->gate, memory_order_relaxed) & WEFT__GATE_CANARY))
+            atomic_fetch_or_explicit(&v->gate, WEFT__GATE_CANARY, memory_order_relaxed);
+    }
+}
+
 int weft__init_with_pool(const weft_config *cfg, const struct weft__pool_ops *pool)
 {
     struct weft__rt *rt = &weft__rt;
@@ -210,7 +225,7 @@ int weft__init_with_pool(const weft_config *cfg, const struct weft__pool_ops *po
     weft__env_read(&env);
     weft__wait_set_policy(env.wait);
     weft__io_set_mode(env.io);
-    int rc = weft__stack_init(c.stack_size, env.stack_guard);
+    int rc = weft__stack_init(c.stack_size, env.stack_guard, canary_gates);
     if (rc != 0)
         goto fail_stack;
     weft__overflow_install();

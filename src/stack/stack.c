@@ -118,6 +118,7 @@ static struct {
     int canary_noticed;
     _Atomic int canary_carved;       /* 1 once a canary slot exists; set under lock,
                                         read (relaxed) by the allocation slow paths */
+    void (*on_canary)(void);         /* set by init; called while canary slots exist */
     struct weft__stack_stats stats;
 } g = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
@@ -138,10 +139,11 @@ static long read_max_map_count(void)
     return v;
 }
 
-int weft__stack_init(size_t default_size, int guard_request)
+int weft__stack_init(size_t default_size, int guard_request, void (*on_canary)(void))
 {
     pthread_mutex_lock(&g.lock);
     g.request = guard_request;
+    g.on_canary = on_canary;
     g.madvise_ok = guard_request == WEFT__GUARDREQ_AUTO ? -1 : 0;
     /* Keep a quarter of the limit (and at least 4096) for the rest of the
      * process; every mprotect guard costs two mappings. */
@@ -318,22 +320,17 @@ static struct weft_thread *carve(struct weft__stack_class *c)
     return t;
 }
 
-/* Once canary slots exist, every worker's picks take weft__pick_slow, which
- * checks the canary of the thread being switched out. Called from the
- * allocation slow paths, which every slot passes through before its first
- * user thread runs on it (weft_init carves its first slots before the
- * workers exist; the spawns after it find them all). relaxed: the gate is a
- * hint read with relaxed loads; the thread on the slot is published to the
- * worker that runs it by the queue or switch that hands it over, after this. */
+/* Once canary slots exist, every worker's picks must take the slow path,
+ * which checks the canary of the thread being switched out: the scheduler
+ * above says how, through the hook given to weft__stack_init. Called from
+ * the allocation slow paths, which every slot passes through before its
+ * first user thread runs on it. relaxed: a hint; the thread on the slot is
+ * published to the worker that runs it by the queue or switch that hands
+ * it over, after this. */
 static void canary_gates(void)
 {
-    if (!atomic_load_explicit(&g.canary_carved, memory_order_relaxed) || !weft__rt.workers)
-        return;
-    for (int i = 0; i < weft__rt.nworkers; i++) {
-        struct weft__worker *v = weft__rt.workers[i];
-        if (v && !(atomic_load_explicit(&v->gate, memory_order_relaxed) & WEFT__GATE_CANARY))
-            atomic_fetch_or_explicit(&v->gate, WEFT__GATE_CANARY, memory_order_relaxed);
-    }
+    if (atomic_load_explicit(&g.canary_carved, memory_order_relaxed) && g.on_canary)
+        g.on_canary();
 }
 
 /* Refills a worker cache from the default class: up to CACHE_BATCH slots. */

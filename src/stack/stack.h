@@ -24,7 +24,10 @@ struct weft__stack_cache {
 /* Guard-mode request (WEFT_STACK_GUARD): auto picks the best available. */
 enum { WEFT__GUARDREQ_AUTO, WEFT__GUARDREQ_MPROTECT, WEFT__GUARDREQ_CANARY };
 
-int  weft__stack_init(size_t default_size, int guard_request);
+/* on_canary (may be NULL): called from allocation slow paths once canary
+ * slots exist, so that the scheduler checks canaries at every switch out
+ * (runtime.c sets the workers' gates). */
+int  weft__stack_init(size_t default_size, int guard_request, void (*on_canary)(void));
 void weft__stack_shutdown(void); /* unmaps every slab; call when no thread runs */
 
 /* A slot with at least `size` usable bytes, or NULL (ENOMEM). c: the calling
