@@ -2,8 +2,11 @@
  *
  * Join protocol (thread->join, one word):
  *   RUNNING --joiner CAS--> joiner|tag --exit--> DONE    (joiner readied)
- *   RUNNING --detach CAS--> DETACHED   --exit--> freed
- *   RUNNING --exit-------> DONE        --join--> freed by the joiner
+ *   RUNNING --detach CAS--> DETACHED   --exit--> FREED
+ *   RUNNING --exit-------> DONE        --join or detach CAS--> FREED
+ * Only the CAS that leaves DONE (or the exit that leaves DETACHED) frees
+ * the slot, so a second join or detach, racing or late, finds FREED (or a
+ * new thread's state) and never puts one slot in a cache twice.
  * The exiting thread's last step runs on the next context's stack
  * (weft__finish_exit, XF_EXIT), so a joiner never frees a stack that is
  * still in use. If the joiner is already parked, the exiting thread switches
@@ -139,11 +142,29 @@ static __attribute__((noreturn)) void child_entry(void *data, void **parent_sp)
 /* ---- bound threads: a kernel thread of their own ------------------------- */
 
 /* Every bound descriptor not yet freed, so that finalize can free those
- * nobody joined (their kernel threads have ended by then). */
+ * nobody joined (their kernel threads have ended by then), and the freed
+ * ones, kept for the next bound spawns rather than returned to malloc: a
+ * stale handle then still reads a descriptor (FREED), as for slab slots. */
 static struct {
     pthread_mutex_t lock;
-    struct weft_thread *head; /* linked through ->next; under lock */
-} bound_list = { PTHREAD_MUTEX_INITIALIZER, NULL };
+    struct weft_thread *head;  /* live; linked through ->next; under lock */
+    struct weft_thread *spare; /* freed; linked through ->next; under lock */
+} bound_list = { PTHREAD_MUTEX_INITIALIZER, NULL, NULL };
+
+/* A zeroed descriptor for a bound thread, or NULL. */
+static struct weft_thread *bound_alloc(void)
+{
+    pthread_mutex_lock(&bound_list.lock);
+    struct weft_thread *t = bound_list.spare;
+    if (t)
+        bound_list.spare = t->next;
+    pthread_mutex_unlock(&bound_list.lock);
+    if (!t)
+        t = aligned_alloc(64, sizeof *t);
+    if (t)
+        memset(t, 0, sizeof *t);
+    return t;
+}
 
 static void bound_track(struct weft_thread *t)
 {
@@ -166,21 +187,30 @@ void weft__bound_free(struct weft_thread *t)
         bound_list.head = t->next;
     if (t->next)
         t->next->bound_handle = prev;
+    /* relaxed: whoever freed t already moved it to FREED (or never shared it) */
+    atomic_store_explicit(&t->join, WEFT__J_FREED, memory_order_relaxed);
+    t->next = bound_list.spare;
+    bound_list.spare = t;
     pthread_mutex_unlock(&bound_list.lock);
-    free(t);
 }
 
-void weft__bound_free_all(void)
+static void free_chain(struct weft_thread *t)
 {
-    pthread_mutex_lock(&bound_list.lock);
-    struct weft_thread *t = bound_list.head;
-    bound_list.head = NULL;
-    pthread_mutex_unlock(&bound_list.lock);
     while (t) {
         struct weft_thread *n = t->next;
         free(t);
         t = n;
     }
+}
+
+void weft__bound_free_all(void)
+{
+    pthread_mutex_lock(&bound_list.lock);
+    struct weft_thread *live = bound_list.head, *spare = bound_list.spare;
+    bound_list.head = bound_list.spare = NULL;
+    pthread_mutex_unlock(&bound_list.lock);
+    free_chain(live);
+    free_chain(spare);
 }
 
 static void bound_finish(struct weft_thread *t)
@@ -202,10 +232,9 @@ static void *bound_main(void *arg)
 
 static int spawn_bound(weft_thread **out, weft_fn fn, void *arg, const weft_attr *attr)
 {
-    struct weft_thread *t = aligned_alloc(64, sizeof *t);
+    struct weft_thread *t = bound_alloc();
     if (!t)
         return ENOMEM;
-    memset(t, 0, sizeof *t);
     t->bound = 1;
     t->fn = fn;
     t->arg = arg;
@@ -377,7 +406,7 @@ static int join_any(weft_thread *t, void **result)
     uintptr_t s = atomic_load_explicit(&t->join, memory_order_acquire);
     if (WEFT_UNLIKELY(s != WEFT__J_DONE)) {
         if (s != WEFT__J_RUNNING)
-            return EINVAL; /* detached, or somebody else joins it */
+            return EINVAL; /* detached, somebody else joins it, or freed */
         if (w && self) {
             weft__park(join_commit, t);
             w = self->worker;
@@ -395,10 +424,13 @@ static int join_any(weft_thread *t, void **result)
                     weft__futex_wait(&kw.done, 0, NULL);
             }
         }
-        s = atomic_load_explicit(&t->join, memory_order_acquire);
-        if (s != WEFT__J_DONE)
-            return EINVAL; /* detached under our feet: a misuse we can report */
     }
+    /* acquire: pairs with the release of the exit's DONE. Failing: detached
+     * under our feet, or another joiner took it first; misuses we report. */
+    s = WEFT__J_DONE;
+    if (!atomic_compare_exchange_strong_explicit(&t->join, &s, WEFT__J_FREED, memory_order_acquire,
+                                                 memory_order_relaxed))
+        return EINVAL;
     if (result)
         *result = t->result;
     if (WEFT_LIKELY(w && w->current) && weft__stack_cache_push(&w->cache, t)) {
@@ -437,9 +469,15 @@ static WEFT_NOINLINE int join_slow(weft_thread *t, void **result)
 int weft_join(weft_thread *t, void **result)
 {
     /* Fast path: a user thread joins a finished thread (the usual case
-     * under work-first). acquire: pairs with the release in finish_exit. */
+     * under work-first) and claims it, DONE -> FREED, so that no second
+     * join or detach can free it again. acquire: pairs with the release in
+     * finish_exit. */
     struct weft__worker *w = weft__tls_worker;
-    if (WEFT_LIKELY(t && w && atomic_load_explicit(&t->join, memory_order_acquire) == WEFT__J_DONE)) {
+    uintptr_t s = WEFT__J_DONE;
+    if (WEFT_LIKELY(t && w &&
+                    atomic_compare_exchange_strong_explicit(&t->join, &s, WEFT__J_FREED,
+                                                            memory_order_acquire,
+                                                            memory_order_relaxed))) {
         if (result)
             *result = t->result;
         if (WEFT_LIKELY(weft__stack_cache_push(&w->cache, t)))
@@ -457,16 +495,19 @@ int weft_detach(weft_thread *t)
         return EINVAL;
     uintptr_t s = atomic_load_explicit(&t->join, memory_order_acquire);
     for (;;) {
+        if (s != WEFT__J_RUNNING && s != WEFT__J_DONE)
+            return EINVAL; /* detached, being joined, or freed */
+        /* acq_rel: acquire pairs with the exit's release of DONE (we free
+         * what it left); release pairs with the exit's acquire of DETACHED. */
+        if (!atomic_compare_exchange_weak_explicit(&t->join, &s,
+                                                   s == WEFT__J_DONE ? WEFT__J_FREED : WEFT__J_DETACHED,
+                                                   memory_order_acq_rel, memory_order_acquire))
+            continue;
         if (s == WEFT__J_DONE) {
             struct weft__worker *w = weft__tls_worker;
             weft__free_thread(w && w->current ? w : NULL, t);
-            return 0;
         }
-        if (s != WEFT__J_RUNNING)
-            return EINVAL;
-        if (atomic_compare_exchange_weak_explicit(&t->join, &s, WEFT__J_DETACHED,
-                                                  memory_order_acq_rel, memory_order_acquire))
-            return 0;
+        return 0;
     }
 }
 
