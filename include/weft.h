@@ -116,7 +116,8 @@ WEFT_API int weft_spawn(weft_thread **out, weft_fn fn, void *arg, const weft_att
 
 /* Waits for t to finish and stores its result in *result (if not NULL); then
  * frees t. Blocks the user thread (or kernel thread). Errors: EINVAL t NULL,
- * detached, already being joined or already joined; EDEADLK t is the caller.
+ * detached, already being joined or already joined, or the initial thread
+ * (it ends only in weft_finalize); EDEADLK t is the caller.
  * A handle stays valid until its thread is joined (or, detached, has
  * finished); a stale one is refused with EINVAL, never frees anything
  * twice, but once a later weft_spawn reuses the thread's storage it names
@@ -124,8 +125,8 @@ WEFT_API int weft_spawn(weft_thread **out, weft_fn fn, void *arg, const weft_att
 WEFT_API int weft_join(weft_thread *t, void **result);
 
 /* Marks t detached: its resources are freed when it exits (at once if it has
- * finished). EINVAL if t is NULL, already detached, being joined or already
- * joined. */
+ * finished). EINVAL if t is NULL, already detached, being joined, already
+ * joined, or the initial thread. */
 WEFT_API int weft_detach(weft_thread *t);
 
 /* Lets every other ready thread of this worker run before the caller runs

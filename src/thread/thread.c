@@ -402,6 +402,8 @@ static int join_any(weft_thread *t, void **result)
     struct weft_thread *self = w ? w->current : weft__tls_bound;
     if (t == self)
         return EDEADLK;
+    if (t->pinned)
+        return EINVAL; /* the initial thread ends only in weft_finalize */
     /* acquire: pairs with the release exchange in finish_exit. */
     uintptr_t s = atomic_load_explicit(&t->join, memory_order_acquire);
     if (WEFT_UNLIKELY(s != WEFT__J_DONE)) {
@@ -491,8 +493,8 @@ int weft_join(weft_thread *t, void **result)
 
 int weft_detach(weft_thread *t)
 {
-    if (!t)
-        return EINVAL;
+    if (!t || t->pinned)
+        return EINVAL; /* the initial thread is freed by weft_finalize alone */
     uintptr_t s = atomic_load_explicit(&t->join, memory_order_acquire);
     for (;;) {
         if (s != WEFT__J_RUNNING && s != WEFT__J_DONE)
