@@ -113,10 +113,39 @@ static inline __attribute__((always_inline, noreturn)) void thread_exit(struct w
 }
 
 
+/* ---- unwinding through a thread's first frame --------------------------
+ *
+ * A thread ends by a jump (thread_exit), never by returning or unwinding
+ * through its first frame. An unwind that gets there is pthread_exit()
+ * (glibc ends a kernel thread by a forced unwind of its stack): it would end
+ * the worker's kernel thread under every user thread it runs and leave the
+ * runtime waiting for ever, so the first frame of every thread holds a
+ * guard whose cleanup stops the process with one line instead. This file is
+ * built with -fexceptions so that the unwinder runs the cleanup. A C++
+ * exception nobody catches finds no handler and ends in std::terminate
+ * before any cleanup runs. */
+
+static void pthread_exit_unwound(void)
+{
+    weft__panic("pthread_exit called in a user thread: it would end the worker's kernel "
+                "thread; use weft_exit or return from the thread function");
+}
+
+/* Cleanup of a user thread's first frame: reached only by unwinding. */
+static void entry_unwound(char *guard)
+{
+    (void)guard;
+    pthread_exit_unwound();
+}
+
+/* The guard variable of a first frame: no code on the normal path. */
+#define ENTRY_GUARD char entry_guard_ __attribute__((cleanup(entry_unwound), unused))
+
 /* First code of a thread made by weft__ctx_make (help-first, injected):
  * weft__ctx_resumed has acted on the xfer of its first resume. */
 static void thread_entry(void *data)
 {
+    ENTRY_GUARD;
     struct weft_thread *self = data;
     struct weft__worker *w = self->worker;
     *w->errno_loc = 0;
@@ -130,6 +159,7 @@ static void thread_entry(void *data)
  * (and stealable). */
 static __attribute__((noreturn)) void child_entry(void *data, void **parent_sp)
 {
+    ENTRY_GUARD;
     struct weft_thread *self = data;
     weft__san_resumed(NULL);
     weft__make_ready(self->worker, (struct weft_thread *)parent_sp);
@@ -220,9 +250,19 @@ static void bound_finish(struct weft_thread *t)
     atomic_fetch_sub_explicit(&weft__rt.bound_live, 1, memory_order_release);
 }
 
+/* Cleanup of a bound thread's first frame, which returns normally too:
+ * weft__tls_bound is cleared by then, and by weft_exit before its own
+ * pthread_exit; still set, the unwind is the thread's own pthread_exit. */
+static void bound_unwound(struct weft_thread **guard)
+{
+    (void)guard;
+    if (weft__tls_bound)
+        pthread_exit_unwound();
+}
+
 static void *bound_main(void *arg)
 {
-    struct weft_thread *t = arg;
+    struct weft_thread *t __attribute__((cleanup(bound_unwound))) = arg;
     weft__tls_bound = t;
     t->result = t->fn(t->arg);
     weft__tls_bound = NULL;
