@@ -29,7 +29,18 @@
  * initial thread keeps to worker 0; while another user thread's call holds
  * the kernel thread that called weft_init, the initial thread may run on the
  * kernel thread that holds worker 0 meanwhile. weft_finalize returns on the
- * kernel thread that called weft_init.
+ * kernel thread that called weft_init. An unwind must not leave fn: a C++
+ * exception (or pthread_exit) thrown out of fn prints one line and aborts,
+ * because the caller's worker is held by another kernel thread meanwhile;
+ * catch exceptions inside fn and pass them out through arg.
+ *
+ * C++: exceptions thrown and caught within one user thread work, and a
+ * thread may switch (and move to another worker) inside a try block, but
+ * not inside a catch block: the C++ runtime keeps the exceptions being
+ * handled per kernel thread, so end the catch block (copy what it needs)
+ * before any call that may switch. An exception that leaves the thread
+ * function finds no handler and ends in std::terminate. weft_exit unwinds
+ * as pthread_exit does (destructors run).
  */
 #ifndef WEFT_H
 #define WEFT_H
@@ -133,10 +144,15 @@ WEFT_API int weft_detach(weft_thread *t);
  * again. From a plain kernel thread: sched_yield(). */
 WEFT_API void weft_yield(void);
 
-/* Ends the calling user thread with result (as if fn returned it). From the
+/* Ends the calling user thread with result (as if fn returned it). Like
+ * pthread_exit, it unwinds the thread's stack first: C++ destructors and
+ * -fexceptions cleanups of the frames it leaves run (a catch (...) sees it
+ * and must rethrow; swallowing it aborts), the thread may switch while they
+ * run, and frames without unwind information end the unwind there. From the
  * initial thread (the one that called weft_init): as pthread_exit in main,
  * the process goes on until every other user thread has finished, then
- * weft_finalize runs and the process exits with status 0. From a plain
+ * weft_finalize runs and the process exits with status 0 (through exit():
+ * nothing is unwound there). From a plain
  * kernel thread: prints an error and aborts (there is nothing to end).
  * pthread_exit() in a user thread (bound ones and weft_blocking callbacks
  * included) would end a kernel thread that runs other user threads: it

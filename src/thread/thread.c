@@ -23,9 +23,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unwind.h>
 
 #include "os/futex.h"
 #include "sched/sched.h"
+
+#if defined(WEFT_SANITIZE_ADDRESS)
+#include <sanitizer/asan_interface.h>
+#endif
 
 /* weft__ctx_spawn names the parent by its saved-sp slot: the descriptor. */
 _Static_assert(offsetof(struct weft_thread, sp) == 0, "sp must be the descriptor's first field");
@@ -141,6 +146,23 @@ static void entry_unwound(char *guard)
 /* The guard variable of a first frame: no code on the normal path. */
 #define ENTRY_GUARD char entry_guard_ __attribute__((cleanup(entry_unwound), unused))
 
+/* Cleanup of weft__blocking_run's frame: armed while the callback runs. */
+static void blocking_unwound(int *armed)
+{
+    if (*armed)
+        weft__panic("a C++ exception (or pthread_exit) left a weft_blocking callback, which "
+                    "runs while another kernel thread holds the caller's worker: catch it "
+                    "inside the callback");
+}
+
+void weft__blocking_run(void *call)
+{
+    struct weft__blocking_call *c = call;
+    int armed __attribute__((cleanup(blocking_unwound))) = 1;
+    c->fn(c->arg);
+    armed = 0;
+}
+
 /* First code of a thread made by weft__ctx_make (help-first, injected):
  * weft__ctx_resumed has acted on the xfer of its first resume. */
 static void thread_entry(void *data)
@@ -167,6 +189,66 @@ static __attribute__((noreturn)) void child_entry(void *data, void **parent_sp)
     void *r = self->fn(self->arg);
     struct weft__worker *w = self->worker; /* fn may have moved us to another worker */
     thread_exit(w, self, r);
+}
+
+/* ---- weft_exit: unwinding as pthread_exit does ---------------------------
+ *
+ * weft_exit unwinds the thread's frames (C++ destructors and C cleanups
+ * run, as under pthread_exit) with a forced unwind whose stop function ends
+ * the thread once the unwind reaches its first frame (or frames without
+ * unwind information). The exception object lives on the heap: the frames
+ * below a running cleanup are free stack for the calls it makes. */
+
+#define EXIT_EXC_CLASS 0x5745465400455854ull /* "WEFT\0EXT" */
+
+/* A catch (...) that swallowed the unwind instead of rethrowing it. */
+static void exit_exc_cleanup(_Unwind_Reason_Code reason, struct _Unwind_Exception *exc)
+{
+    (void)reason;
+    (void)exc;
+    weft__panic("weft_exit's unwind was caught and not rethrown (a catch (...) must rethrow)");
+}
+
+static __attribute__((noreturn)) void exit_unwound(void)
+{
+    struct weft__worker *w = weft__worker_now(); /* a cleanup may have moved us */
+    struct weft_thread *self = w->current;
+    thread_exit(w, self, self->result);
+}
+
+static _Unwind_Reason_Code exit_stop(int version, _Unwind_Action actions,
+                                     _Unwind_Exception_Class cls, struct _Unwind_Exception *exc,
+                                     struct _Unwind_Context *ctx, void *param)
+{
+    (void)version;
+    (void)cls;
+    (void)param;
+    if (!(actions & _UA_END_OF_STACK)) {
+        uintptr_t fn = _Unwind_GetRegionStart(ctx);
+        if (fn != (uintptr_t)thread_entry && fn != (uintptr_t)child_entry)
+            return _URC_NO_REASON;
+    }
+    free(exc);
+    exit_unwound();
+}
+
+/* Unwinds the calling user thread and ends it (self->result set); returns
+ * only if the unwind could not start (no memory, no unwind information),
+ * and then nothing has run. */
+static WEFT_NOINLINE void exit_unwind(void)
+{
+    struct _Unwind_Exception *exc = calloc(1, sizeof *exc);
+    if (!exc)
+        return;
+    exc->exception_class = EXIT_EXC_CLASS;
+    exc->exception_cleanup = exit_exc_cleanup;
+#if defined(WEFT_SANITIZE_ADDRESS)
+    /* The frames the unwind leaves keep their redzones poisoned, and the
+     * cleanups' calls reuse that stack. */
+    __asan_handle_no_return();
+#endif
+    _Unwind_ForcedUnwind(exc, exit_stop, NULL);
+    free(exc);
 }
 
 /* ---- bound threads: a kernel thread of their own ------------------------- */
@@ -250,14 +332,22 @@ static void bound_finish(struct weft_thread *t)
     atomic_fetch_sub_explicit(&weft__rt.bound_live, 1, memory_order_release);
 }
 
-/* Cleanup of a bound thread's first frame, which returns normally too:
- * weft__tls_bound is cleared by then, and by weft_exit before its own
- * pthread_exit; still set, the unwind is the thread's own pthread_exit. */
+/* Set by weft_exit in a bound thread before its pthread_exit. */
+static __thread uint8_t bound_exiting;
+
+/* Cleanup of a bound thread's first frame, which returns normally too
+ * (weft__tls_bound is cleared by then): weft_exit's unwind finishes the
+ * thread here, once the destructors of its frames have run; any other
+ * unwind is the thread's own pthread_exit. */
 static void bound_unwound(struct weft_thread **guard)
 {
-    (void)guard;
-    if (weft__tls_bound)
+    if (bound_exiting) {
+        bound_exiting = 0;
+        weft__tls_bound = NULL;
+        bound_finish(*guard);
+    } else if (weft__tls_bound) {
         pthread_exit_unwound();
+    }
 }
 
 static void *bound_main(void *arg)
@@ -611,14 +701,16 @@ void weft_exit(void *result)
 {
     struct weft__worker *w = weft__tls_worker;
     struct weft_thread *self = w ? w->current : NULL;
-    if (self && !self->pinned)
+    if (self && !self->pinned) {
+        self->result = result;
+        exit_unwind(); /* returns only if no unwind could start */
+        w = weft__worker_now();
         thread_exit(w, self, result);
+    }
     if (!w && weft__tls_bound && weft__tls_bound->bound) {
-        struct weft_thread *t = weft__tls_bound;
-        weft__tls_bound = NULL;
-        t->result = result;
-        bound_finish(t);
-        pthread_exit(NULL);
+        weft__tls_bound->result = result;
+        bound_exiting = 1;
+        pthread_exit(NULL); /* unwinds; bound_unwound finishes the thread */
     }
     if (self) {
         /* The initial thread: as pthread_exit in main, the process lives on

@@ -101,6 +101,17 @@ static inline struct weft_thread *weft__tq_pop(struct weft__tqueue *q)
     return t;
 }
 
+/* weft_blocking's callback, for weft__blocking_run. */
+struct weft__blocking_call {
+    void (*fn)(void *arg);
+    void *arg;
+};
+/* Runs call's callback for weft_blocking on a user thread. An unwind out of
+ * the callback (a C++ exception, pthread_exit) would resume the caller on a
+ * kernel thread that no longer holds its worker, with the hand-off undone
+ * by nobody: it aborts with one line instead. */
+void weft__blocking_run(void *call);
+
 /* Plain kernel threads now inside weft_join (thread.c); weft_finalize waits
  * for none to be left. */
 int64_t weft__kernel_joins(void);
