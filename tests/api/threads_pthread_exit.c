@@ -81,9 +81,13 @@ static void expect_abort(const char *mode)
     test_child *r = malloc(sizeof *r);
     CHECK(r != NULL);
     test_run_self(r, mode, NULL, NULL, NULL);
-    if (!WIFSIGNALED(r->status) || WTERMSIG(r->status) != SIGABRT ||
+    /* TSan's pthread_exit refuses to run on a fiber (a user thread's stack)
+     * and ends the process itself (exit 66) before weft sees the unwind. */
+    int tsan_stop = TEST_TSAN && WIFEXITED(r->status) && WEXITSTATUS(r->status) == 66 &&
+                    strstr(r->err, "ThreadSanitizer") && strstr(r->err, "pthread_exit");
+    if (!tsan_stop && (!WIFSIGNALED(r->status) || WTERMSIG(r->status) != SIGABRT ||
         strncmp(r->err, "weft: ", 6) != 0 || !strstr(r->err, "pthread_exit") ||
-        test_count_lines(r->err) != 1) {
+        test_count_lines(r->err) != 1)) {
         test_child_dump(mode, r);
         CHECK(!"pthread_exit in a user thread must abort with one weft: line");
     }
