@@ -154,9 +154,9 @@ WEFT_API void weft_yield(void);
  * weft_finalize runs and the process exits with status 0 (through exit():
  * nothing is unwound there). From a plain
  * kernel thread: prints an error and aborts (there is nothing to end).
- * pthread_exit() in a user thread (bound ones and weft_blocking callbacks
- * included) would end a kernel thread that runs other user threads: it
- * prints one line and aborts. */
+ * pthread_exit() in a user thread (the initial one, bound ones and
+ * weft_blocking callbacks included) would end a kernel thread that runs
+ * other user threads: it prints one line and aborts. Use weft_exit. */
 #ifdef __cplusplus
 [[noreturn]] WEFT_API void weft_exit(void *result);
 #else

@@ -146,6 +146,34 @@ static void entry_unwound(char *guard)
 /* The guard variable of a first frame: no code on the normal path. */
 #define ENTRY_GUARD char entry_guard_ __attribute__((cleanup(entry_unwound), unused))
 
+/* The initial thread's frames are the program's own (main's), with no
+ * first frame of ours to guard; glibc runs thread-specific destructors
+ * when a kernel thread ends by pthread_exit (or by returning from its start
+ * routine), never at exit(), so a key set on weft_init's kernel thread
+ * while the runtime runs catches it. */
+static pthread_key_t initial_key;
+static pthread_once_t initial_once = PTHREAD_ONCE_INIT;
+static int initial_key_ok;
+
+static void initial_ended(void *value)
+{
+    (void)value;
+    weft__panic("the kernel thread that called weft_init ended (pthread_exit in the initial "
+                "thread?) while the runtime runs: use weft_exit, or call weft_finalize first");
+}
+
+static void initial_key_create(void)
+{
+    initial_key_ok = pthread_key_create(&initial_key, initial_ended) == 0;
+}
+
+void weft__initial_guard(int on)
+{
+    pthread_once(&initial_once, initial_key_create);
+    if (initial_key_ok)
+        pthread_setspecific(initial_key, on ? (void *)&initial_key : NULL);
+}
+
 /* Cleanup of weft__blocking_run's frame: armed while the callback runs. */
 static void blocking_unwound(int *armed)
 {

@@ -112,6 +112,12 @@ struct weft__blocking_call {
  * by nobody: it aborts with one line instead. */
 void weft__blocking_run(void *call);
 
+/* Arms (on = 1, at the end of weft_init) or disarms (weft_finalize) the
+ * check that the calling kernel thread, the one that called weft_init,
+ * does not end while the runtime runs: pthread_exit in the initial thread
+ * would leave the workers running for ever. Call on that kernel thread. */
+void weft__initial_guard(int on);
+
 /* Plain kernel threads now inside weft_join (thread.c); weft_finalize waits
  * for none to be left. */
 int64_t weft__kernel_joins(void);

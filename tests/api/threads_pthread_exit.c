@@ -3,7 +3,7 @@
  * with a one-line "weft: " message naming the call (SIGABRT) instead of
  * hanging it: for a thread started at once (work-first) or queued
  * (help-first), from a nested frame, on 1 and 2 workers, in a bound
- * thread, and inside a weft_blocking callback. Each case runs in a child
+ * thread, inside a weft_blocking callback, and in the initial thread. Each case runs in a child
  * process whose alarm() turns a hang into SIGALRM. */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -66,9 +66,13 @@ static int child(const char *mode)
         attr.bound = 1;
     else if (strcmp(mode, "blocking") == 0)
         fn = blocking_exit;
+    else if (strcmp(mode, "initial") == 0)
+        workers = 2;
     else if (strcmp(mode, "work-first") != 0)
         return 2;
     test_init(workers, policy);
+    if (strcmp(mode, "initial") == 0)
+        pthread_exit(NULL); /* the initial thread, on weft_init's kernel thread */
     weft_thread *t;
     CHECK_EQ(weft_spawn(&t, fn, NULL, &attr), 0);
     weft_join(t, NULL);
@@ -104,5 +108,6 @@ int main(int argc, char **argv)
     expect_abort("two-workers");
     expect_abort("bound");
     expect_abort("blocking");
+    expect_abort("initial");
     return 0;
 }
