@@ -124,8 +124,9 @@ static inline __attribute__((always_inline, noreturn)) void thread_exit(struct w
  * through its first frame. An unwind that gets there is pthread_exit()
  * (glibc ends a kernel thread by a forced unwind of its stack): it would end
  * the worker's kernel thread under every user thread it runs and leave the
- * runtime waiting for ever, so the first frame of every thread holds a
- * guard whose cleanup stops the process with one line instead. This file is
+ * runtime waiting for ever, so the first frame of every worker-run thread
+ * holds a guard whose cleanup stops the process with one line instead (the
+ * initial and bound threads are watched through keys, below). This file is
  * built with -fexceptions so that the unwinder runs the cleanup. A C++
  * exception nobody catches finds no handler and ends in std::terminate
  * before any cleanup runs. */
@@ -146,14 +147,15 @@ static void entry_unwound(char *guard)
 /* The guard variable of a first frame: no code on the normal path. */
 #define ENTRY_GUARD char entry_guard_ __attribute__((cleanup(entry_unwound), unused))
 
-/* The initial thread's frames are the program's own (main's), with no
- * first frame of ours to guard; glibc runs thread-specific destructors
- * when a kernel thread ends by pthread_exit (or by returning from its start
- * routine), never at exit(), so a key set on weft_init's kernel thread
- * while the runtime runs catches it. */
-static pthread_key_t initial_key;
-static pthread_once_t initial_once = PTHREAD_ONCE_INIT;
-static int initial_key_ok;
+/* The initial thread's frames are the program's own (main's), and a bound
+ * thread's end may be reached without unwinding through bound_main (frames
+ * without unwind information stop glibc's unwind early), so these two
+ * kinds are watched through thread-specific data instead: glibc runs a
+ * key's destructor when a kernel thread ends by pthread_exit or by
+ * returning from its start routine, after the unwind, never at exit(). */
+static pthread_key_t initial_key, bound_key;
+static pthread_once_t keys_once = PTHREAD_ONCE_INIT;
+static int initial_key_ok, bound_key_ok; /* written once, under keys_once */
 
 static void initial_ended(void *value)
 {
@@ -162,14 +164,17 @@ static void initial_ended(void *value)
                 "thread?) while the runtime runs: use weft_exit, or call weft_finalize first");
 }
 
-static void initial_key_create(void)
+static void bound_ended(void *value);
+
+static void keys_create(void)
 {
     initial_key_ok = pthread_key_create(&initial_key, initial_ended) == 0;
+    bound_key_ok = pthread_key_create(&bound_key, bound_ended) == 0;
 }
 
 void weft__initial_guard(int on)
 {
-    pthread_once(&initial_once, initial_key_create);
+    pthread_once(&keys_once, keys_create);
     if (initial_key_ok)
         pthread_setspecific(initial_key, on ? (void *)&initial_key : NULL);
 }
@@ -261,8 +266,8 @@ static _Unwind_Reason_Code exit_stop(int version, _Unwind_Action actions,
 }
 
 /* Unwinds the calling user thread and ends it (self->result set); returns
- * only if the unwind could not start (no memory, no unwind information),
- * and then nothing has run. */
+ * only if the unwind could not start (no memory, or the unwinder failed
+ * before reaching any cleanup), and then nothing has run. */
 static WEFT_NOINLINE void exit_unwind(void)
 {
     struct _Unwind_Exception *exc = calloc(1, sizeof *exc);
@@ -363,26 +368,28 @@ static void bound_finish(struct weft_thread *t)
 /* Set by weft_exit in a bound thread before its pthread_exit. */
 static __thread uint8_t bound_exiting;
 
-/* Cleanup of a bound thread's first frame, which returns normally too
- * (weft__tls_bound is cleared by then): weft_exit's unwind finishes the
- * thread here, once the destructors of its frames have run; any other
- * unwind is the thread's own pthread_exit. */
-static void bound_unwound(struct weft_thread **guard)
+/* bound_key's destructor: the bound thread's kernel thread ended without
+ * returning from bound_main (which clears the key). weft_exit's
+ * pthread_exit finishes the thread here, after the destructors of its
+ * frames; any other end is the thread's own pthread_exit. */
+static void bound_ended(void *value)
 {
-    if (bound_exiting) {
-        bound_exiting = 0;
-        weft__tls_bound = NULL;
-        bound_finish(*guard);
-    } else if (weft__tls_bound) {
+    if (!bound_exiting)
         pthread_exit_unwound();
-    }
+    bound_exiting = 0;
+    weft__tls_bound = NULL;
+    bound_finish(value);
 }
 
 static void *bound_main(void *arg)
 {
-    struct weft_thread *t __attribute__((cleanup(bound_unwound))) = arg;
+    struct weft_thread *t = arg;
     weft__tls_bound = t;
+    if (bound_key_ok)
+        pthread_setspecific(bound_key, t);
     t->result = t->fn(t->arg);
+    if (bound_key_ok)
+        pthread_setspecific(bound_key, NULL);
     weft__tls_bound = NULL;
     bound_finish(t);
     return NULL;
@@ -390,6 +397,7 @@ static void *bound_main(void *arg)
 
 static int spawn_bound(weft_thread **out, weft_fn fn, void *arg, const weft_attr *attr)
 {
+    pthread_once(&keys_once, keys_create); /* bound_key, read by the new thread */
     struct weft_thread *t = bound_alloc();
     if (!t)
         return ENOMEM;
@@ -736,9 +744,15 @@ void weft_exit(void *result)
         thread_exit(w, self, result);
     }
     if (!w && weft__tls_bound && weft__tls_bound->bound) {
-        weft__tls_bound->result = result;
-        bound_exiting = 1;
-        pthread_exit(NULL); /* unwinds; bound_unwound finishes the thread */
+        struct weft_thread *t = weft__tls_bound;
+        t->result = result;
+        if (bound_key_ok && pthread_getspecific(bound_key) == t) {
+            bound_exiting = 1;
+            pthread_exit(NULL); /* unwinds; bound_ended finishes the thread */
+        }
+        weft__tls_bound = NULL; /* no key: finish before the unwind */
+        bound_finish(t);
+        pthread_exit(NULL);
     }
     if (self) {
         /* The initial thread: as pthread_exit in main, the process lives on
