@@ -152,8 +152,8 @@ WEFT_API void weft_yield(void);
  * initial thread (the one that called weft_init): as pthread_exit in main,
  * the process goes on until every other user thread has finished, then
  * weft_finalize runs and the process exits with status 0 (through exit():
- * nothing is unwound there). From a plain
- * kernel thread: prints an error and aborts (there is nothing to end).
+ * nothing is unwound there). From a plain kernel thread: prints an error and
+ * aborts (there is nothing to end).
  * pthread_exit() in a user thread (the initial one, bound ones and
  * weft_blocking callbacks included) would end a kernel thread that runs
  * other user threads: it prints one line and aborts. Use weft_exit. */
