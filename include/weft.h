@@ -29,7 +29,18 @@
  * initial thread keeps to worker 0; while another user thread's call holds
  * the kernel thread that called weft_init, the initial thread may run on the
  * kernel thread that holds worker 0 meanwhile. weft_finalize returns on the
- * kernel thread that called weft_init.
+ * kernel thread that called weft_init. An unwind must not leave fn: a C++
+ * exception (or pthread_exit) thrown out of fn prints one line and aborts,
+ * because the caller's worker is held by another kernel thread meanwhile;
+ * catch exceptions inside fn and pass them out through arg.
+ *
+ * C++: exceptions thrown and caught within one user thread work, and a
+ * thread may switch (and move to another worker) inside a try block, but
+ * not inside a catch block: the C++ runtime keeps the exceptions being
+ * handled per kernel thread, so end the catch block (copy what it needs)
+ * before any call that may switch. An exception that leaves the thread
+ * function finds no handler and ends in std::terminate. weft_exit unwinds
+ * as pthread_exit does (destructors run).
  */
 #ifndef WEFT_H
 #define WEFT_H
@@ -116,22 +127,36 @@ WEFT_API int weft_spawn(weft_thread **out, weft_fn fn, void *arg, const weft_att
 
 /* Waits for t to finish and stores its result in *result (if not NULL); then
  * frees t. Blocks the user thread (or kernel thread). Errors: EINVAL t NULL,
- * detached or already being joined; EDEADLK t is the caller. */
+ * detached, already being joined or already joined, or the initial thread
+ * (it ends only in weft_finalize); EDEADLK t is the caller.
+ * A handle stays valid until its thread is joined (or, detached, has
+ * finished); a stale one is refused with EINVAL, never frees anything
+ * twice, but once a later weft_spawn reuses the thread's storage it names
+ * the new thread (as a reused pthread_t may): drop handles once joined. */
 WEFT_API int weft_join(weft_thread *t, void **result);
 
-/* Marks t detached: its resources are freed when it exits. EINVAL if t is
- * NULL, already detached or being joined. */
+/* Marks t detached: its resources are freed when it exits (at once if it has
+ * finished). EINVAL if t is NULL, already detached, being joined, already
+ * joined, or the initial thread. */
 WEFT_API int weft_detach(weft_thread *t);
 
 /* Lets every other ready thread of this worker run before the caller runs
  * again. From a plain kernel thread: sched_yield(). */
 WEFT_API void weft_yield(void);
 
-/* Ends the calling user thread with result (as if fn returned it). From the
+/* Ends the calling user thread with result (as if fn returned it). Like
+ * pthread_exit, it unwinds the thread's stack first: C++ destructors and
+ * -fexceptions cleanups of the frames it leaves run (a catch (...) sees it
+ * and must rethrow; swallowing it aborts), the thread may switch while they
+ * run, and frames without unwind information end the unwind there. From the
  * initial thread (the one that called weft_init): as pthread_exit in main,
  * the process goes on until every other user thread has finished, then
- * weft_finalize runs and the process exits with status 0. From a plain
- * kernel thread: prints an error and aborts (there is nothing to end). */
+ * weft_finalize runs and the process exits with status 0 (through exit():
+ * nothing is unwound there). From a plain kernel thread: prints an error and
+ * aborts (there is nothing to end).
+ * pthread_exit() in a user thread (the initial one, bound ones and
+ * weft_blocking callbacks included) would end a kernel thread that runs
+ * other user threads: it prints one line and aborts. Use weft_exit. */
 #ifdef __cplusplus
 [[noreturn]] WEFT_API void weft_exit(void *result);
 #else

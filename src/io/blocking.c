@@ -21,5 +21,6 @@ int weft_blocking(void (*fn)(void *arg), void *arg)
         fn(arg); /* a plain kernel thread, or a bound thread: it may block */
         return 0;
     }
-    return weft__handoff_call(fn, arg);
+    struct weft__blocking_call c = { fn, arg };
+    return weft__handoff_call(weft__blocking_run, &c); /* an unwind out of fn aborts there */
 }

@@ -290,6 +290,7 @@ int weft__init_with_pool(const weft_config *cfg, const struct weft__pool_ops *po
      * stolen at once instead of waiting for kernel threads to start. */
     weft__machines_wait_up((uint32_t)(started - 1));
     atomic_store_explicit(&rt->state, RT_RUNNING, memory_order_release);
+    weft__initial_guard(1);
     return 0;
 
 fail_threads:
@@ -366,6 +367,7 @@ int weft_finalize(void)
     weft__runtime_stop_hooks();
     release_all(rt->nworkers);
     atomic_store_explicit(&rt->state, RT_OFF, memory_order_release);
+    weft__initial_guard(0);
     return 0;
 }
 

@@ -405,8 +405,14 @@ void weft__free_thread(struct weft__worker *w, struct weft_thread *t)
 void weft__publish_done(struct weft__worker *w, struct weft_thread *t)
 {
     /* acq_rel: release publishes t->result to the joiner (pairs with its
-     * acquire load of DONE); acquire pairs with the joiner's/detacher's CAS. */
-    uintptr_t old = atomic_exchange_explicit(&t->join, WEFT__J_DONE, memory_order_acq_rel);
+     * acquire load of DONE); acquire pairs with the joiner's/detacher's CAS.
+     * A detached thread goes straight to FREED: a stale join must never
+     * find it DONE once it is on its way to a cache. */
+    uintptr_t old = atomic_load_explicit(&t->join, memory_order_relaxed);
+    while (!atomic_compare_exchange_weak_explicit(&t->join, &old,
+                                                  old == WEFT__J_DETACHED ? WEFT__J_FREED : WEFT__J_DONE,
+                                                  memory_order_acq_rel, memory_order_relaxed))
+        ;
     if (old & WEFT__J_DETACHED) {
         weft__free_thread(w, t);
     } else if (old & WEFT__J_KWAIT) {

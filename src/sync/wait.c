@@ -508,8 +508,23 @@ void weft__sync_backoff(unsigned *spins)
 /* initial-exec: one %fs-relative load, no __tls_get_addr call on the lock fast path. */
 static _Thread_local _Alignas(8) char kthread_token __attribute__((tls_model("initial-exec")));
 
+/* A user thread's token is its id (never reused, unlike its descriptor's
+ * slot), shifted clear of the lock words' flag bits, with the top bit set:
+ * no kernel thread's token (a user-space address) has it. */
+#define OWNER_THREAD ((uintptr_t)1 << 63)
+#define OWNER_SHIFT  3
+
 uintptr_t weft__sync_owner(void)
 {
-    struct weft_thread *t = weft__self();
-    return t ? (uintptr_t)t : (uintptr_t)&kthread_token;
+    /* weft_self(): inside weft_blocking (and in a bound thread) the user
+     * thread is weft__tls_bound, and locks it takes are its own. */
+    struct weft__worker *w = weft__tls_worker;
+    struct weft_thread *t = w ? w->current : weft__tls_bound;
+    if (!t)
+        return (uintptr_t)&kthread_token;
+    /* relaxed: the id is set once (weft_thread_id's CAS) and read alone */
+    uint64_t id = __atomic_load_n(&t->id, __ATOMIC_RELAXED);
+    if (WEFT_UNLIKELY(!id))
+        id = weft_thread_id(t);
+    return OWNER_THREAD | (uintptr_t)id << OWNER_SHIFT;
 }

@@ -268,8 +268,9 @@ static inline void weft__sync_unlock(_Atomic uint32_t *l);
  * and every 64 steps sched_yield (the holder may have lost its CPU). */
 void weft__sync_backoff(unsigned *spins);
 
-/* The caller's identity as a lock owner: its weft_thread for a user thread,
- * else a per-kernel-thread token; 8-byte aligned, never 0. */
+/* The caller's identity as a lock owner: from its id for a user thread
+ * (weft_self(), so inside weft_blocking the caller), never reused by a
+ * later thread; else a per-kernel-thread token. 8-byte aligned, never 0. */
 uintptr_t weft__sync_owner(void);
 
 static inline void weft__sync_lock(_Atomic uint32_t *l)

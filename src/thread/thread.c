@@ -2,8 +2,11 @@
  *
  * Join protocol (thread->join, one word):
  *   RUNNING --joiner CAS--> joiner|tag --exit--> DONE    (joiner readied)
- *   RUNNING --detach CAS--> DETACHED   --exit--> freed
- *   RUNNING --exit-------> DONE        --join--> freed by the joiner
+ *   RUNNING --detach CAS--> DETACHED   --exit--> FREED
+ *   RUNNING --exit-------> DONE        --join or detach CAS--> FREED
+ * Only the CAS that leaves DONE (or the exit that leaves DETACHED) frees
+ * the slot, so a second join or detach, racing or late, finds FREED (or a
+ * new thread's state) and never puts one slot in a cache twice.
  * The exiting thread's last step runs on the next context's stack
  * (weft__finish_exit, XF_EXIT), so a joiner never frees a stack that is
  * still in use. If the joiner is already parked, the exiting thread switches
@@ -20,9 +23,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unwind.h>
 
 #include "os/futex.h"
 #include "sched/sched.h"
+
+#if defined(WEFT_SANITIZE_ADDRESS)
+#include <sanitizer/asan_interface.h>
+#endif
 
 /* weft__ctx_spawn names the parent by its saved-sp slot: the descriptor. */
 _Static_assert(offsetof(struct weft_thread, sp) == 0, "sp must be the descriptor's first field");
@@ -110,10 +118,89 @@ static inline __attribute__((always_inline, noreturn)) void thread_exit(struct w
 }
 
 
+/* ---- unwinding through a thread's first frame --------------------------
+ *
+ * A thread ends by a jump (thread_exit), never by returning or unwinding
+ * through its first frame. An unwind that gets there is pthread_exit()
+ * (glibc ends a kernel thread by a forced unwind of its stack): it would end
+ * the worker's kernel thread under every user thread it runs and leave the
+ * runtime waiting for ever, so the first frame of every worker-run thread
+ * holds a guard whose cleanup stops the process with one line instead (the
+ * initial and bound threads are watched through keys, below). This file is
+ * built with -fexceptions so that the unwinder runs the cleanup. A C++
+ * exception nobody catches finds no handler and ends in std::terminate
+ * before any cleanup runs. */
+
+static void pthread_exit_unwound(void)
+{
+    weft__panic("pthread_exit called in a user thread: it would end the worker's kernel "
+                "thread; use weft_exit or return from the thread function");
+}
+
+/* Cleanup of a user thread's first frame: reached only by unwinding. */
+static void entry_unwound(char *guard)
+{
+    (void)guard;
+    pthread_exit_unwound();
+}
+
+/* The guard variable of a first frame: no code on the normal path. */
+#define ENTRY_GUARD char entry_guard_ __attribute__((cleanup(entry_unwound), unused))
+
+/* The initial thread's frames are the program's own (main's), and a bound
+ * thread's end may be reached without unwinding through bound_main (frames
+ * without unwind information stop glibc's unwind early), so these two
+ * kinds are watched through thread-specific data instead: glibc runs a
+ * key's destructor when a kernel thread ends by pthread_exit or by
+ * returning from its start routine, after the unwind, never at exit(). */
+static pthread_key_t initial_key, bound_key;
+static pthread_once_t keys_once = PTHREAD_ONCE_INIT;
+static int initial_key_ok, bound_key_ok; /* written once, under keys_once */
+
+static void initial_ended(void *value)
+{
+    (void)value;
+    weft__panic("the kernel thread that called weft_init ended (pthread_exit in the initial "
+                "thread?) while the runtime runs: use weft_exit, or call weft_finalize first");
+}
+
+static void bound_ended(void *value);
+
+static void keys_create(void)
+{
+    initial_key_ok = pthread_key_create(&initial_key, initial_ended) == 0;
+    bound_key_ok = pthread_key_create(&bound_key, bound_ended) == 0;
+}
+
+void weft__initial_guard(int on)
+{
+    pthread_once(&keys_once, keys_create);
+    if (initial_key_ok)
+        pthread_setspecific(initial_key, on ? (void *)&initial_key : NULL);
+}
+
+/* Cleanup of weft__blocking_run's frame: armed while the callback runs. */
+static void blocking_unwound(int *armed)
+{
+    if (*armed)
+        weft__panic("a C++ exception (or pthread_exit) left a weft_blocking callback, which "
+                    "runs while another kernel thread holds the caller's worker: catch it "
+                    "inside the callback");
+}
+
+void weft__blocking_run(void *call)
+{
+    struct weft__blocking_call *c = call;
+    int armed __attribute__((cleanup(blocking_unwound))) = 1;
+    c->fn(c->arg);
+    armed = 0;
+}
+
 /* First code of a thread made by weft__ctx_make (help-first, injected):
  * weft__ctx_resumed has acted on the xfer of its first resume. */
 static void thread_entry(void *data)
 {
+    ENTRY_GUARD;
     struct weft_thread *self = data;
     struct weft__worker *w = self->worker;
     *w->errno_loc = 0;
@@ -127,6 +214,7 @@ static void thread_entry(void *data)
  * (and stealable). */
 static __attribute__((noreturn)) void child_entry(void *data, void **parent_sp)
 {
+    ENTRY_GUARD;
     struct weft_thread *self = data;
     weft__san_resumed(NULL);
     weft__make_ready(self->worker, (struct weft_thread *)parent_sp);
@@ -136,14 +224,92 @@ static __attribute__((noreturn)) void child_entry(void *data, void **parent_sp)
     thread_exit(w, self, r);
 }
 
+/* ---- weft_exit: unwinding as pthread_exit does ---------------------------
+ *
+ * weft_exit unwinds the thread's frames (C++ destructors and C cleanups
+ * run, as under pthread_exit) with a forced unwind whose stop function ends
+ * the thread once the unwind reaches its first frame (or frames without
+ * unwind information). The exception object lives on the heap: the frames
+ * below a running cleanup are free stack for the calls it makes. */
+
+#define EXIT_EXC_CLASS 0x5745465400455854ull /* "WEFT\0EXT" */
+
+/* A catch (...) that swallowed the unwind instead of rethrowing it. */
+static void exit_exc_cleanup(_Unwind_Reason_Code reason, struct _Unwind_Exception *exc)
+{
+    (void)reason;
+    (void)exc;
+    weft__panic("weft_exit's unwind was caught and not rethrown (a catch (...) must rethrow)");
+}
+
+static __attribute__((noreturn)) void exit_unwound(void)
+{
+    struct weft__worker *w = weft__worker_now(); /* a cleanup may have moved us */
+    struct weft_thread *self = w->current;
+    thread_exit(w, self, self->result);
+}
+
+static _Unwind_Reason_Code exit_stop(int version, _Unwind_Action actions,
+                                     _Unwind_Exception_Class cls, struct _Unwind_Exception *exc,
+                                     struct _Unwind_Context *ctx, void *param)
+{
+    (void)version;
+    (void)cls;
+    (void)param;
+    if (!(actions & _UA_END_OF_STACK)) {
+        uintptr_t fn = _Unwind_GetRegionStart(ctx);
+        if (fn != (uintptr_t)thread_entry && fn != (uintptr_t)child_entry)
+            return _URC_NO_REASON;
+    }
+    free(exc);
+    exit_unwound();
+}
+
+/* Unwinds the calling user thread and ends it (self->result set); returns
+ * only if the unwind could not start (no memory, or the unwinder failed
+ * before reaching any cleanup), and then nothing has run. */
+static WEFT_NOINLINE void exit_unwind(void)
+{
+    struct _Unwind_Exception *exc = calloc(1, sizeof *exc);
+    if (!exc)
+        return;
+    exc->exception_class = EXIT_EXC_CLASS;
+    exc->exception_cleanup = exit_exc_cleanup;
+#if defined(WEFT_SANITIZE_ADDRESS)
+    /* The frames the unwind leaves keep their redzones poisoned, and the
+     * cleanups' calls reuse that stack. */
+    __asan_handle_no_return();
+#endif
+    _Unwind_ForcedUnwind(exc, exit_stop, NULL);
+    free(exc);
+}
+
 /* ---- bound threads: a kernel thread of their own ------------------------- */
 
 /* Every bound descriptor not yet freed, so that finalize can free those
- * nobody joined (their kernel threads have ended by then). */
+ * nobody joined (their kernel threads have ended by then), and the freed
+ * ones, kept for the next bound spawns rather than returned to malloc: a
+ * stale handle then still reads a descriptor (FREED), as for slab slots. */
 static struct {
     pthread_mutex_t lock;
-    struct weft_thread *head; /* linked through ->next; under lock */
-} bound_list = { PTHREAD_MUTEX_INITIALIZER, NULL };
+    struct weft_thread *head;  /* live; linked through ->next; under lock */
+    struct weft_thread *spare; /* freed; linked through ->next; under lock */
+} bound_list = { PTHREAD_MUTEX_INITIALIZER, NULL, NULL };
+
+/* A zeroed descriptor for a bound thread, or NULL. */
+static struct weft_thread *bound_alloc(void)
+{
+    pthread_mutex_lock(&bound_list.lock);
+    struct weft_thread *t = bound_list.spare;
+    if (t)
+        bound_list.spare = t->next;
+    pthread_mutex_unlock(&bound_list.lock);
+    if (!t)
+        t = aligned_alloc(64, sizeof *t);
+    if (t)
+        memset(t, 0, sizeof *t);
+    return t;
+}
 
 static void bound_track(struct weft_thread *t)
 {
@@ -166,21 +332,30 @@ void weft__bound_free(struct weft_thread *t)
         bound_list.head = t->next;
     if (t->next)
         t->next->bound_handle = prev;
+    /* relaxed: whoever freed t already moved it to FREED (or never shared it) */
+    atomic_store_explicit(&t->join, WEFT__J_FREED, memory_order_relaxed);
+    t->next = bound_list.spare;
+    bound_list.spare = t;
     pthread_mutex_unlock(&bound_list.lock);
-    free(t);
 }
 
-void weft__bound_free_all(void)
+static void free_chain(struct weft_thread *t)
 {
-    pthread_mutex_lock(&bound_list.lock);
-    struct weft_thread *t = bound_list.head;
-    bound_list.head = NULL;
-    pthread_mutex_unlock(&bound_list.lock);
     while (t) {
         struct weft_thread *n = t->next;
         free(t);
         t = n;
     }
+}
+
+void weft__bound_free_all(void)
+{
+    pthread_mutex_lock(&bound_list.lock);
+    struct weft_thread *live = bound_list.head, *spare = bound_list.spare;
+    bound_list.head = bound_list.spare = NULL;
+    pthread_mutex_unlock(&bound_list.lock);
+    free_chain(live);
+    free_chain(spare);
 }
 
 static void bound_finish(struct weft_thread *t)
@@ -190,13 +365,43 @@ static void bound_finish(struct weft_thread *t)
     atomic_fetch_sub_explicit(&weft__rt.bound_live, 1, memory_order_release);
 }
 
+/* Set by weft_exit in a bound thread before its pthread_exit. */
+static __thread uint8_t bound_exiting;
+/* The bound thread's alternate signal stack (weft__stack_bound_enter), given
+ * back however the thread ends. */
+static __thread void *bound_altstack;
+
+static void bound_altstack_pop(void)
+{
+    weft__altstack_pop(bound_altstack);
+    bound_altstack = NULL;
+}
+
+/* bound_key's destructor: the bound thread's kernel thread ended without
+ * returning from bound_main (which clears the key). weft_exit's
+ * pthread_exit finishes the thread here, after the destructors of its
+ * frames; any other end is the thread's own pthread_exit. */
+static void bound_ended(void *value)
+{
+    if (!bound_exiting)
+        pthread_exit_unwound();
+    bound_exiting = 0;
+    bound_altstack_pop();
+    weft__tls_bound = NULL;
+    bound_finish(value);
+}
+
 static void *bound_main(void *arg)
 {
     struct weft_thread *t = arg;
     weft__tls_bound = t;
-    void *altstack = weft__stack_bound_enter(t); /* for the overflow report */
+    bound_altstack = weft__stack_bound_enter(t); /* for the overflow report */
+    if (bound_key_ok)
+        pthread_setspecific(bound_key, t);
     t->result = t->fn(t->arg);
-    weft__altstack_pop(altstack);
+    if (bound_key_ok)
+        pthread_setspecific(bound_key, NULL);
+    bound_altstack_pop();
     weft__tls_bound = NULL;
     bound_finish(t);
     return NULL;
@@ -204,10 +409,10 @@ static void *bound_main(void *arg)
 
 static int spawn_bound(weft_thread **out, weft_fn fn, void *arg, const weft_attr *attr)
 {
-    struct weft_thread *t = aligned_alloc(64, sizeof *t);
+    pthread_once(&keys_once, keys_create); /* bound_key, read by the new thread */
+    struct weft_thread *t = bound_alloc();
     if (!t)
         return ENOMEM;
-    memset(t, 0, sizeof *t);
     t->bound = 1;
     t->fn = fn;
     t->arg = arg;
@@ -378,11 +583,13 @@ static int join_any(weft_thread *t, void **result)
     struct weft_thread *self = w ? w->current : weft__tls_bound;
     if (t == self)
         return EDEADLK;
+    if (t->pinned)
+        return EINVAL; /* the initial thread ends only in weft_finalize */
     /* acquire: pairs with the release exchange in finish_exit. */
     uintptr_t s = atomic_load_explicit(&t->join, memory_order_acquire);
     if (WEFT_UNLIKELY(s != WEFT__J_DONE)) {
         if (s != WEFT__J_RUNNING)
-            return EINVAL; /* detached, or somebody else joins it */
+            return EINVAL; /* detached, somebody else joins it, or freed */
         if (w && self) {
             weft__park(join_commit, t);
             w = self->worker;
@@ -400,10 +607,13 @@ static int join_any(weft_thread *t, void **result)
                     weft__futex_wait(&kw.done, 0, NULL);
             }
         }
-        s = atomic_load_explicit(&t->join, memory_order_acquire);
-        if (s != WEFT__J_DONE)
-            return EINVAL; /* detached under our feet: a misuse we can report */
     }
+    /* acquire: pairs with the release of the exit's DONE. Failing: detached
+     * under our feet, or another joiner took it first; misuses we report. */
+    s = WEFT__J_DONE;
+    if (!atomic_compare_exchange_strong_explicit(&t->join, &s, WEFT__J_FREED, memory_order_acquire,
+                                                 memory_order_relaxed))
+        return EINVAL;
     if (result)
         *result = t->result;
     if (WEFT_LIKELY(w && w->current) && weft__stack_cache_push(&w->cache, t)) {
@@ -442,9 +652,15 @@ static WEFT_NOINLINE int join_slow(weft_thread *t, void **result)
 int weft_join(weft_thread *t, void **result)
 {
     /* Fast path: a user thread joins a finished thread (the usual case
-     * under work-first). acquire: pairs with the release in finish_exit. */
+     * under work-first) and claims it, DONE -> FREED, so that no second
+     * join or detach can free it again. acquire: pairs with the release in
+     * finish_exit. */
     struct weft__worker *w = weft__tls_worker;
-    if (WEFT_LIKELY(t && w && atomic_load_explicit(&t->join, memory_order_acquire) == WEFT__J_DONE)) {
+    uintptr_t s = WEFT__J_DONE;
+    if (WEFT_LIKELY(t && w &&
+                    atomic_compare_exchange_strong_explicit(&t->join, &s, WEFT__J_FREED,
+                                                            memory_order_acquire,
+                                                            memory_order_relaxed))) {
         if (result)
             *result = t->result;
         if (WEFT_LIKELY(weft__stack_cache_push(&w->cache, t)))
@@ -458,20 +674,23 @@ int weft_join(weft_thread *t, void **result)
 
 int weft_detach(weft_thread *t)
 {
-    if (!t)
-        return EINVAL;
+    if (!t || t->pinned)
+        return EINVAL; /* the initial thread is freed by weft_finalize alone */
     uintptr_t s = atomic_load_explicit(&t->join, memory_order_acquire);
     for (;;) {
+        if (s != WEFT__J_RUNNING && s != WEFT__J_DONE)
+            return EINVAL; /* detached, being joined, or freed */
+        /* acq_rel: acquire pairs with the exit's release of DONE (we free
+         * what it left); release pairs with the exit's acquire of DETACHED. */
+        if (!atomic_compare_exchange_weak_explicit(&t->join, &s,
+                                                   s == WEFT__J_DONE ? WEFT__J_FREED : WEFT__J_DETACHED,
+                                                   memory_order_acq_rel, memory_order_acquire))
+            continue;
         if (s == WEFT__J_DONE) {
             struct weft__worker *w = weft__tls_worker;
             weft__free_thread(w && w->current ? w : NULL, t);
-            return 0;
         }
-        if (s != WEFT__J_RUNNING)
-            return EINVAL;
-        if (atomic_compare_exchange_weak_explicit(&t->join, &s, WEFT__J_DETACHED,
-                                                  memory_order_acq_rel, memory_order_acquire))
-            return 0;
+        return 0;
     }
 }
 
@@ -533,12 +752,21 @@ void weft_exit(void *result)
 {
     struct weft__worker *w = weft__tls_worker;
     struct weft_thread *self = w ? w->current : NULL;
-    if (self && !self->pinned)
+    if (self && !self->pinned) {
+        self->result = result;
+        exit_unwind(); /* returns only if no unwind could start */
+        w = weft__worker_now();
         thread_exit(w, self, result);
+    }
     if (!w && weft__tls_bound && weft__tls_bound->bound) {
         struct weft_thread *t = weft__tls_bound;
-        weft__tls_bound = NULL;
         t->result = result;
+        if (bound_key_ok && pthread_getspecific(bound_key) == t) {
+            bound_exiting = 1;
+            pthread_exit(NULL); /* unwinds; bound_ended finishes the thread */
+        }
+        bound_altstack_pop();
+        weft__tls_bound = NULL; /* no key: finish before the unwind */
         bound_finish(t);
         pthread_exit(NULL);
     }

@@ -7,7 +7,9 @@
  *  - ready: the queue holding it (deque, yield queue, injection queue);
  *  - parked: the wait object it is enqueued on (after commit ran) — whoever
  *    dequeues it calls weft__ready exactly once;
- *  - finished: its joiner (or the stack cache for a detached thread).
+ *  - finished: its joiner (or the stack cache for a detached thread);
+ *  - freed (join word FREED): the stack cache or the bound spare list; only
+ *    stale handles still point at it, and every call refuses them.
  */
 #ifndef WEFT_THREAD_THREAD_H
 #define WEFT_THREAD_THREAD_H
@@ -29,11 +31,16 @@ enum {
 };
 
 /* Join word states (thread->join). A joiner's descriptor (or a kernel
- * waiter record) is 64-byte aligned, so the low bits are free for tags. */
+ * waiter record) is 64-byte aligned, so the low bits are free for tags.
+ * FREED: the thread was joined, or detached and finished; its slot is back
+ * in a cache. Descriptors stay mapped while the runtime runs (stack slabs,
+ * recycled bound descriptors), so a stale handle reads FREED and is refused
+ * until a new thread reuses the slot. */
 #define WEFT__J_RUNNING  ((uintptr_t)0)
 #define WEFT__J_DONE     ((uintptr_t)2)
 #define WEFT__J_DETACHED ((uintptr_t)4)
 #define WEFT__J_KWAIT    ((uintptr_t)8) /* tag: pointer is a struct weft__kwaiter */
+#define WEFT__J_FREED    ((uintptr_t)16)
 #define WEFT__J_PTR(s)   ((s) & ~(uintptr_t)63)
 
 /* A plain kernel thread waiting in the kernel (join from a pthread). */
@@ -93,6 +100,23 @@ static inline struct weft_thread *weft__tq_pop(struct weft__tqueue *q)
     }
     return t;
 }
+
+/* weft_blocking's callback, for weft__blocking_run. */
+struct weft__blocking_call {
+    void (*fn)(void *arg);
+    void *arg;
+};
+/* Runs call's callback for weft_blocking on a user thread. An unwind out of
+ * the callback (a C++ exception, pthread_exit) would resume the caller on a
+ * kernel thread that no longer holds its worker, with the hand-off undone
+ * by nobody: it aborts with one line instead. */
+void weft__blocking_run(void *call);
+
+/* Arms (on = 1, at the end of weft_init) or disarms (weft_finalize) the
+ * check that the calling kernel thread, the one that called weft_init,
+ * does not end while the runtime runs: pthread_exit in the initial thread
+ * would leave the workers running for ever. Call on that kernel thread. */
+void weft__initial_guard(int on);
 
 /* Plain kernel threads now inside weft_join (thread.c); weft_finalize waits
  * for none to be left. */
