@@ -271,6 +271,16 @@ WEFT_INLINE void count_spawn(struct weft__worker *w)
                           memory_order_relaxed);
 }
 
+/* The initial thread spawns help-first under either policy when other
+ * workers could take its children: it never leaves worker 0, so under
+ * work-first its continuation would not be stealable and a spawn loop in
+ * main would run on worker 0 alone. With one worker nobody could take
+ * either, and running the child at once is cheaper. */
+WEFT_INLINE int main_spawns_help_first(const struct weft_thread *self)
+{
+    return self->pinned && weft__rt.nworkers > 1;
+}
+
 /* Everything but the common case: attributes, plain kernel threads,
  * help-first, an empty stack cache. */
 static int spawn_any(weft_thread **out, weft_fn fn, void *arg, const weft_attr *attr)
@@ -301,7 +311,7 @@ static int spawn_any(weft_thread **out, weft_fn fn, void *arg, const weft_attr *
     if (w) {
         count_spawn(w);
         struct weft_thread *self = w->current;
-        if (self && weft__rt.policy == WEFT_WORK_FIRST)
+        if (self && weft__rt.policy == WEFT_WORK_FIRST && !main_spawns_help_first(self))
             return spawn_child_first(w, self, t);
         t->sp = weft__ctx_make(t, thread_entry, t);
         weft__make_ready(w, t);
@@ -340,11 +350,13 @@ static WEFT_NOINLINE int spawn_slow(weft_thread **out, weft_fn fn, void *arg, co
 
 int weft_spawn(weft_thread **out, weft_fn fn, void *arg, const weft_attr *attr)
 {
-    /* Fast path: default attributes, called by a user thread, work-first,
-     * a cached stack. A worker's TLS is set only while the runtime runs. */
+    /* Fast path: default attributes, called by a user thread (but the
+     * initial one on several workers), work-first, a cached stack. A
+     * worker's TLS is set only while the runtime runs. */
     struct weft__worker *w = weft__tls_worker;
     struct weft_thread *self, *t;
     if (WEFT_UNLIKELY(attr || !w || !fn || !out || !(self = w->current) ||
+                      main_spawns_help_first(self) ||
                       weft__rt.policy != WEFT_WORK_FIRST || !(t = weft__stack_cache_pop(&w->cache))))
         return spawn_slow(out, fn, arg, attr);
     init_thread(w, t, fn, arg, NULL, 0);
