@@ -23,6 +23,7 @@
 
 #include "os/futex.h"
 #include "sched/sched.h"
+#include "thread/group.h"
 
 /* weft__ctx_spawn names the parent by its saved-sp slot: the descriptor. */
 _Static_assert(offsetof(struct weft_thread, sp) == 0, "sp must be the descriptor's first field");
@@ -200,15 +201,24 @@ static void *bound_main(void *arg)
     return NULL;
 }
 
-static int spawn_bound(weft_thread **out, weft_fn fn, void *arg, const weft_attr *attr)
+static int spawn_bound(weft_thread **out, weft_fn fn, const void *arg, size_t arg_size,
+                       const weft_attr *attr, _Atomic uintptr_t *group)
 {
-    struct weft_thread *t = aligned_alloc(64, sizeof *t);
+    /* A member's link word and the argument copy follow the descriptor
+     * (thread/group.h); a multiple of 64 keeps aligned_alloc's rule. */
+    size_t extra = (group ? WEFT__MEMBER_HDR : 0) + weft__arg_reserve(arg_size);
+    size_t bytes = (sizeof(struct weft_thread) + extra + 63) & ~(size_t)63;
+    struct weft_thread *t = aligned_alloc(64, bytes);
     if (!t)
         return ENOMEM;
     memset(t, 0, sizeof *t);
     t->bound = 1;
     t->fn = fn;
-    t->arg = arg;
+    t->arg = (void *)arg;
+    if (arg_size) {
+        t->arg = (char *)(t + 1) + (group ? WEFT__MEMBER_HDR : 0);
+        memcpy(t->arg, arg, arg_size);
+    }
     t->name = attr->name;
     t->id = 0; /* assigned on first use: weft_thread_id */
     t->stack_size = attr->stack_size ? attr->stack_size : weft__rt.stack_size;
@@ -231,6 +241,11 @@ static int spawn_bound(weft_thread **out, weft_fn fn, void *arg, const weft_attr
             *out = NULL;
         return EAGAIN;
     }
+    /* Linked in only once it exists (a failed member must not be waited
+     * for); still before this spawn returns, and before the spawning
+     * member, if it is one, can finish. */
+    if (group)
+        weft__group_push(group, t);
     return 0;
 }
 
@@ -239,14 +254,14 @@ static int spawn_bound(weft_thread **out, weft_fn fn, void *arg, const weft_attr
 /* Runs the new thread t at once on w, the parent's continuation becoming
  * ready (and stealable) in child_entry once its context is saved. */
 WEFT_INLINE int spawn_child_first(struct weft__worker *w, struct weft_thread *self,
-                                  struct weft_thread *t)
+                                  struct weft_thread *t, void *top)
 {
     self->err = *w->errno_loc;
     w->current = t;
     t->worker = w;
     weft__san_switch_to_thread(&self->san_fake_stack, t);
     /* errno: the child sets its own; whoever resumes us installs ours. */
-    weft__ctx_spawn(&self->sp, t, child_entry, t);
+    weft__ctx_spawn(&self->sp, top, child_entry, t);
     return 0;
 }
 
@@ -262,6 +277,26 @@ WEFT_INLINE void init_thread(struct weft__worker *w, struct weft_thread *t, weft
     atomic_store_explicit(&t->join, detached ? WEFT__J_DETACHED : WEFT__J_RUNNING,
                           memory_order_relaxed);
     weft__san_thread_created(t);
+}
+
+/* Reserves the top of t's stack for a member's link word (group) and the
+ * copy of arg (arg_size > 0), makes the copy and returns where the stack
+ * starts (thread/group.h). */
+WEFT_INLINE void *place_arg(struct weft_thread *t, const void *arg, size_t arg_size, int member)
+{
+    char *top = (char *)t - (member ? WEFT__MEMBER_HDR : 0) - weft__arg_reserve(arg_size);
+    if (arg_size) {
+        t->arg = top;
+#if defined(__x86_64__) && !defined(WEFT_SANITIZE_ADDRESS) && !defined(WEFT_SANITIZE_THREAD)
+        /* No call to memcpy: the spawn's fast path keeps nothing in
+         * callee-saved registers (sanitizer builds want the checked call). */
+        void *dst = top;
+        __asm__ volatile("rep movsb" : "+D"(dst), "+S"(arg), "+c"(arg_size) : : "memory");
+#else
+        memcpy(top, arg, arg_size);
+#endif
+    }
+    return top;
 }
 
 WEFT_INLINE void count_spawn(struct weft__worker *w)
@@ -282,13 +317,16 @@ WEFT_INLINE int main_spawns_help_first(const struct weft_thread *self)
 }
 
 /* Everything but the common case: attributes, plain kernel threads,
- * help-first, an empty stack cache. */
-static int spawn_any(weft_thread **out, weft_fn fn, void *arg, const weft_attr *attr)
+ * help-first, an empty stack cache. arg_size and group: spawn_into. */
+static int spawn_any(weft_thread **out, weft_fn fn, const void *arg, size_t arg_size,
+                     const weft_attr *attr, _Atomic uintptr_t *group)
 {
     static const weft_attr dflt = WEFT_ATTR_INIT;
     if (!attr)
         attr = &dflt;
-    if (!fn || (!out && !attr->detached))
+    if (!fn || (!out && !attr->detached && !group) || (group && attr->detached))
+        return EINVAL;
+    if (arg_size > WEFT__ARG_COPY_MAX || (arg_size && !arg))
         return EINVAL;
     if (attr->priority < WEFT_PRIO_BACKGROUND || attr->priority > WEFT_PRIO_URGENT)
         return EINVAL;
@@ -298,26 +336,29 @@ static int spawn_any(weft_thread **out, weft_fn fn, void *arg, const weft_attr *
     if (WEFT_UNLIKELY(atomic_load_explicit(&weft__rt.state, memory_order_seq_cst) != RT_RUNNING))
         return EAGAIN;
     if (attr->bound)
-        return spawn_bound(out, fn, arg, attr);
+        return spawn_bound(out, fn, arg, arg_size, attr, group);
 
     struct weft__worker *w = weft__tls_worker;
     size_t size = attr->stack_size == weft__rt.stack_size ? 0 : attr->stack_size;
     struct weft_thread *t = weft__stack_alloc(w ? &w->cache : NULL, size);
     if (!t)
         return ENOMEM;
-    init_thread(w, t, fn, arg, attr->name, attr->detached);
+    init_thread(w, t, fn, (void *)arg, attr->name, attr->detached);
+    void *top = place_arg(t, arg, arg_size, group != NULL);
+    if (group)
+        weft__group_push(group, t);
     if (out)
         *out = t;
     if (w) {
         count_spawn(w);
         struct weft_thread *self = w->current;
         if (self && weft__rt.policy == WEFT_WORK_FIRST && !main_spawns_help_first(self))
-            return spawn_child_first(w, self, t);
-        t->sp = weft__ctx_make(t, thread_entry, t);
+            return spawn_child_first(w, self, t, top);
+        t->sp = weft__ctx_make(top, thread_entry, t);
         weft__make_ready(w, t);
         return 0;
     }
-    t->sp = weft__ctx_make(t, thread_entry, t);
+    t->sp = weft__ctx_make(top, thread_entry, t);
     atomic_fetch_add_explicit(&weft__rt.ext_spawned, 1, memory_order_relaxed);
     weft__inject(t);
     return 0;
@@ -336,14 +377,15 @@ int64_t weft__kernel_spawns(void)
     return atomic_load_explicit(&kernel_spawns, memory_order_acquire);
 }
 
-static WEFT_NOINLINE int spawn_slow(weft_thread **out, weft_fn fn, void *arg, const weft_attr *attr)
+static WEFT_NOINLINE int spawn_slow(weft_thread **out, weft_fn fn, const void *arg, size_t arg_size,
+                                    const weft_attr *attr, _Atomic uintptr_t *group)
 {
-    if (weft__tls_worker || weft__tls_bound)
-        return spawn_any(out, fn, arg, attr); /* a user thread: finalize waits for it */
+    if (weft__tls_worker || weft__tls_bound) /* a user thread: finalize waits for it */
+        return spawn_any(out, fn, arg, arg_size, attr, group);
     /* seq_cst: counted before spawn_any reads the state (Dekker with the
      * stopping CAS in weft_finalize). */
     atomic_fetch_add_explicit(&kernel_spawns, 1, memory_order_seq_cst);
-    int rc = spawn_any(out, fn, arg, attr);
+    int rc = spawn_any(out, fn, arg, arg_size, attr, group);
     atomic_fetch_sub_explicit(&kernel_spawns, 1, memory_order_release);
     return rc;
 }
@@ -358,11 +400,42 @@ int weft_spawn(weft_thread **out, weft_fn fn, void *arg, const weft_attr *attr)
     if (WEFT_UNLIKELY(attr || !w || !fn || !out || !(self = w->current) ||
                       main_spawns_help_first(self) ||
                       weft__rt.policy != WEFT_WORK_FIRST || !(t = weft__stack_cache_pop(&w->cache))))
-        return spawn_slow(out, fn, arg, attr);
+        return spawn_slow(out, fn, arg, 0, attr, NULL);
     init_thread(w, t, fn, arg, NULL, 0);
     *out = t;
     count_spawn(w);
-    return spawn_child_first(w, self, t);
+    return spawn_child_first(w, self, t, t);
+}
+
+/* weft_spawn with a copied argument and, for weft_group_spawn, a group:
+ * the same fast path, plus the copy and the link. */
+WEFT_INLINE int spawn_into(weft_thread **out, weft_fn fn, const void *arg, size_t arg_size,
+                           const weft_attr *attr, _Atomic uintptr_t *group)
+{
+    struct weft__worker *w = weft__tls_worker;
+    struct weft_thread *self, *t;
+    if (WEFT_UNLIKELY(attr || !w || !fn || (!group && !out) ||
+                      (arg_size && (arg_size > WEFT__ARG_COPY_MAX || !arg)) || !(self = w->current) ||
+                      main_spawns_help_first(self) || weft__rt.policy != WEFT_WORK_FIRST ||
+                      !(t = weft__stack_cache_pop(&w->cache))))
+        return spawn_slow(out, fn, arg, arg_size, attr, group);
+    init_thread(w, t, fn, (void *)arg, NULL, 0);
+    void *top = place_arg(t, arg, arg_size, group != NULL);
+    if (group)
+        weft__group_push(group, t);
+    else
+        *out = t;
+    count_spawn(w);
+    return spawn_child_first(w, self, t, top);
+}
+
+/* A spawn entry point, so here; the rest of the group is group.c. */
+int weft_group_spawn(weft_group *g, weft_fn fn, const void *arg, size_t arg_size,
+                     const weft_attr *attr)
+{
+    if (WEFT_UNLIKELY(!g))
+        return EINVAL;
+    return spawn_into(NULL, fn, arg, arg_size, attr, &weft__group_of(g)->head);
 }
 
 /* Commit of a user-thread join: publish self as t's joiner, unless t is done. */
