@@ -138,6 +138,14 @@ WEFT_API void weft_yield(void);
 WEFT_API _Noreturn void weft_exit(void *result);
 #endif
 
+/* weft_spawn, but the child gets a pointer to its own copy of the arg_size
+ * bytes at arg, made before this returns, aligned as malloc's memory and
+ * released with the child (it lives at the top of the child's stack: no
+ * allocation). arg_size 0 passes arg as is. Errors: as weft_spawn, and
+ * EINVAL arg_size > 4096, or arg NULL with arg_size > 0. */
+WEFT_API int weft_spawn_copy(weft_thread **out, weft_fn fn, const void *arg, size_t arg_size,
+                             const weft_attr *attr);
+
 /* Groups: the fork-join scope of OpenMP's taskwait, oneTBB's task_group
  * and Go's WaitGroup. Threads spawned into a group are waited for all at
  * once; their results are discarded and they cannot be joined one by one.

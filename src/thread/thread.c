@@ -429,6 +429,12 @@ WEFT_INLINE int spawn_into(weft_thread **out, weft_fn fn, const void *arg, size_
     return spawn_child_first(w, self, t, top);
 }
 
+int weft_spawn_copy(weft_thread **out, weft_fn fn, const void *arg, size_t arg_size,
+                    const weft_attr *attr)
+{
+    return spawn_into(out, fn, arg, arg_size, attr, NULL);
+}
+
 /* A spawn entry point, so here; the rest of the group is group.c. */
 int weft_group_spawn(weft_group *g, weft_fn fn, const void *arg, size_t arg_size,
                      const weft_attr *attr)
