@@ -54,11 +54,11 @@ static inline uintptr_t *weft__member_link(struct weft_thread *t)
     return (uintptr_t *)(void *)((char *)t - WEFT__MEMBER_HDR);
 }
 
-/* Links t (spawned, not yet started) in as the newest member. Waits out a
- * LOCK holder, which alone may write head meanwhile (a few instructions). */
-static inline void weft__group_push(_Atomic uintptr_t *head, struct weft_thread *t)
+/* Links t (spawned, not yet started) in as the newest member; link is
+ * weft__member_link(t). Waits out a LOCK holder, which alone may write head
+ * meanwhile (a few instructions). */
+static inline void weft__group_push(_Atomic uintptr_t *head, struct weft_thread *t, uintptr_t *link)
 {
-    uintptr_t *link = weft__member_link(t);
     uintptr_t v = atomic_load_explicit(head, memory_order_relaxed);
     for (;;) {
         if (WEFT_UNLIKELY(v & WEFT__G_LOCK)) {

@@ -245,7 +245,7 @@ static int spawn_bound(weft_thread **out, weft_fn fn, const void *arg, size_t ar
      * for); still before this spawn returns, and before the spawning
      * member, if it is one, can finish. */
     if (group)
-        weft__group_push(group, t);
+        weft__group_push(group, t, weft__member_link(t));
     return 0;
 }
 
@@ -345,8 +345,8 @@ static int spawn_any(weft_thread **out, weft_fn fn, const void *arg, size_t arg_
         return ENOMEM;
     init_thread(w, t, fn, (void *)arg, attr->name, attr->detached);
     void *top = place_arg(t, arg, arg_size, group != NULL);
-    if (group)
-        weft__group_push(group, t);
+    if (group) /* a stack slot: the link word is just below the descriptor */
+        weft__group_push(group, t, (uintptr_t *)(void *)((char *)t - WEFT__MEMBER_HDR));
     if (out)
         *out = t;
     if (w) {
@@ -421,8 +421,8 @@ WEFT_INLINE int spawn_into(weft_thread **out, weft_fn fn, const void *arg, size_
         return spawn_slow(out, fn, arg, arg_size, attr, group);
     init_thread(w, t, fn, (void *)arg, NULL, 0);
     void *top = place_arg(t, arg, arg_size, group != NULL);
-    if (group)
-        weft__group_push(group, t);
+    if (group) /* a stack slot: the link word is just below the descriptor */
+        weft__group_push(group, t, (uintptr_t *)(void *)((char *)t - WEFT__MEMBER_HDR));
     else
         *out = t;
     count_spawn(w);
