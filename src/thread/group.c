@@ -127,7 +127,14 @@ static void hold(struct weft__group *g, uintptr_t list)
          * release CAS of weft__group_push). */
         uintptr_t v = atomic_load_explicit(&g->head, memory_order_acquire);
         for (;;) {
-            if (!MEMBERS(v) || (v & WEFT__G_LOCK)) {
+            /* A waiter queuing itself (LOCK) must not make us miss members
+             * that the ones we joined spawned into the group. */
+            if (v & WEFT__G_LOCK) {
+                weft__cpu_relax();
+                v = atomic_load_explicit(&g->head, memory_order_acquire);
+                continue;
+            }
+            if (!MEMBERS(v)) {
                 release(g, 0);
                 return;
             }
