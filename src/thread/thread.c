@@ -279,6 +279,9 @@ WEFT_INLINE void init_thread(struct weft__worker *w, struct weft_thread *t, weft
     weft__san_thread_created(t);
 }
 
+/* Arguments up to this size are copied word by word (place_arg). */
+#define SMALL_COPY 128
+
 /* Reserves the top of t's stack for a member's link word (group) and the
  * copy of arg (arg_size > 0), makes the copy and returns where the stack
  * starts (thread/group.h). */
@@ -288,10 +291,26 @@ WEFT_INLINE void *place_arg(struct weft_thread *t, const void *arg, size_t arg_s
     if (arg_size) {
         t->arg = top;
 #if defined(__x86_64__) && !defined(WEFT_SANITIZE_ADDRESS) && !defined(WEFT_SANITIZE_THREAD)
-        /* No call to memcpy: the spawn's fast path keeps nothing in
-         * callee-saved registers (sanitizer builds want the checked call). */
-        void *dst = top;
-        __asm__ volatile("rep movsb" : "+D"(dst), "+S"(arg), "+c"(arg_size) : : "memory");
+        /* No call to memcpy, so the spawn's fast path keeps nothing in
+         * callee-saved registers (sanitizer builds want the checked call):
+         * words for the usual small argument (rep movsb starts slowly),
+         * rep movsb for large ones. */
+        if (arg_size <= SMALL_COPY) {
+            char *d = top;
+            const char *src = arg;
+            size_t i = 0;
+            for (; i + sizeof(uint64_t) <= arg_size; i += sizeof(uint64_t)) {
+                uint64_t x;
+                memcpy(&x, src + i, sizeof x);
+                __asm__("" : "+r"(x)); /* keeps the loop from becoming a memcpy call */
+                memcpy(d + i, &x, sizeof x);
+            }
+            for (; i < arg_size; i++)
+                d[i] = src[i];
+        } else {
+            void *dst = top;
+            __asm__ volatile("rep movsb" : "+D"(dst), "+S"(arg), "+c"(arg_size) : : "memory");
+        }
 #else
         memcpy(top, arg, arg_size);
 #endif
