@@ -279,8 +279,9 @@ WEFT_INLINE void init_thread(struct weft__worker *w, struct weft_thread *t, weft
     weft__san_thread_created(t);
 }
 
-/* Arguments up to this size are copied word by word (place_arg). */
-#define SMALL_COPY 128
+/* Arguments of these sizes are copied as words (place_arg). */
+#define SMALL_COPY_MIN 8
+#define SMALL_COPY_MAX 32
 
 /* Reserves the top of t's stack for a member's link word (group) and the
  * copy of arg (arg_size > 0), makes the copy and returns where the stack
@@ -292,24 +293,26 @@ WEFT_INLINE void *place_arg(struct weft_thread *t, const void *arg, size_t arg_s
         t->arg = top;
 #if defined(__x86_64__) && !defined(WEFT_SANITIZE_ADDRESS) && !defined(WEFT_SANITIZE_THREAD)
         /* No call to memcpy, so the spawn's fast path keeps nothing in
-         * callee-saved registers (sanitizer builds want the checked call):
-         * words for the usual small argument (rep movsb starts slowly),
-         * rep movsb for large ones. */
-        if (arg_size <= SMALL_COPY) {
-            char *d = top;
-            const char *src = arg;
-            size_t i = 0;
-            for (; i + sizeof(uint64_t) <= arg_size; i += sizeof(uint64_t)) {
-                uint64_t x;
-                memcpy(&x, src + i, sizeof x);
-                __asm__("" : "+r"(x)); /* keeps the loop from becoming a memcpy call */
-                memcpy(d + i, &x, sizeof x);
+         * callee-saved registers (sanitizer builds want the checked call).
+         * The usual argument, a struct of 8 to 32 bytes, moves as two
+         * pairs of possibly overlapping words (rep movsb starts slowly);
+         * anything else with rep movsb. */
+        const char *src = arg;
+        char *d = top;
+        if (arg_size >= SMALL_COPY_MIN && arg_size <= SMALL_COPY_MAX) {
+            uint64_t w0, w1, w2, w3;
+            memcpy(&w0, src, sizeof w0);
+            memcpy(&w1, src + arg_size - sizeof w1, sizeof w1);
+            if (arg_size > 2 * sizeof(uint64_t)) {
+                memcpy(&w2, src + sizeof w0, sizeof w2);
+                memcpy(&w3, src + arg_size - 2 * sizeof w3, sizeof w3);
+                memcpy(d + sizeof w0, &w2, sizeof w2);
+                memcpy(d + arg_size - 2 * sizeof w3, &w3, sizeof w3);
             }
-            for (; i < arg_size; i++)
-                d[i] = src[i];
+            memcpy(d, &w0, sizeof w0);
+            memcpy(d + arg_size - sizeof w1, &w1, sizeof w1);
         } else {
-            void *dst = top;
-            __asm__ volatile("rep movsb" : "+D"(dst), "+S"(arg), "+c"(arg_size) : : "memory");
+            __asm__ volatile("rep movsb" : "+D"(d), "+S"(src), "+c"(arg_size) : : "memory");
         }
 #else
         memcpy(top, arg, arg_size);

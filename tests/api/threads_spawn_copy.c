@@ -82,21 +82,26 @@ static void copies(const weft_attr *attr)
         CHECK_EQ((size_t)st_join(t[i]), sizes[i]);
 }
 
-/* Small sizes: alignment of every size from 1 to 64. */
-static void *check_align(void *arg)
+/* Small sizes, every one from 1 to 64: aligned, every byte right. The
+ * first byte is the size. */
+static void *check_small(void *arg)
 {
+    const unsigned char *p = arg;
     CHECK_EQ((uintptr_t)arg % alignof(max_align_t), 0);
-    CHECK_EQ(*(unsigned char *)arg, 0x5c);
+    for (size_t i = 1; i < p[0]; i++)
+        CHECK_EQ(p[i], (unsigned char)(i * 13 + 7));
     return NULL;
 }
 
 static void small_sizes(void)
 {
     unsigned char b[64];
-    memset(b, 0x5c, sizeof b);
+    for (size_t i = 0; i < sizeof b; i++)
+        b[i] = (unsigned char)(i * 13 + 7);
     for (size_t n = 1; n <= sizeof b; n++) {
         weft_thread *t;
-        CHECK_EQ(weft_spawn_copy(&t, check_align, b, n, NULL), 0);
+        b[0] = (unsigned char)n;
+        CHECK_EQ(weft_spawn_copy(&t, check_small, b, n, NULL), 0);
         st_join(t);
     }
 }
