@@ -163,6 +163,44 @@ WEFT_API void weft_yield(void);
 WEFT_API _Noreturn void weft_exit(void *result);
 #endif
 
+/* weft_spawn, but the child gets a pointer to its own copy of the arg_size
+ * bytes at arg, made before this returns, aligned as malloc's memory and
+ * released with the child (it lives at the top of the child's stack: no
+ * allocation). arg_size 0 passes arg as is. Errors: as weft_spawn, and
+ * EINVAL arg_size > 4096, or arg NULL with arg_size > 0. */
+WEFT_API int weft_spawn_copy(weft_thread **out, weft_fn fn, const void *arg, size_t arg_size,
+                             const weft_attr *attr);
+
+/* Groups: the fork-join scope of OpenMP's taskwait, oneTBB's task_group
+ * and Go's WaitGroup. Threads spawned into a group are waited for all at
+ * once; their results are discarded and they cannot be joined one by one.
+ * Members may spawn into their own group; after a wait the group may be
+ * used again. A group costs what the joins it replaces cost. All-zero
+ * storage (WEFT_GROUP_INIT) is an initialised group; its fields are
+ * private. */
+typedef struct weft_group { uint64_t weft_private_[4]; } weft_group;
+#define WEFT_GROUP_INIT { { 0 } }
+
+/* EINVAL g NULL. */
+WEFT_API int weft_group_init(weft_group *g);
+
+/* Spawns fn into g, as weft_spawn_copy does (arg_size 0: arg as is; else a
+ * copy of up to 4096 bytes); the spawn policy applies. attr as for
+ * weft_spawn, but detached is EINVAL. Callable wherever weft_spawn is.
+ * Errors: those of weft_spawn_copy; EINVAL g NULL or attr->detached. */
+WEFT_API int weft_group_spawn(weft_group *g, weft_fn fn, const void *arg, size_t arg_size,
+                              const weft_attr *attr);
+
+/* Returns once every thread spawned into g before or during the wait has
+ * finished, and frees them. Blocks the user thread (or kernel thread). Any
+ * number of threads may wait at once; a member must not wait for its own
+ * group (it would wait for itself). EINVAL g NULL. */
+WEFT_API int weft_group_wait(weft_group *g);
+
+/* EBUSY while a member runs or a thread waits on g;
+ * EINVAL g NULL. Finished members nobody waited for are freed. */
+WEFT_API int weft_group_destroy(weft_group *g);
+
 WEFT_API weft_thread *weft_self(void);                   /* NULL outside user threads */
 WEFT_API uint64_t     weft_thread_id(const weft_thread *t); /* unique for the runtime's life; 0 for NULL */
 WEFT_API const char  *weft_thread_name(const weft_thread *t); /* attr.name or NULL */

@@ -27,6 +27,7 @@
 
 #include "os/futex.h"
 #include "sched/sched.h"
+#include "thread/group.h"
 
 #if defined(WEFT_SANITIZE_ADDRESS)
 #include <sanitizer/asan_interface.h>
@@ -296,6 +297,14 @@ static struct {
     struct weft_thread *spare; /* freed; linked through ->next; under lock */
 } bound_list = { PTHREAD_MUTEX_INITIALIZER, NULL, NULL };
 
+/* Bytes of a bound thread's descriptor: room after it for a group
+ * member's link word and the largest argument copy (thread/group.h), so
+ * that any spare descriptor fits any bound thread; a multiple of 64 keeps
+ * aligned_alloc's rule. A kernel thread's stack dwarfs it. */
+#define BOUND_BYTES                                                                                \
+    ((sizeof(struct weft_thread) + WEFT__MEMBER_HDR + weft__arg_reserve(WEFT__ARG_COPY_MAX) + 63) &  \
+     ~(size_t)63)
+
 /* A zeroed descriptor for a bound thread, or NULL. */
 static struct weft_thread *bound_alloc(void)
 {
@@ -305,9 +314,9 @@ static struct weft_thread *bound_alloc(void)
         bound_list.spare = t->next;
     pthread_mutex_unlock(&bound_list.lock);
     if (!t)
-        t = aligned_alloc(64, sizeof *t);
+        t = aligned_alloc(64, BOUND_BYTES);
     if (t)
-        memset(t, 0, sizeof *t);
+        memset(t, 0, BOUND_BYTES);
     return t;
 }
 
@@ -407,7 +416,8 @@ static void *bound_main(void *arg)
     return NULL;
 }
 
-static int spawn_bound(weft_thread **out, weft_fn fn, void *arg, const weft_attr *attr)
+static int spawn_bound(weft_thread **out, weft_fn fn, const void *arg, size_t arg_size,
+                       const weft_attr *attr, _Atomic uintptr_t *group)
 {
     pthread_once(&keys_once, keys_create); /* bound_key, read by the new thread */
     struct weft_thread *t = bound_alloc();
@@ -415,7 +425,11 @@ static int spawn_bound(weft_thread **out, weft_fn fn, void *arg, const weft_attr
         return ENOMEM;
     t->bound = 1;
     t->fn = fn;
-    t->arg = arg;
+    t->arg = (void *)arg;
+    if (arg_size) {
+        t->arg = (char *)(t + 1) + (group ? WEFT__MEMBER_HDR : 0);
+        memcpy(t->arg, arg, arg_size);
+    }
     t->name = attr->name;
     t->id = 0; /* assigned on first use: weft_thread_id */
     t->stack_size = attr->stack_size ? attr->stack_size : weft__rt.stack_size;
@@ -439,6 +453,11 @@ static int spawn_bound(weft_thread **out, weft_fn fn, void *arg, const weft_attr
             *out = NULL;
         return EAGAIN;
     }
+    /* Linked in only once it exists (a failed member must not be waited
+     * for); still before this spawn returns, and before the spawning
+     * member, if it is one, can finish. */
+    if (group)
+        weft__group_push(group, t, weft__member_link(t));
     return 0;
 }
 
@@ -447,14 +466,14 @@ static int spawn_bound(weft_thread **out, weft_fn fn, void *arg, const weft_attr
 /* Runs the new thread t at once on w, the parent's continuation becoming
  * ready (and stealable) in child_entry once its context is saved. */
 WEFT_INLINE int spawn_child_first(struct weft__worker *w, struct weft_thread *self,
-                                  struct weft_thread *t)
+                                  struct weft_thread *t, void *top)
 {
     self->err = *w->errno_loc;
     w->current = t;
     t->worker = w;
     weft__san_switch_to_thread(&self->san_fake_stack, t);
     /* errno: the child sets its own; whoever resumes us installs ours. */
-    weft__ctx_spawn(&self->sp, t, child_entry, t);
+    weft__ctx_spawn(&self->sp, top, child_entry, t);
     return 0;
 }
 
@@ -472,6 +491,48 @@ WEFT_INLINE void init_thread(struct weft__worker *w, struct weft_thread *t, weft
     weft__san_thread_created(t);
 }
 
+/* Arguments of these sizes are copied as words (place_arg). */
+#define SMALL_COPY_MIN 8
+#define SMALL_COPY_MAX 32
+
+/* Reserves the top of t's stack for a member's link word (group) and the
+ * copy of arg (arg_size > 0), makes the copy and returns where the stack
+ * starts (thread/group.h). */
+WEFT_INLINE void *place_arg(struct weft_thread *t, const void *arg, size_t arg_size, int member)
+{
+    char *top = (char *)t - (member ? WEFT__MEMBER_HDR : 0) - weft__arg_reserve(arg_size);
+    if (arg_size) {
+        t->arg = top;
+#if defined(__x86_64__) && !defined(WEFT_SANITIZE_ADDRESS) && !defined(WEFT_SANITIZE_THREAD)
+        /* No call to memcpy, so the spawn's fast path keeps nothing in
+         * callee-saved registers (sanitizer builds want the checked call).
+         * The usual argument, a struct of 8 to 32 bytes, moves as two
+         * pairs of possibly overlapping words (rep movsb starts slowly);
+         * anything else with rep movsb. */
+        const char *src = arg;
+        char *d = top;
+        if (arg_size >= SMALL_COPY_MIN && arg_size <= SMALL_COPY_MAX) {
+            uint64_t w0, w1, w2, w3;
+            memcpy(&w0, src, sizeof w0);
+            memcpy(&w1, src + arg_size - sizeof w1, sizeof w1);
+            if (arg_size > 2 * sizeof(uint64_t)) {
+                memcpy(&w2, src + sizeof w0, sizeof w2);
+                memcpy(&w3, src + arg_size - 2 * sizeof w3, sizeof w3);
+                memcpy(d + sizeof w0, &w2, sizeof w2);
+                memcpy(d + arg_size - 2 * sizeof w3, &w3, sizeof w3);
+            }
+            memcpy(d, &w0, sizeof w0);
+            memcpy(d + arg_size - sizeof w1, &w1, sizeof w1);
+        } else {
+            __asm__ volatile("rep movsb" : "+D"(d), "+S"(src), "+c"(arg_size) : : "memory");
+        }
+#else
+        memcpy(top, arg, arg_size);
+#endif
+    }
+    return top;
+}
+
 WEFT_INLINE void count_spawn(struct weft__worker *w)
 {
     /* relaxed: only this worker writes it; see live_threads() */
@@ -479,14 +540,27 @@ WEFT_INLINE void count_spawn(struct weft__worker *w)
                           memory_order_relaxed);
 }
 
+/* The initial thread spawns help-first under either policy when other
+ * workers could take its children: it never leaves worker 0, so under
+ * work-first its continuation would not be stealable and a spawn loop in
+ * main would run on worker 0 alone. With one worker nobody could take
+ * either, and running the child at once is cheaper. */
+WEFT_INLINE int main_spawns_help_first(const struct weft_thread *self)
+{
+    return self->pinned && weft__rt.nworkers > 1;
+}
+
 /* Everything but the common case: attributes, plain kernel threads,
- * help-first, an empty stack cache. */
-static int spawn_any(weft_thread **out, weft_fn fn, void *arg, const weft_attr *attr)
+ * help-first, an empty stack cache. arg_size and group: spawn_into. */
+static int spawn_any(weft_thread **out, weft_fn fn, const void *arg, size_t arg_size,
+                     const weft_attr *attr, _Atomic uintptr_t *group)
 {
     static const weft_attr dflt = WEFT_ATTR_INIT;
     if (!attr)
         attr = &dflt;
-    if (!fn || (!out && !attr->detached))
+    if (!fn || (!out && !attr->detached && !group) || (group && attr->detached))
+        return EINVAL;
+    if (arg_size > WEFT__ARG_COPY_MAX || (arg_size && !arg))
         return EINVAL;
     if (attr->priority < WEFT_PRIO_BACKGROUND || attr->priority > WEFT_PRIO_URGENT)
         return EINVAL;
@@ -496,28 +570,31 @@ static int spawn_any(weft_thread **out, weft_fn fn, void *arg, const weft_attr *
     if (WEFT_UNLIKELY(atomic_load_explicit(&weft__rt.state, memory_order_seq_cst) != RT_RUNNING))
         return EAGAIN;
     if (attr->bound)
-        return spawn_bound(out, fn, arg, attr);
+        return spawn_bound(out, fn, arg, arg_size, attr, group);
 
     struct weft__worker *w = weft__tls_worker;
     size_t size = attr->stack_size == weft__rt.stack_size ? 0 : attr->stack_size;
     struct weft_thread *t = weft__stack_alloc(w ? &w->cache : NULL, size);
     if (!t)
         return ENOMEM;
-    init_thread(w, t, fn, arg, attr->name, attr->detached);
+    init_thread(w, t, fn, (void *)arg, attr->name, attr->detached);
+    void *top = place_arg(t, arg, arg_size, group != NULL);
+    if (group) /* a stack slot: the link word is just below the descriptor */
+        weft__group_push(group, t, (uintptr_t *)(void *)((char *)t - WEFT__MEMBER_HDR));
     if (out)
         *out = t;
     if (w) {
         count_spawn(w);
         struct weft_thread *self = w->current;
-        if (self && weft__rt.policy == WEFT_WORK_FIRST) {
+        if (self && weft__rt.policy == WEFT_WORK_FIRST && !main_spawns_help_first(self)) {
             weft__stack_check(self); /* it is switched out: see stack/stack.c */
-            return spawn_child_first(w, self, t);
+            return spawn_child_first(w, self, t, top);
         }
-        t->sp = weft__ctx_make(t, thread_entry, t);
+        t->sp = weft__ctx_make(top, thread_entry, t);
         weft__make_ready(w, t);
         return 0;
     }
-    t->sp = weft__ctx_make(t, thread_entry, t);
+    t->sp = weft__ctx_make(top, thread_entry, t);
     atomic_fetch_add_explicit(&weft__rt.ext_spawned, 1, memory_order_relaxed);
     weft__inject(t);
     return 0;
@@ -536,31 +613,68 @@ int64_t weft__kernel_spawns(void)
     return atomic_load_explicit(&kernel_spawns, memory_order_acquire);
 }
 
-static WEFT_NOINLINE int spawn_slow(weft_thread **out, weft_fn fn, void *arg, const weft_attr *attr)
+static WEFT_NOINLINE int spawn_slow(weft_thread **out, weft_fn fn, const void *arg, size_t arg_size,
+                                    const weft_attr *attr, _Atomic uintptr_t *group)
 {
-    if (weft__tls_worker || weft__tls_bound)
-        return spawn_any(out, fn, arg, attr); /* a user thread: finalize waits for it */
+    if (weft__tls_worker || weft__tls_bound) /* a user thread: finalize waits for it */
+        return spawn_any(out, fn, arg, arg_size, attr, group);
     /* seq_cst: counted before spawn_any reads the state (Dekker with the
      * stopping CAS in weft_finalize). */
     atomic_fetch_add_explicit(&kernel_spawns, 1, memory_order_seq_cst);
-    int rc = spawn_any(out, fn, arg, attr);
+    int rc = spawn_any(out, fn, arg, arg_size, attr, group);
     atomic_fetch_sub_explicit(&kernel_spawns, 1, memory_order_release);
     return rc;
 }
 
 int weft_spawn(weft_thread **out, weft_fn fn, void *arg, const weft_attr *attr)
 {
-    /* Fast path: default attributes, called by a user thread, work-first,
-     * a cached stack. A worker's TLS is set only while the runtime runs. */
+    /* Fast path: default attributes, called by a user thread (but the
+     * initial one on several workers), work-first, a cached stack. A
+     * worker's TLS is set only while the runtime runs. */
     struct weft__worker *w = weft__tls_worker;
     struct weft_thread *self, *t;
     if (WEFT_UNLIKELY(attr || !w || !fn || !out || !(self = w->current) ||
+                      main_spawns_help_first(self) ||
                       weft__rt.policy != WEFT_WORK_FIRST || !(t = weft__stack_cache_pop(&w->cache))))
-        return spawn_slow(out, fn, arg, attr);
+        return spawn_slow(out, fn, arg, 0, attr, NULL);
     init_thread(w, t, fn, arg, NULL, 0);
     *out = t;
     count_spawn(w);
-    return spawn_child_first(w, self, t);
+    return spawn_child_first(w, self, t, t);
+}
+
+/* weft_spawn with a copied argument and, for weft_group_spawn, a group:
+ * the same fast path, plus the copy and the link. */
+WEFT_INLINE int spawn_into(weft_thread **out, weft_fn fn, const void *arg, size_t arg_size,
+                           const weft_attr *attr, _Atomic uintptr_t *group)
+{
+    struct weft__worker *w = weft__tls_worker;
+    struct weft_thread *self, *t;
+    if (WEFT_UNLIKELY(attr || !w || !fn || (!group && !out) ||
+                      (arg_size && (arg_size > WEFT__ARG_COPY_MAX || !arg)) || !(self = w->current) ||
+                      main_spawns_help_first(self) || weft__rt.policy != WEFT_WORK_FIRST ||
+                      !(t = weft__stack_cache_pop(&w->cache))))
+        return spawn_slow(out, fn, arg, arg_size, attr, group);
+    init_thread(w, t, fn, (void *)arg, NULL, 0);
+    void *top = place_arg(t, arg, arg_size, group != NULL);
+    if (group) /* a stack slot: the link word is just below the descriptor */
+        weft__group_push(group, t, (uintptr_t *)(void *)((char *)t - WEFT__MEMBER_HDR));
+    else
+        *out = t;
+    count_spawn(w);
+    return spawn_child_first(w, self, t, top);
+}
+
+int weft_spawn_copy(weft_thread **out, weft_fn fn, const void *arg, size_t arg_size,
+                    const weft_attr *attr)
+{
+    return spawn_into(out, fn, arg, arg_size, attr, NULL);
+}
+
+int weft__spawn_member(_Atomic uintptr_t *head, weft_fn fn, const void *arg, size_t arg_size,
+                       const weft_attr *attr)
+{
+    return spawn_into(NULL, fn, arg, arg_size, attr, head);
 }
 
 /* Commit of a user-thread join: publish self as t's joiner, unless t is done. */

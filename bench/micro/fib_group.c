@@ -1,0 +1,183 @@
+/* fib_group.c: fib(n) with a weft_group per call against fib(n) with weft_join: what a group costs over the joins it replaces.
+ *
+ * Every call with n >= 2 spawns fib(n-1) and computes fib(n-2) itself, then
+ * waits: impl=join joins the child (as bench_fib); impl=group spawns it
+ * into a group on the caller's stack and waits for the group, the child
+ * writing its result through a pointer; impl=group-copy passes {n, result
+ * pointer} by value (weft_group_spawn with arg_size, a copy on the child's
+ * stack). Same runtime, same run, interleaved repetitions, so the ratio
+ * group/join is measured under the same conditions.
+ *
+ *   bench_fib_group [-n LIST] [-r REPS] [-w LIST] [-p work-first|help-first] [-i all|join|group|group-copy]
+ * Default -n 30, -w 1.
+ */
+#include "bench.h"
+
+#include "weft.h"
+
+struct fib_arg {
+    long n;
+    long *result;
+};
+
+static void *fib_join(void *arg)
+{
+    long n = (long)(intptr_t)arg;
+    if (n < 2)
+        return arg;
+    weft_thread *t;
+    void *a;
+    int rc = weft_spawn(&t, fib_join, (void *)(intptr_t)(n - 1), NULL);
+    if (rc != 0)
+        bench_die("weft_spawn", rc);
+    long b = (long)(intptr_t)fib_join((void *)(intptr_t)(n - 2));
+    rc = weft_join(t, &a);
+    if (rc != 0)
+        bench_die("weft_join", rc);
+    return (void *)(intptr_t)((long)(intptr_t)a + b);
+}
+
+static void *fib_group(void *arg)
+{
+    struct fib_arg *p = arg;
+    long n = p->n;
+    if (n < 2) {
+        *p->result = n;
+        return NULL;
+    }
+    weft_group g = WEFT_GROUP_INIT;
+    long a, b;
+    struct fib_arg ca = { n - 1, &a }, cb = { n - 2, &b };
+    int rc = weft_group_spawn(&g, fib_group, &ca, 0, NULL);
+    if (rc != 0)
+        bench_die("weft_group_spawn", rc);
+    fib_group(&cb);
+    rc = weft_group_wait(&g);
+    if (rc != 0)
+        bench_die("weft_group_wait", rc);
+    *p->result = a + b;
+    return NULL;
+}
+
+static void *fib_group_copy(void *arg)
+{
+    struct fib_arg *p = arg;
+    long n = p->n;
+    if (n < 2) {
+        *p->result = n;
+        return NULL;
+    }
+    weft_group g = WEFT_GROUP_INIT;
+    long a, b;
+    struct fib_arg ca = { n - 1, &a }, cb = { n - 2, &b };
+    int rc = weft_group_spawn(&g, fib_group_copy, &ca, sizeof ca, NULL);
+    if (rc != 0)
+        bench_die("weft_group_spawn", rc);
+    fib_group_copy(&cb);
+    rc = weft_group_wait(&g);
+    if (rc != 0)
+        bench_die("weft_group_wait", rc);
+    *p->result = a + b;
+    return NULL;
+}
+
+enum { IMPL_JOIN, IMPL_GROUP, IMPL_COPY, NIMPL };
+static const char *const impl_names[NIMPL] = { "join", "group", "group-copy" };
+
+/* fib(n) on the calling user thread, one way. */
+static long fib_run(int impl, long n)
+{
+    if (impl == IMPL_JOIN)
+        return (long)(intptr_t)fib_join((void *)(intptr_t)n);
+    long r = -1;
+    struct fib_arg a = { n, &r };
+    (impl == IMPL_GROUP ? fib_group : fib_group_copy)(&a);
+    return r;
+}
+
+/* The root runs as a user thread other than main, as in real code (main
+ * spawns help-first on several workers; see threads_spawn_main). */
+struct root {
+    int impl;
+    long n;
+    long result;
+};
+
+static void *root_fn(void *arg)
+{
+    struct root *r = arg;
+    r->result = fib_run(r->impl, r->n);
+    return NULL;
+}
+
+static long fib_timed(int impl, long n, double *ns)
+{
+    struct root r = { impl, n, -1 };
+    weft_thread *t;
+    uint64_t t0 = bench_now_ns();
+    int rc = weft_spawn(&t, root_fn, &r, NULL);
+    if (rc == 0)
+        rc = weft_join(t, NULL);
+    *ns = (double)(bench_now_ns() - t0);
+    if (rc != 0)
+        bench_die("root", rc);
+    return r.result;
+}
+
+int main(int argc, char **argv)
+{
+    bench_opts o;
+    bench_parse(argc, argv, &o, "  -i all|join|group|group-copy (default all); default -n 30, -w 1\n");
+    bench_default_n(&o, 30);
+    if (!o.workers_given) {
+        o.workers.v[0] = 1;
+        o.workers.len = 1;
+    }
+    int policy = strcmp(o.policy, "help-first") == 0 ? WEFT_HELP_FIRST : WEFT_WORK_FIRST;
+    for (int ni = 0; ni < o.n.len; ni++) {
+        long n = o.n.v[ni];
+        char param[32];
+        snprintf(param, sizeof param, "%ld", n);
+        for (int wi = 0; wi < o.workers.len; wi++) {
+            long workers = o.workers.v[wi];
+            weft_config cfg;
+            weft_config_default(&cfg);
+            cfg.workers = (int)workers;
+            cfg.spawn_policy = policy;
+            int rc = weft_init(&cfg);
+            if (rc != 0)
+                bench_die("weft_init", rc);
+            static double samples[NIMPL][BENCH_MAX_RUNS];
+            double warm;
+            for (int i = 0; i < NIMPL; i++)
+                fib_timed(i, n < 20 ? n : 20, &warm);
+            for (int r = 0; r < o.reps; r++) {
+                for (int i = 0; i < NIMPL; i++) {
+                    if (!bench_wants(&o, impl_names[i]))
+                        continue;
+                    long v = fib_timed(i, n, &samples[i][r]);
+                    if (v != bench_fib_expected(n)) {
+                        fprintf(stderr, "bench: %s fib(%ld) = %ld\n", impl_names[i], n, v);
+                        exit(1);
+                    }
+                }
+            }
+            rc = weft_finalize();
+            if (rc != 0)
+                bench_die("weft_finalize", rc);
+            double med[NIMPL] = { 0 };
+            for (int i = 0; i < NIMPL; i++)
+                if (bench_wants(&o, impl_names[i]))
+                    med[i] = bench_report(&o, "fib_group", impl_names[i], workers, param, samples[i], o.reps,
+                                          "ns")
+                                 .median;
+            if (med[IMPL_JOIN] > 0 && !o.callgrind) {
+                for (int i = IMPL_GROUP; i < NIMPL; i++)
+                    if (med[i] > 0)
+                        printf("  fib(%ld) %ld workers: %s / join = %.3f\n", n, workers, impl_names[i],
+                               med[i] / med[IMPL_JOIN]);
+            }
+        }
+    }
+    return 0;
+}
