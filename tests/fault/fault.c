@@ -32,10 +32,10 @@
 #include "inject.h"
 #include "testutil.h"
 
-#define WORKERS         2
-#define NPLAIN          3    /* plain user threads spawned per cycle */
+#define NPLAIN          44   /* plain user threads alive at once: more than a stack slab holds */
+#define BIG_STACK       ((size_t)128 << 10) /* one of them has a stack size of its own */
 #define RUN_LIMIT_S     5    /* a run that takes longer hangs */
-#define STUCK_CALL_S    1    /* a call queued this long for a kernel thread waits for none */
+#define STUCK_CALL_MS   500  /* a call queued this long for a kernel thread waits for none */
 #define THREADS_WAIT_MS 2000 /* bound on the wait for weft's kernel threads to end */
 #define EXIT_HANG       3
 #define EXIT_NO_MACHINE 4    /* the known hang of issue item 6 (see known_failure) */
@@ -71,7 +71,8 @@ static void stage(enum stage s)
 
 static weft_mutex mu;
 static weft_cond cv;
-static int arrived; /* under mu */
+static int arrived;  /* under mu */
+static int released; /* under mu */
 static int pipefd[2];
 
 /* An error return that resource exhaustion may explain. */
@@ -91,9 +92,15 @@ static void arrive(void)
     CHECK_EQ(weft_mutex_unlock(&mu), 0);
 }
 
+/* Arrives, then waits for the initial thread to release everyone: every
+ * plain thread holds its stack at the same time. */
 static void *plain_fn(void *arg)
 {
     arrive();
+    CHECK_EQ(weft_mutex_lock(&mu), 0);
+    while (!released)
+        CHECK_EQ(weft_cond_wait(&cv, &mu), 0);
+    CHECK_EQ(weft_mutex_unlock(&mu), 0);
     weft_yield();
     return arg;
 }
@@ -142,7 +149,7 @@ static int base_fds;
 /* A kernel thread of the test's own, started before any fault is armed:
  * ends the run if it takes too long. A blocking call (weft_blocking, or
  * weft_read/weft_write handed off) that was queued for a spare kernel
- * thread because none could be started, and has waited STUCK_CALL_S, is
+ * thread because none could be started, and has waited STUCK_CALL_MS, is
  * reported as such (EXIT_NO_MACHINE); any other hang as EXIT_HANG. */
 static void *watchdog(void *arg)
 {
@@ -159,7 +166,7 @@ static void *watchdog(void *arg)
             since = now;
         }
         weft_stats ws;
-        if ((st == ST_IO || st == ST_BLOCKING) && now - since > STUCK_CALL_S &&
+        if ((st == ST_IO || st == ST_BLOCKING) && (now - since) * 1000 > STUCK_CALL_MS &&
             atomic_load(&sh->fs.failed) > 0 && weft_stats_get(&ws) == 0 && ws.io_offloaded > 0)
             _exit(EXIT_NO_MACHINE);
         if (now - start > RUN_LIMIT_S) {
@@ -201,13 +208,15 @@ static void check_clean(void)
     }
 }
 
+/* Cycle k runs on 4 - k workers: a failed start of the third worker's
+ * kernel thread leaves one to stop, and the second init differs. */
 static void cycle(int k)
 {
     atomic_store(&sh->cycle, k);
     stage(ST_INIT);
     weft_config cfg;
     weft_config_default(&cfg);
-    cfg.workers = WORKERS;
+    cfg.workers = 4 - k;
     int rc = weft_init(&cfg);
     if (rc != 0) {
         expect_resource_error(rc, "weft_init");
@@ -218,14 +227,16 @@ static void cycle(int k)
     }
     CHECK_EQ(weft_mutex_init(&mu), 0);
     CHECK_EQ(weft_cond_init(&cv), 0);
-    arrived = 0;
+    arrived = released = 0;
     CHECK_EQ(pipe(pipefd), 0);
 
     stage(ST_SPAWN);
     weft_thread *t[NPLAIN], *tb = NULL, *tr = NULL;
     int expected = 0;
     for (int i = 0; i < NPLAIN; i++) {
-        rc = weft_spawn(&t[i], plain_fn, &t[i], NULL);
+        weft_attr attr = WEFT_ATTR_INIT;
+        attr.stack_size = i == 0 ? BIG_STACK : 0;
+        rc = weft_spawn(&t[i], plain_fn, &t[i], &attr);
         if (rc == 0)
             expected++;
         else {
@@ -251,9 +262,11 @@ static void cycle(int k)
 
     stage(ST_SYNC);
     CHECK_EQ(weft_mutex_lock(&mu), 0);
-    int timer_ok = 1;
-    while (arrived < expected) {
-        if (timer_ok) {
+    /* One timed wait at least (the timer service starts on the first),
+     * then wait for every thread to arrive, and release them. */
+    int timed = 1;
+    do {
+        if (timed) {
             struct timespec ts;
             clock_gettime(CLOCK_REALTIME, &ts);
             ts.tv_nsec += 1000000;
@@ -264,12 +277,14 @@ static void cycle(int k)
             rc = weft_cond_timedwait(&cv, &mu, &ts);
             if (rc != 0 && rc != ETIMEDOUT) {
                 expect_resource_error(rc, "weft_cond_timedwait");
-                timer_ok = 0;
+                timed = 0;
             }
         } else {
             CHECK_EQ(weft_cond_wait(&cv, &mu), 0);
         }
-    }
+    } while (arrived < expected);
+    released = 1;
+    CHECK_EQ(weft_cond_broadcast(&cv), 0);
     CHECK_EQ(weft_mutex_unlock(&mu), 0);
 
     stage(ST_IO);

@@ -353,6 +353,19 @@ int __wrap_pthread_create(pthread_t *t, const pthread_attr_t *a, void *(*fn)(voi
 }
 
 #if FAULT_HAVE_URING
+/* The rings' wake-up eventfd is part of their set-up. */
+int __real_eventfd(unsigned int count, int flags);
+int __wrap_eventfd(unsigned int count, int flags);
+
+int __wrap_eventfd(unsigned int count, int flags)
+{
+    if (should_fail(FK_URING, CALLER)) {
+        errno = EMFILE;
+        return -1;
+    }
+    return __real_eventfd(count, flags);
+}
+
 struct io_uring;
 struct io_uring_params;
 int __real_io_uring_queue_init(unsigned entries, struct io_uring *ring, unsigned flags);

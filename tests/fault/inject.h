@@ -14,7 +14,7 @@
  * 1, from the moment fault_arm_env() runs); "kind:N+" fails the Nth and
  * every later one. Kinds: malloc, calloc, realloc, aligned (aligned_alloc,
  * posix_memalign), heap (any of the four, counted together), mmap,
- * mprotect, pthread_create, uring (io_uring_queue_init*). FAULT_TRACE=1
+ * mprotect, pthread_create, uring (io_uring_queue_init*, eventfd). FAULT_TRACE=1
  * prints the caller of every failed call (resolve with addr2line -e). */
 #ifndef WEFT_TEST_FAULT_INJECT_H
 #define WEFT_TEST_FAULT_INJECT_H
