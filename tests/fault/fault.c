@@ -42,6 +42,7 @@
 #define SAMPLE_ALL      64
 #define SAMPLE_HEAD     32
 #define SAMPLE_TAIL     16
+#define JOBS            2    /* runs at a time */
 
 #if TEST_ASAN
 const char *__asan_default_options(void);
@@ -359,37 +360,57 @@ static void program(void)
 
 enum outcome { OUT_PASS, OUT_FAIL, OUT_CRASH, OUT_HANG, OUT_NO_MACHINE };
 
+/* One run of the program: a case, then its result. */
 struct run {
+    int kind;               /* -1: no fault */
+    char inject[64];        /* FAULT_INJECT */
+    const char *guard;      /* WEFT_STACK_GUARD; NULL: unset */
     enum outcome out;
     int status;
     int stage, cycle;
     uint64_t failed;
+    uint64_t calls[FK_COUNT];
     int first_stage;        /* stage of the first failed call; -1: none */
     uintptr_t first_caller; /* its call site, less the executable's base */
     char log[4096];
 };
 
-/* Runs the program in a child with FAULT_INJECT=inject (NULL: none) and
- * WEFT_STACK_GUARD=guard (NULL: unset). */
-static void run_child(struct run *r, const char *inject, const char *guard)
+/* A child in flight. */
+struct job {
+    pid_t pid;              /* 0: free */
+    struct run *r;
+    struct shared *sh;      /* its own shared state */
+    int log;                /* memfd: the child's stdout and stderr */
+    double deadline;
+};
+
+/* The environment a kind runs in (WEFT_STACK_GUARD). */
+static const char *guard_for(int kind)
 {
-    memset(r, 0, sizeof *r);
-    int log = memfd_create("fault-log", 0);
-    CHECK(log >= 0);
+    return kind == FK_MPROTECT ? "mprotect" : NULL;
+}
+
+static void start(struct job *j, struct run *r)
+{
+    j->r = r;
+    j->log = memfd_create("fault-log", 0);
+    CHECK(j->log >= 0);
     fflush(stdout);
     fflush(stderr);
-    pid_t pid = fork();
-    CHECK(pid >= 0);
-    if (pid == 0) {
-        dup2(log, 1);
-        dup2(log, 2);
-        close(log);
-        if (inject)
-            setenv("FAULT_INJECT", inject, 1);
+    j->pid = fork();
+    CHECK(j->pid >= 0);
+    if (j->pid == 0) {
+        dup2(j->log, 1);
+        dup2(j->log, 2);
+        close(j->log);
+        sh = j->sh;
+        fault_share(&sh->fs);
+        if (r->kind >= 0)
+            setenv("FAULT_INJECT", r->inject, 1);
         else
             unsetenv("FAULT_INJECT");
-        if (guard)
-            setenv("WEFT_STACK_GUARD", guard, 1);
+        if (r->guard)
+            setenv("WEFT_STACK_GUARD", r->guard, 1);
         else
             unsetenv("WEFT_STACK_GUARD");
         alarm(RUN_LIMIT_S + 2); /* the watchdog's backstop */
@@ -397,47 +418,77 @@ static void run_child(struct run *r, const char *inject, const char *guard)
         exit(0); /* the leak checker runs at exit (ASan) */
     }
     /* The child's watchdog and alarm bound it; SIGKILL is the backstop. */
-    double deadline = check_now() + RUN_LIMIT_S + 5;
+    j->deadline = check_now() + RUN_LIMIT_S + 5;
+}
+
+static void finish(struct job *j, int status)
+{
+    struct run *r = j->r;
+    struct shared *s = j->sh;
+    r->status = status;
+    r->stage = atomic_load(&s->fs.phase);
+    r->cycle = atomic_load(&s->cycle);
+    r->failed = atomic_load(&s->fs.failed);
+    for (int k = 0; k < FK_COUNT; k++)
+        r->calls[k] = atomic_load(&s->fs.calls[k]);
+    r->first_stage = atomic_load(&s->fs.first_phase);
+    r->first_caller = atomic_load(&s->fs.first_caller);
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        r->out = OUT_PASS;
+    else if (WIFEXITED(status) && WEXITSTATUS(status) == EXIT_NO_MACHINE)
+        r->out = OUT_NO_MACHINE;
+    else if ((WIFEXITED(status) && WEXITSTATUS(status) == EXIT_HANG) ||
+             (WIFSIGNALED(status) && (WTERMSIG(status) == SIGALRM || WTERMSIG(status) == SIGKILL)))
+        r->out = OUT_HANG;
+    else if (WIFSIGNALED(status))
+        r->out = OUT_CRASH;
+    else
+        r->out = OUT_FAIL;
+    ssize_t n = pread(j->log, r->log, sizeof r->log - 1, 0);
+    r->log[n > 0 ? n : 0] = '\0';
+    close(j->log);
+    j->pid = 0;
+}
+
+/* Runs every case in runs[0..n), JOBS children at a time. */
+static void run_all(struct run *runs, int n, struct job *jobs)
+{
+    int next = 0, busy = 0;
     long nap = 100000;
-    for (;;) {
-        pid_t w = waitpid(pid, &r->status, WNOHANG);
-        CHECK(w >= 0 || errno == EINTR);
-        if (w == pid)
-            break;
-        if (check_now() > deadline)
-            kill(pid, SIGKILL);
+    while (next < n || busy) {
+        for (int j = 0; j < JOBS && next < n; j++)
+            if (!jobs[j].pid) {
+                start(&jobs[j], &runs[next++]);
+                busy++;
+                nap = 100000;
+            }
+        int status;
+        pid_t pid = waitpid(-1, &status, WNOHANG);
+        CHECK(pid >= 0 || errno == EINTR);
+        if (pid > 0) {
+            for (int j = 0; j < JOBS; j++)
+                if (jobs[j].pid == pid) {
+                    finish(&jobs[j], status);
+                    busy--;
+                }
+            continue;
+        }
+        double now = check_now();
+        for (int j = 0; j < JOBS; j++)
+            if (jobs[j].pid && now > jobs[j].deadline)
+                kill(jobs[j].pid, SIGKILL);
         struct timespec ts = { 0, nap };
         nanosleep(&ts, NULL);
         if (nap < 10000000)
             nap *= 2;
     }
-    r->stage = atomic_load(&sh->fs.phase);
-    r->cycle = atomic_load(&sh->cycle);
-    r->failed = atomic_load(&sh->fs.failed);
-    r->first_stage = atomic_load(&sh->fs.first_phase);
-    r->first_caller = atomic_load(&sh->fs.first_caller);
-    if (WIFEXITED(r->status) && WEXITSTATUS(r->status) == 0)
-        r->out = OUT_PASS;
-    else if (WIFEXITED(r->status) && WEXITSTATUS(r->status) == EXIT_NO_MACHINE)
-        r->out = OUT_NO_MACHINE;
-    else if ((WIFEXITED(r->status) && WEXITSTATUS(r->status) == EXIT_HANG) ||
-             (WIFSIGNALED(r->status) && (WTERMSIG(r->status) == SIGALRM || WTERMSIG(r->status) == SIGKILL)))
-        r->out = OUT_HANG;
-    else if (WIFSIGNALED(r->status))
-        r->out = OUT_CRASH;
-    else
-        r->out = OUT_FAIL;
-    ssize_t n = pread(log, r->log, sizeof r->log - 1, 0);
-    r->log[n > 0 ? n : 0] = '\0';
-    close(log);
 }
 
 /* Failures whose cause lies outside the runtime's life cycle, in code
  * another change owns; named here so that the test stays red for anything
  * else. Returns the issue item, or NULL. */
-static const char *known_failure(int kind, const struct run *r)
+static const char *known_failure(const struct run *r)
 {
-    (void)kind;
     /* Issue item 6 (sched/machine.c): a blocking call queued because no
      * spare kernel thread could be started (pthread_create, or the calloc
      * or realloc of the machine pool, failed) waits for ever; it should
@@ -458,31 +509,6 @@ static const char *outcome_name(const struct run *r, char *buf, size_t len)
     }
 }
 
-/* The environment a kind runs in (WEFT_STACK_GUARD). */
-static const char *guard_for(int kind)
-{
-    return kind == FK_MPROTECT ? "mprotect" : NULL;
-}
-
-/* Largest count of each kind over three fault-free runs; 0 on success. */
-static int calibrate(const char *guard, uint64_t count[FK_COUNT])
-{
-    struct run r;
-    for (int i = 0; i < 3; i++) {
-        run_child(&r, NULL, guard);
-        if (r.out != OUT_PASS) {
-            char b[48];
-            fprintf(stderr, "run without faults%s%s: %s at %s (cycle %d)\n%s", guard ? ", guard " : "",
-                    guard ? guard : "", outcome_name(&r, b, sizeof b), stage_name[r.stage], r.cycle, r.log);
-            return -1;
-        }
-        for (int k = 0; k < FK_COUNT; k++)
-            if ((uint64_t)atomic_load(&sh->fs.calls[k]) > count[k])
-                count[k] = atomic_load(&sh->fs.calls[k]);
-    }
-    return 0;
-}
-
 /* The Nth value of N to try for a kind with c calls; 0: no more. */
 static uint64_t nth_n(int j, uint64_t c, int sampled)
 {
@@ -496,61 +522,107 @@ int main(int argc, char **argv)
 {
     if (TEST_TSAN)
         SKIP("failure injection runs in plain and ASan builds (TSan adds nothing here and is slow)");
-    sh = fault_shared_alloc(sizeof *sh);
-    CHECK(sh != NULL);
-    fault_share(&sh->fs);
+    /* One shared state per job; this process keeps the injector's own
+     * (never armed), so that its allocations count in no child's. */
+    struct shared *shs = fault_shared_alloc(JOBS * sizeof *shs);
+    CHECK(shs != NULL);
     if (argc > 1 && !strcmp(argv[1], "run")) {
+        sh = &shs[0];
+        fault_share(&sh->fs);
         program();
         printf("completed; %llu calls failed\n", (unsigned long long)atomic_load(&sh->fs.failed));
         return 0;
     }
+    int want[FK_COUNT]; /* kinds named on the command line, or all */
+    for (int k = 0; k < FK_COUNT; k++) {
+        want[k] = argc == 1;
+        for (int a = 1; a < argc; a++)
+            want[k] |= !strcmp(argv[a], fault_kind_name[k]);
+    }
+    struct job jobs[JOBS];
+    memset(jobs, 0, sizeof jobs);
+    for (int j = 0; j < JOBS; j++)
+        jobs[j].sh = &shs[j];
 
-    uint64_t count[FK_COUNT] = { 0 }, count_mprotect[FK_COUNT] = { 0 };
-    if (calibrate(NULL, count) != 0 || calibrate(guard_for(FK_MPROTECT), count_mprotect) != 0)
-        return 1;
-    count[FK_MPROTECT] = count_mprotect[FK_MPROTECT];
+    /* Calibration: three fault-free runs in each environment. */
+    enum { CALIBRATE = 3 };
+    struct run *cal = calloc(2 * CALIBRATE, sizeof *cal);
+    CHECK(cal != NULL);
+    for (int i = 0; i < 2 * CALIBRATE; i++) {
+        cal[i].kind = -1;
+        cal[i].guard = i < CALIBRATE ? NULL : guard_for(FK_MPROTECT);
+    }
+    run_all(cal, 2 * CALIBRATE, jobs);
+    uint64_t count[FK_COUNT] = { 0 };
+    for (int i = 0; i < 2 * CALIBRATE; i++) {
+        char b[48];
+        if (cal[i].out != OUT_PASS) {
+            fprintf(stderr, "run without faults%s%s: %s at %s (cycle %d)\n%s", cal[i].guard ? ", guard " : "",
+                    cal[i].guard ? cal[i].guard : "", outcome_name(&cal[i], b, sizeof b),
+                    stage_name[cal[i].stage], cal[i].cycle, cal[i].log);
+            return 1;
+        }
+        for (int k = 0; k < FK_COUNT; k++)
+            if (cal[i].guard == guard_for(k) && cal[i].calls[k] > count[k])
+                count[k] = cal[i].calls[k];
+    }
 
     int exhaustive = getenv("FAULT_ALL") && !strcmp(getenv("FAULT_ALL"), "1");
-    int runs = 0, unexpected = 0, known = 0;
-    double t0 = check_now();
+    int sampled[FK_COUNT], ncases = 0;
+    size_t cap = 0;
     for (int k = 0; k < FK_COUNT; k++) {
-        uint64_t c = count[k];
-        int sampled = !exhaustive && c > SAMPLE_ALL;
-        printf("%-14s %3llu calls%s", fault_kind_name[k], (unsigned long long)c,
-               guard_for(k) ? " (WEFT_STACK_GUARD=mprotect)" : "");
-        if (sampled)
-            printf(" (N sampled: 1..%d, then %d points spread evenly to the last)", SAMPLE_HEAD, SAMPLE_TAIL);
-        printf("\n");
-        for (int from = 0; from <= 1; from++) {
+        sampled[k] = !exhaustive && count[k] > SAMPLE_ALL;
+        cap += want[k] ? 2 * count[k] : 0;
+    }
+    struct run *cases = calloc(cap ? cap : 1, sizeof *cases);
+    CHECK(cases != NULL);
+    for (int k = 0; k < FK_COUNT; k++)
+        for (int from = 0; want[k] && from <= 1; from++) {
             uint64_t n, prev = 0;
-            for (int j = 1; (n = nth_n(j, c, sampled)) != 0; j++) {
+            for (int j = 1; (n = nth_n(j, count[k], sampled[k])) != 0; j++) {
                 if (n == prev)
                     continue;
                 prev = n;
-                char inject[64];
-                snprintf(inject, sizeof inject, "%s:%llu%s", fault_kind_name[k], (unsigned long long)n,
+                struct run *r = &cases[ncases++];
+                r->kind = k;
+                r->guard = guard_for(k);
+                snprintf(r->inject, sizeof r->inject, "%s:%llu%s", fault_kind_name[k], (unsigned long long)n,
                          from ? "+" : "");
-                struct run r;
-                run_child(&r, inject, guard_for(k));
-                runs++;
-                if (r.out == OUT_PASS)
-                    continue;
-                char b[48];
-                const char *item = known_failure(k, &r);
-                printf("  %-18s %s at %s, cycle %d (%llu calls failed, the first at %s from exe+%#lx)%s%s\n",
-                       inject, outcome_name(&r, b, sizeof b), stage_name[r.stage], r.cycle,
-                       (unsigned long long)r.failed, r.first_stage >= 0 ? stage_name[r.first_stage] : "-",
-                       (unsigned long)r.first_caller, item ? ": known, " : "", item ? item : "");
-                if (item) {
-                    known++;
-                } else {
-                    unexpected++;
-                    fputs(r.log, stdout);
-                }
+            }
+        }
+    double t0 = check_now();
+    run_all(cases, ncases, jobs);
+
+    int unexpected = 0, known = 0;
+    for (int k = 0, i = 0; k < FK_COUNT; k++) {
+        if (!want[k])
+            continue;
+        printf("%-14s %3llu calls%s", fault_kind_name[k], (unsigned long long)count[k],
+               guard_for(k) ? " (WEFT_STACK_GUARD=mprotect)" : "");
+        if (sampled[k])
+            printf(" (N sampled: 1..%d, then %d points spread evenly to the last)", SAMPLE_HEAD, SAMPLE_TAIL);
+        printf("\n");
+        for (; i < ncases && cases[i].kind == k; i++) {
+            struct run *r = &cases[i];
+            if (r->out == OUT_PASS)
+                continue;
+            char b[48];
+            const char *item = known_failure(r);
+            printf("  %-18s %s at %s, cycle %d (%llu calls failed, the first at %s from exe+%#lx)%s%s\n",
+                   r->inject, outcome_name(r, b, sizeof b), stage_name[r->stage], r->cycle,
+                   (unsigned long long)r->failed, r->first_stage >= 0 ? stage_name[r->first_stage] : "-",
+                   (unsigned long)r->first_caller, item ? ": known, " : "", item ? item : "");
+            if (item) {
+                known++;
+            } else {
+                unexpected++;
+                fputs(r->log, stdout);
             }
         }
     }
-    printf("%d runs in %.1f s: %d unexpected failures, %d known failures\n", runs, check_now() - t0,
-           unexpected, known);
+    printf("%d runs in %.1f s, %d at a time: %d unexpected failures, %d known failures\n", ncases,
+           check_now() - t0, JOBS, unexpected, known);
+    free(cases);
+    free(cal);
     return unexpected ? 1 : 0;
 }

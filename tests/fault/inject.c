@@ -119,13 +119,22 @@ long fault_live_rings(void)
     return atomic_load(&rings);
 }
 
+#if defined(__SANITIZE_ADDRESS__)
+void __asan_describe_address(void *addr); /* sanitizer/asan_interface.h */
+#endif
+
 static void report_table(const char *what, struct table *t)
 {
     for (size_t i = 0; i < TABLE_SLOTS; i++)
-        if (t->e[i].p && t->e[i].p != TOMBSTONE)
+        if (t->e[i].p && t->e[i].p != TOMBSTONE) {
             fprintf(stderr, "  live %s %p, %zu bytes, from exe+%#lx (addr2line -e <test> that)\n", what,
                     t->e[i].p, t->e[i].size,
                     (unsigned long)((char *)t->e[i].caller - &__executable_start));
+#if defined(__SANITIZE_ADDRESS__)
+            if (t == &blocks)
+                __asan_describe_address(t->e[i].p); /* with the stack that allocated it */
+#endif
+        }
     if (t->overflow)
         fprintf(stderr, "  %zu %ss not tracked (table full)\n", t->overflow, what);
 }
@@ -152,6 +161,12 @@ void *fault_shared_alloc(size_t size)
 
 void fault_share(struct fault_state *s)
 {
+    /* A child of the driver starts with nothing of its own outstanding. */
+    lock();
+    memset(&blocks, 0, sizeof blocks);
+    memset(&maps, 0, sizeof maps);
+    unlock();
+    atomic_store(&rings, 0);
     memset(s, 0, sizeof *s);
     atomic_store(&s->armed_kind, -1);
     st = s;

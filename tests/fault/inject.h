@@ -55,7 +55,8 @@ struct fault_state {
  * the library's; NULL on failure. */
 void *fault_shared_alloc(size_t size);
 
-/* Places the state in st (in memory from fault_shared_alloc). */
+/* Places the state in st (in memory from fault_shared_alloc) and forgets
+ * what was outstanding (a child of the driver calls it first). */
 void fault_share(struct fault_state *st);
 
 /* Resets the counts and arms FAULT_INJECT; returns -1 if it is malformed,
