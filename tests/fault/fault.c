@@ -1,17 +1,21 @@
 /* Failure injection over the runtime's life cycle: a short program (init,
- * spawns incl. a bound thread, mutex/cond with a timed wait, weft_read and
- * weft_write on a pipe, weft_blocking, weft_sleep_ns, join, finalize, then
- * the same again) runs once per injected fault, in a child process: the Nth
- * call of one kind (malloc, calloc, realloc, aligned_alloc, any of those,
- * mmap, mprotect, pthread_create, io_uring set-up) fails, either alone or
- * with every later call of that kind, for every N the program reaches.
+ * 44 user threads alive at once, one with a stack size of its own, a bound
+ * thread that spawns and joins one, mutex/cond with a timed wait, weft_read
+ * and weft_write on a pipe, weft_blocking, weft_sleep_ns, join, finalize,
+ * then the same again on fewer workers) runs once per injected fault, in a
+ * child process: the Nth call of one kind (malloc, calloc, realloc,
+ * aligned_alloc, any of those, mmap, mprotect, pthread_create, io_uring
+ * set-up) fails, either alone or with every later call of that kind, for
+ * every N the program reaches.
  *
  * Each run must either get an error (ENOMEM or EAGAIN) from a call and go
  * on cleanly, or complete: never hang (a watchdog thread bounds each run),
- * never crash or abort, and never leak. After every finalize, and after
- * every failed weft_init, nothing the library allocated, mapped, set up
- * (io_uring) or opened is left and its kernel threads are gone; in ASan
- * builds the leak checker runs at each child's exit too.
+ * never crash or abort, never leak, and the initial thread stays on worker
+ * 0 (else finalize would run off the main kernel thread). After every
+ * finalize, and after every failed weft_init, nothing the library
+ * allocated, mapped, set up (io_uring) or opened is left and its kernel
+ * threads are gone; in ASan builds the leak checker runs at each child's
+ * exit too.
  *
  * Counts: a calibration run without faults gives each kind's count C (the
  * largest of three runs: the number of kernel threads started may vary).
@@ -19,9 +23,9 @@
  * 1..SAMPLE_HEAD, then SAMPLE_TAIL points spread evenly up to C (the output
  * says so); FAULT_ALL=1 takes every N. mprotect guards are used only where
  * the kernel lacks MADV_GUARD_INSTALL, so that kind runs with
- * WEFT_STACK_GUARD=mprotect. "fault_lifecycle run" with
- * FAULT_INJECT=kind:N[+] (and FAULT_TRACE=1) runs the program once, to
- * reproduce a case. */
+ * WEFT_STACK_GUARD=mprotect. Arguments name the kinds to inject (default:
+ * all). "fault_lifecycle run" with FAULT_INJECT=kind:N[+] (and
+ * FAULT_TRACE=1) runs the program once, to reproduce a case. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <fcntl.h>
@@ -39,6 +43,7 @@
 #define THREADS_WAIT_MS 2000 /* bound on the wait for weft's kernel threads to end */
 #define EXIT_HANG       3
 #define EXIT_NO_MACHINE 4    /* the known hang of issue item 6 (see known_failure) */
+#define EXIT_MOVED      5    /* the initial thread left worker 0 (see known_failure) */
 #define SAMPLE_ALL      64
 #define SAMPLE_HEAD     32
 #define SAMPLE_TAIL     16
@@ -111,12 +116,28 @@ static void set_flag(void *arg)
     *(int *)arg = 1;
 }
 
+static void *echo_fn(void *arg)
+{
+    return arg;
+}
+
+/* A bound thread is no user thread of a worker: its spawn queues the new
+ * thread for any worker, its join sleeps in the kernel. */
 static void *bound_fn(void *arg)
 {
     arrive();
     int flag = 0;
     CHECK_EQ(weft_blocking(set_flag, &flag), 0); /* in place: a bound thread may block */
     CHECK_EQ(flag, 1);
+    weft_thread *t;
+    int rc = weft_spawn(&t, echo_fn, &flag, NULL);
+    if (rc == 0) {
+        void *res = NULL;
+        CHECK_EQ(weft_join(t, &res), 0);
+        CHECK(res == &flag);
+    } else {
+        expect_resource_error(rc, "weft_spawn (from a bound thread)");
+    }
     return arg;
 }
 
@@ -132,6 +153,19 @@ static void *reader_fn(void *arg)
     r->n = weft_read(pipefd[0], &r->c, 1);
     r->err = errno;
     return arg;
+}
+
+/* The initial thread is pinned to worker 0 (docs/design.md): after each
+ * call that may hand its worker to another kernel thread, it must be back
+ * there, or weft_finalize would run on a spare kernel thread. */
+static void check_on_worker0(const char *after)
+{
+    int id = weft_worker_id();
+    if (id != 0) {
+        fprintf(stderr, "the initial thread is on worker %d after %s\n", id, after);
+        fflush(stderr);
+        _exit(EXIT_MOVED);
+    }
 }
 
 static int count_dir(const char *path)
@@ -290,24 +324,29 @@ static void cycle(int k)
 
     stage(ST_IO);
     ssize_t n = weft_write(pipefd[1], "x", 1);
+    check_on_worker0("weft_write");
     int wrote = n == 1;
     if (!wrote) {
         CHECK_EQ(n, -1);
         expect_resource_error(errno, "weft_write");
     }
     CHECK_EQ(close(pipefd[1]), 0); /* the reader sees end of file if nothing was written */
-    if (!tr)
+    if (!tr) {
         reader_fn(&rd);
+        check_on_worker0("weft_read");
+    }
 
     stage(ST_BLOCKING);
     int flag = 0;
     rc = weft_blocking(set_flag, &flag);
+    check_on_worker0("weft_blocking");
     if (rc == 0)
         CHECK_EQ(flag, 1);
     else
         expect_resource_error(rc, "weft_blocking");
     if (weft_sleep_ns(100000) != 0)
         expect_resource_error(errno, "weft_sleep_ns");
+    check_on_worker0("weft_sleep_ns");
 
     stage(ST_JOIN);
     for (int i = 0; i < NPLAIN; i++) {
@@ -337,6 +376,7 @@ static void cycle(int k)
     CHECK_EQ(weft_mutex_destroy(&mu), 0);
 
     stage(ST_FINALIZE);
+    check_on_worker0("the joins");
     CHECK_EQ(weft_finalize(), 0);
     check_clean();
 }
@@ -358,7 +398,7 @@ static void program(void)
 
 /* ---- the driver ------------------------------------------------------------ */
 
-enum outcome { OUT_PASS, OUT_FAIL, OUT_CRASH, OUT_HANG, OUT_NO_MACHINE };
+enum outcome { OUT_PASS, OUT_FAIL, OUT_CRASH, OUT_HANG, OUT_NO_MACHINE, OUT_MOVED };
 
 /* One run of the program: a case, then its result. */
 struct run {
@@ -437,6 +477,8 @@ static void finish(struct job *j, int status)
         r->out = OUT_PASS;
     else if (WIFEXITED(status) && WEXITSTATUS(status) == EXIT_NO_MACHINE)
         r->out = OUT_NO_MACHINE;
+    else if (WIFEXITED(status) && WEXITSTATUS(status) == EXIT_MOVED)
+        r->out = OUT_MOVED;
     else if ((WIFEXITED(status) && WEXITSTATUS(status) == EXIT_HANG) ||
              (WIFSIGNALED(status) && (WTERMSIG(status) == SIGALRM || WTERMSIG(status) == SIGKILL)))
         r->out = OUT_HANG;
@@ -495,6 +537,17 @@ static const char *known_failure(const struct run *r)
      * run in place instead. */
     if (r->out == OUT_NO_MACHINE)
         return "item 6 (weft_blocking waits for a kernel thread that was never started)";
+    /* Not an issue item (sched/machine.c, found by this test with
+     * WEFT_IO=blocking, faults or none): when the initial thread's own
+     * blocking call returns on a spare kernel thread whose worker was taken
+     * meanwhile, that kernel thread hands it to weft__inject, and any
+     * worker's find_work runs it from there (weft__inject_pop ignores the
+     * pinning); weft_finalize then runs off the main kernel thread (an
+     * assertion, a panic "worker 0 has no home", or a leaked kernel
+     * thread). weft__ready instead of weft__inject there mails it to
+     * worker 0. */
+    if (r->out == OUT_MOVED)
+        return "initial thread left worker 0 (sched/machine.c: HOME_INJECT of a pinned thread)";
     return NULL;
 }
 
@@ -504,6 +557,7 @@ static const char *outcome_name(const struct run *r, char *buf, size_t len)
     case OUT_PASS: return "pass";
     case OUT_HANG: return "hang";
     case OUT_NO_MACHINE: return "hang (blocking call, no kernel thread)";
+    case OUT_MOVED: return "initial thread moved";
     case OUT_CRASH: snprintf(buf, len, "signal %d", WTERMSIG(r->status)); return buf;
     default: snprintf(buf, len, "exit %d", WEXITSTATUS(r->status)); return buf;
     }
@@ -556,12 +610,13 @@ int main(int argc, char **argv)
     uint64_t count[FK_COUNT] = { 0 };
     for (int i = 0; i < 2 * CALIBRATE; i++) {
         char b[48];
-        if (cal[i].out != OUT_PASS) {
+        if (cal[i].out != OUT_PASS && !known_failure(&cal[i])) {
             fprintf(stderr, "run without faults%s%s: %s at %s (cycle %d)\n%s", cal[i].guard ? ", guard " : "",
                     cal[i].guard ? cal[i].guard : "", outcome_name(&cal[i], b, sizeof b),
                     stage_name[cal[i].stage], cal[i].cycle, cal[i].log);
             return 1;
         }
+        /* a known failure's counts fall short: the largest count is kept */
         for (int k = 0; k < FK_COUNT; k++)
             if (cal[i].guard == guard_for(k) && cal[i].calls[k] > count[k])
                 count[k] = cal[i].calls[k];
