@@ -43,6 +43,7 @@ static atomic_flag table_lock = ATOMIC_FLAG_INIT; /* both tables */
 static _Atomic long rings;
 static int trace; /* FAULT_TRACE=1 */
 
+/* acquire: pairs with the release in unlock (the tables' entries). */
 static void lock(void)
 {
     while (atomic_flag_test_and_set_explicit(&table_lock, memory_order_acquire))

@@ -39,7 +39,9 @@ enum fault_kind {
 extern const char *const fault_kind_name[FK_COUNT];
 
 /* What the injector counted, in memory the driver shares with its child
- * runs (fault_share), so that it can be read after a child hung or died. */
+ * runs (fault_share), so that it can be read after a child hung or died.
+ * Sequentially consistent atomics: the child's threads write them; the
+ * driver reads them once waitpid has reported the child's end. */
 struct fault_state {
     _Atomic uint64_t calls[FK_COUNT]; /* calls seen since the last arm */
     _Atomic uint64_t failed;          /* calls made to fail */
