@@ -299,7 +299,10 @@ fail_threads:
     return rc;
 fail_workers:
     release_all(1);
+    atomic_store(&rt->state, RT_OFF);
+    return rc;
 fail_stack:
+    weft__stack_shutdown(); /* a failed stack init leaves its default class, maybe a slab */
     atomic_store(&rt->state, RT_OFF);
     return rc;
 }
