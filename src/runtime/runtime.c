@@ -258,7 +258,7 @@ int weft__init_with_pool(const weft_config *cfg, const struct weft__pool_ops *po
         goto fail_workers;
     memset(m, 0, sizeof *m);
     rt->main = m;
-    m->pinned = 1;
+    m->pinned = WEFT__PIN_WORKER0 | (c.workers > 1 ? WEFT__PIN_HELP_FIRST : 0);
     m->name = "main";
     atomic_init(&m->join, WEFT__J_RUNNING);
     weft__kstack(&m->stack_lo, &m->stack_size);

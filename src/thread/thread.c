@@ -547,7 +547,7 @@ WEFT_INLINE void count_spawn(struct weft__worker *w)
  * either, and running the child at once is cheaper. */
 WEFT_INLINE int main_spawns_help_first(const struct weft_thread *self)
 {
-    return self->pinned && weft__rt.nworkers > 1;
+    return self->pinned & WEFT__PIN_HELP_FIRST;
 }
 
 /* Everything but the common case: attributes, plain kernel threads,

@@ -48,12 +48,19 @@ struct weft__kwaiter {
     _Atomic uint32_t done; /* 0 until the waker stores 1 (release) */
 } __attribute__((aligned(64)));
 
+/* weft_thread.pinned: the initial thread runs on worker 0 only; with more
+ * than one worker it also spawns help-first (thread.c: main_spawns_help_first),
+ * a bit of its own so that the spawn fast path tests one byte. */
+#define WEFT__PIN_WORKER0    1u
+#define WEFT__PIN_HELP_FIRST 2u
+
 struct weft_thread {
     void *sp;                    /* saved context; the thread itself, while it switches out */
     struct weft__worker *worker; /* worker it runs on; written by whoever switches it in */
     struct weft_thread *next;    /* link in one queue at a time; under that queue's lock */
     int err;                     /* errno while switched out; the thread itself */
-    uint8_t pinned;              /* 1: runs on worker 0 only (the initial thread); immutable */
+    uint8_t pinned;              /* WEFT__PIN_* bits, 0 for every thread but the initial one;
+                                    immutable while the runtime runs */
     uint8_t bound;               /* 1: runs on a kernel thread of its own; immutable */
     uint8_t guard;               /* WEFT__GUARD_*; set when the slot is carved */
     uint8_t cacheable;           /* 1: a default-size slot without canary, which a worker's
