@@ -57,6 +57,7 @@
 #include <string.h>
 
 #include "io/io.h"
+#include "io/poller.h"
 #include "os/futex.h"
 #include "os/kstack.h"
 #include "sched/sched.h"
@@ -421,6 +422,7 @@ void weft__machines_shutdown(void)
     mp.handoffs = mp.inplace = 0;
     atomic_store(&mp.up, 0);
     pthread_mutex_unlock(&mp.lock);
+    weft__poller_shutdown(); /* the kernel thread behind weft_* waits without a ring */
 }
 
 void weft__machines_set_max(int n)
