@@ -1,5 +1,5 @@
 /* io_blocked_readers.c: 10,000 user threads blocked in weft_read on pipes
- * (2,000 under TSan) are all released by writer threads that start only
+ * (1,200 under TSan) are all released by writer threads that start only
  * once every reader waits, in both I/O modes (io_uring and WEFT_IO=blocking).
  *
  * Four readers share each pipe, so the same descriptor has several waiters.
@@ -20,7 +20,7 @@
 
 #include "testutil.h"
 
-#define NREADERS      (TEST_TSAN ? 2000 : 10000)
+#define NREADERS      (TEST_TSAN ? 1200 : 10000)
 #define PER_PIPE      4 /* readers sharing one pipe */
 #define NPIPES        (NREADERS / PER_PIPE)
 #define NWRITERS      8
