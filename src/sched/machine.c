@@ -489,8 +489,8 @@ int weft__handoff_call(void (*fn)(void *), void *arg)
     if (!m) {
         /* No kernel thread to be had: keep the worker and run the call in
          * place. It stalls the worker's other threads until it returns, but
-         * it returns; waiting for a machine might never end. */
-        /* relaxed: no machine was given this lend to take */
+         * it returns; waiting for a machine might never end. relaxed: no
+         * machine was given this lend to take. */
         atomic_store_explicit(&w->lend, (gen << 2) | LEND_CANCELLED, memory_order_relaxed);
         weft__tls_bound = NULL;
         take_back(w, self);
