@@ -272,7 +272,7 @@ typedef struct weft_stats {
     uint64_t io_calls;                        /* requests queued in io_uring rings */
     uint64_t io_enters;                       /* io_uring_enter crossings */
     uint64_t io_completions;                  /* completions reaped */
-    uint64_t io_offloaded;                    /* calls queued for a spare kernel thread (overflow) */
+    uint64_t io_offloaded;                    /* blocking calls run in place: no kernel thread to be had */
     uint64_t io_handoffs;                     /* workers handed to another kernel thread (weft_blocking) */
 } weft_stats;
 WEFT_API int weft_stats_get(weft_stats *out);

@@ -1,18 +1,15 @@
 /* blocking.c: cost of weft_blocking, the hand-off of a worker around an
- * arbitrary blocking call, against running the call on a pooled spare
- * kernel thread while the caller parks (the design weft used before, still
- * its overflow path: weft__offload) and against plain pthreads.
+ * arbitrary blocking call, against plain pthreads.
  *
  * bench=blocking_noop: one user thread calls weft_blocking(fn) N times with
  *   an empty fn; ns per call. The lend is usually cancelled before another
- *   kernel thread takes the worker (one futex wake per call); offload pays
- *   a park, a wake-up of the spare and a ready per call.
+ *   kernel thread takes the worker (one futex wake per call).
  * bench=blocking_sleep param=K: K user threads each make N/K calls whose fn
  *   sleeps 50 us (nanosleep); wall ns per call. With K calls in flight at
  *   once the ideal is 50,000/K ns. pthread: K kernel threads sleeping
  *   directly (1:1, the floor).
  *
- *   bench_blocking [-n CALLS] [-k LIST] [-r REPS] [-w LIST] [-i all|weft|offload|pthread]
+ *   bench_blocking [-n CALLS] [-k LIST] [-r REPS] [-w LIST] [-i all|weft|pthread]
  */
 #include "bench.h"
 
@@ -20,8 +17,6 @@
 #include <time.h>
 
 #include "weft.h"
-
-int weft__offload(void (*fn)(void *), void *arg); /* internal (static library) */
 
 typedef int (*call_fn)(void (*)(void *), void *);
 
@@ -104,13 +99,13 @@ int main(int argc, char **argv)
 {
     bench_opts o;
     bench_parse(argc, argv, &o, "  -n CALLS  -k LIST (concurrent callers for blocking_sleep, default 64)\n"
-                                "  -i all|weft|offload|pthread\n");
+                                "  -i all|weft|pthread\n");
     long n = o.n.len > 0 ? o.n.v[0] : 20000;
     double s[BENCH_MAX_RUNS];
     static const struct { const char *name; call_fn call; } impls[] = {
-        { "weft", weft_blocking }, { "offload", weft__offload },
+        { "weft", weft_blocking },
     };
-    for (int ii = 0; ii < 2; ii++) {
+    for (int ii = 0; ii < (int)(sizeof impls / sizeof impls[0]); ii++) {
         if (!bench_wants(&o, impls[ii].name))
             continue;
         for (int wi = 0; wi < o.workers.len; wi++) {
@@ -129,7 +124,7 @@ int main(int argc, char **argv)
         long k = ks[ki], calls = n / 4 < k ? k : n / 4;
         char param[32];
         snprintf(param, sizeof param, "%ld", k);
-        for (int ii = 0; ii < 2; ii++) {
+        for (int ii = 0; ii < (int)(sizeof impls / sizeof impls[0]); ii++) {
             if (!bench_wants(&o, impls[ii].name))
                 continue;
             for (int wi = 0; wi < o.workers.len; wi++) {

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "io/io.h"
+#include "io/poller.h"
 #include "sched/sched.h"
 
 static long result(int res)
@@ -159,6 +160,11 @@ static long fallback(struct call *c)
 
 static long fallback_rw(int kind, int fd, void *buf, size_t n, uint64_t off, int flags)
 {
+    long res;
+    if (off == (uint64_t)-1 &&
+        weft__poller_transfer(kind == RING_WRITE || kind == RING_SEND,
+                              kind == RING_RECV || kind == RING_SEND, fd, buf, n, flags, &res))
+        return res; /* a pipe or socket: waited for without a kernel thread */
     struct call c = { .fd = fd, .buf = buf, .n = n, .flags = flags, .off = (off_t)off };
     if (kind == RING_READ)
         c.op = off == (uint64_t)-1 ? OP_READ : OP_PREAD;
@@ -325,6 +331,8 @@ int weft_sleep_ns(uint64_t ns)
         return res == -ETIME || res >= 0 ? 0 : (int)result(res);
 #endif
     }
+    if (weft__poller_sleep(ns))
+        return 0;
     struct call c = { .op = OP_SLEEP, .ns = ns };
     return (int)fallback(&c);
 }

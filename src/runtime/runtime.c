@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "io/io.h"
+#include "io/poller.h"
 #include "os/futex.h"
 #include "os/kstack.h"
 #include "runtime/config.h"
@@ -133,6 +134,7 @@ static void release_all(int nstarted)
     uint64_t handoffs, queued;
     weft__machines_counters(&handoffs, &queued);
     weft__machines_shutdown(); /* their loops end; every kernel thread weft started ends */
+    weft__poller_shutdown();   /* the kernel thread behind weft_* waits without a ring */
     for (int i = 1; i < nstarted; i++)
         weft__stack_cache_drain(&rt->workers[i]->cache);
     if (env.stats)

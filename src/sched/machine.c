@@ -35,11 +35,17 @@
  * the main kernel thread: by then every blocking call has returned and the
  * main kernel thread has claimed worker 0 back.
  *
- * Idle machines wait on a futex word of their own. They also serve the
- * overflow queue: when the number of machines reaches its bound, a blocking
- * call is queued and runs on the next machine that becomes idle while its
- * user thread parks (the same path serves weft_* calls where io_uring is
- * unavailable and no machine can be had).
+ * Idle machines wait on a futex word of their own. The pool has no hard
+ * bound: every blocked call holds a kernel thread, and a call that had to
+ * wait for one of them to come back could wait for ever (the blocked calls
+ * may be waiting for it). A soft cap (MACHINES_SOFT) bounds the machines kept
+ * idle: a spare machine that finishes a call while there are more spares
+ * than that ends instead of going idle. Where no kernel thread can be
+ * started at all (RLIMIT_NPROC, out of memory), the call runs in place, on
+ * the worker, which it stalls meanwhile: a one-line notice says so, once.
+ * Rejected: queueing the call for the next machine that comes back (it hangs
+ * for good when none is left to come back, or when those blocked wait for
+ * the queued call).
  */
 #define _GNU_SOURCE
 #include "sched/machine.h"
@@ -56,8 +62,8 @@
 #include "sched/sched.h"
 #include "sync/wait.h"
 
-#define MACHINES_MAX   1024             /* machines beyond the workers' own */
-static int machines_max = MACHINES_MAX; /* weft__machines_set_max (tests) */
+#define MACHINES_SOFT  1024             /* spare machines kept once idle */
+static int machines_max = MACHINES_SOFT; /* weft__machines_set_max (tests); under mp.lock */
 #define MACHINE_STACK  ((size_t)64 << 10) /* home stacks: only scheduler glue runs there */
 
 enum { LEND_PENDING = 1, LEND_TAKEN = 2, LEND_CANCELLED = 3 };
@@ -74,21 +80,12 @@ enum { CLAIM_NONE = 0, CLAIM_WAITING = 1, CLAIM_GRANTED = 2 };
 #define HOME_RELEASED   ((uintptr_t)2) /* worker 0 released to the main kernel thread */
 #define HOME_INJECT     ((uintptr_t)1) /* tag: the thread left behind must be injected */
 
-struct offload {
-    void (*fn)(void *);
-    void *arg;
-    struct weft_thread *self; /* parked caller; readied once fn returned */
-    int err;                  /* fn's errno */
-    struct offload *next;     /* under mp.lock */
-};
-
 struct machine {
     pthread_t pt;
     _Atomic uint32_t go;      /* GO_*: futex word while idle */
     struct weft__worker *job; /* worker to take: written before go = GO_JOB */
     uint64_t job_lend;        /* the lend word value to take it with; 0: no lend (start-up) */
-    struct offload *req;      /* or a call to run */
-    struct machine *next;     /* idle list; under mp.lock */
+    struct machine *next;     /* idle or free list; under mp.lock */
     int idle;                 /* 1 while on the idle list; under mp.lock */
     int spare;                /* 0: started for a worker at weft_init; immutable */
     int cpu;                  /* CPU this kernel thread is pinned to, -1: none */
@@ -97,14 +94,14 @@ struct machine {
 static struct {
     pthread_mutex_t lock;
     struct machine *idle;          /* under lock */
-    struct offload *head, *tail;   /* queued calls; under lock */
-    struct machine **all;          /* every machine started; under lock */
+    struct machine *free;          /* records of machines that ended (retire); under lock */
+    struct machine **all;          /* every machine running; under lock */
     int nall, cap_all;             /* under lock */
     int nspares;                   /* machines beyond the workers' own; under lock */
     int stopping;                  /* under lock */
     int nspinning;                 /* idle machines spinning; under lock */
     uint64_t last_cancel;          /* when a lend was last cancelled (ns); under lock */
-    uint64_t handoffs, offloads;   /* under lock */
+    uint64_t handoffs, inplace;    /* hand-offs; calls run in place (no machine); under lock */
     _Atomic uint32_t up;           /* machines that reached their first job (start-up) */
 } mp = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
@@ -172,13 +169,20 @@ void weft__sched_release(struct weft__worker *w)
 
 /* ---- machines --------------------------------------------------------------- */
 
-static void serve_offload(struct offload *o)
+/* A spare machine about to go idle while there are more spares than the
+ * soft cap ends instead (under mp.lock). Its record goes to the free list,
+ * not back to malloc: a lender may still look at it (retract), and only
+ * ever finds job != its worker there. */
+static void retire_locked(struct machine *m)
 {
-    errno = 0;
-    o->fn(o->arg);
-    o->err = errno;
-    struct weft_thread *t = o->self; /* o dies once t runs */
-    weft__ready(t);
+    for (int i = 0; i < mp.nall; i++)
+        if (mp.all[i] == m) {
+            mp.all[i] = mp.all[--mp.nall];
+            break;
+        }
+    mp.nspares--;
+    m->next = mp.free;
+    mp.free = m;
 }
 
 static void *machine_main(void *arg)
@@ -192,47 +196,38 @@ static void *machine_main(void *arg)
     void *altstack = weft__altstack_push();
 
     int startup = !m->spare; /* immutable: set before we were created */
+    int retired = 0;
     pthread_mutex_lock(&mp.lock);
     for (;;) {
-        /* Jobs are handed over under mp.lock: m->job (a worker to take) or
-         * m->req (a call to run), else the overflow queue. */
+        /* A job (a worker to take) is handed over under mp.lock. */
         struct weft__worker *w = m->job;
         uint64_t want = m->job_lend;
-        struct offload *o = m->req;
         m->job = NULL;
-        m->req = NULL;
-        if (!w && !o && mp.head) {
-            o = mp.head;
-            mp.head = o->next;
-            if (!mp.head)
-                mp.tail = NULL;
-        }
-        if (w || o) {
+        if (w) {
             pthread_mutex_unlock(&mp.lock);
-            if (o) {
-                serve_offload(o);
-            } else {
-                if (startup) {
-                    startup = 0;
-                    /* release: our setup is done; pairs with the acquire in
-                     * weft__machines_wait_up. */
-                    atomic_fetch_add_explicit(&mp.up, 1, memory_order_release);
-                    weft__futex_wake(&mp.up, 1);
-                }
-                /* acq_rel: acquire the lender's last writes to w; a failed
-                 * CAS means the lender took w back already (a short call). */
-                if (!want || atomic_compare_exchange_strong_explicit(&w->lend, &want,
-                                                                     (want & ~(uint64_t)3) | LEND_TAKEN,
-                                                                     memory_order_acq_rel,
-                                                                     memory_order_relaxed)) {
-                    uintptr_t x = run_worker(m, &home, w);
-                    if (x == HOME_RELEASED) {
-                        /* release: w's state is the main kernel thread's again. */
-                        atomic_store_explicit(&w->claim, CLAIM_GRANTED, memory_order_release);
-                        weft__futex_wake(&w->claim, 1);
-                    } else if (x & HOME_INJECT) {
-                        weft__inject((struct weft_thread *)(x & ~HOME_INJECT));
-                    }
+            if (startup) {
+                startup = 0;
+                /* release: our setup is done; pairs with the acquire in
+                 * weft__machines_wait_up. */
+                atomic_fetch_add_explicit(&mp.up, 1, memory_order_release);
+                weft__futex_wake(&mp.up, 1);
+            }
+            /* acq_rel: acquire the lender's last writes to w; a failed
+             * CAS means the lender took w back already (a short call). */
+            if (!want || atomic_compare_exchange_strong_explicit(&w->lend, &want,
+                                                                 (want & ~(uint64_t)3) | LEND_TAKEN,
+                                                                 memory_order_acq_rel,
+                                                                 memory_order_relaxed)) {
+                uintptr_t x = run_worker(m, &home, w);
+                if (x == HOME_RELEASED) {
+                    /* release: w's state is the main kernel thread's again. */
+                    atomic_store_explicit(&w->claim, CLAIM_GRANTED, memory_order_release);
+                    weft__futex_wake(&w->claim, 1);
+                } else if (x & HOME_INJECT) {
+                    /* weft__ready, not weft__inject: the initial thread is
+                     * pinned and goes to worker 0's mailbox (any worker may
+                     * pop the injection queue). */
+                    weft__ready((struct weft_thread *)(x & ~HOME_INJECT));
                 }
             }
             pthread_mutex_lock(&mp.lock);
@@ -240,6 +235,11 @@ static void *machine_main(void *arg)
         }
         if (mp.stopping)
             break;
+        if (!m->idle && m->spare && mp.nspares > machines_max) {
+            retire_locked(m);
+            retired = 1;
+            break;
+        }
         if (!m->idle) {
             m->next = mp.idle;
             mp.idle = m;
@@ -277,6 +277,8 @@ static void *machine_main(void *arg)
     pthread_mutex_unlock(&mp.lock);
     weft__altstack_pop(altstack);
     weft__tls_home = NULL;
+    if (retired)
+        pthread_detach(pthread_self()); /* nobody joins it: it left mp.all */
     return NULL;
 }
 
@@ -289,37 +291,45 @@ static void wake_machine(struct machine *m, uint32_t go)
         weft__futex_wake(&m->go, 1);
 }
 
-/* A new machine (under mp.lock) given job w or request o; NULL on failure. */
-static struct machine *machine_new_locked(struct weft__worker *w, uint64_t lend, struct offload *o,
-                                          int spare)
+/* A new machine (under mp.lock) given job w; NULL on failure, with the
+ * reason in *err (an errno value). */
+static struct machine *machine_new_locked(struct weft__worker *w, uint64_t lend, int spare, int *err)
 {
-    if (spare && mp.nspares >= machines_max)
-        return NULL;
     if (mp.nall == mp.cap_all) {
         int cap = mp.cap_all ? 2 * mp.cap_all : 16;
         struct machine **all = realloc(mp.all, (size_t)cap * sizeof *all);
-        if (!all)
+        if (!all) {
+            *err = ENOMEM;
             return NULL;
+        }
         mp.all = all;
         mp.cap_all = cap;
     }
-    struct machine *m = calloc(1, sizeof *m);
-    if (!m)
+    struct machine *m = mp.free;
+    if (m) {
+        mp.free = m->next;
+        memset(m, 0, sizeof *m);
+    } else if (!(m = calloc(1, sizeof *m))) {
+        *err = ENOMEM;
         return NULL;
+    }
     m->cpu = -1;
     m->spare = spare;
     m->job = w;
     m->job_lend = lend;
-    m->req = o;
     atomic_init(&m->go, GO_JOB);
     pthread_attr_t a;
-    pthread_attr_init(&a);
-    if (spare)
-        pthread_attr_setstacksize(&a, MACHINE_STACK);
-    int rc = pthread_create(&m->pt, &a, machine_main, m);
-    pthread_attr_destroy(&a);
+    int rc = pthread_attr_init(&a);
+    if (rc == 0) {
+        if (spare)
+            pthread_attr_setstacksize(&a, MACHINE_STACK);
+        rc = pthread_create(&m->pt, &a, machine_main, m);
+        pthread_attr_destroy(&a);
+    }
     if (rc != 0) {
-        free(m);
+        m->next = mp.free;
+        mp.free = m;
+        *err = rc;
         return NULL;
     }
     mp.all[mp.nall++] = m;
@@ -328,9 +338,9 @@ static struct machine *machine_new_locked(struct weft__worker *w, uint64_t lend,
     return m;
 }
 
-/* Gives job w (with lend word value `lend`) or request o to an idle or new
- * machine and returns it; NULL when none can be had (o is then queued). */
-static struct machine *dispatch(struct weft__worker *w, uint64_t lend, struct offload *o)
+/* Gives job w (with lend word value `lend`) to an idle or new machine and
+ * returns it; NULL when none can be had, with the reason in *err. */
+static struct machine *dispatch(struct weft__worker *w, uint64_t lend, int *err)
 {
     pthread_mutex_lock(&mp.lock);
     struct machine *m = mp.idle;
@@ -340,19 +350,13 @@ static struct machine *dispatch(struct weft__worker *w, uint64_t lend, struct of
         m->idle = 0;
         m->job = w;
         m->job_lend = lend;
-        m->req = o;
-    } else if (!(m = machine_new_locked(w, lend, o, 1)) && o) {
-        o->next = NULL;
-        if (mp.tail)
-            mp.tail->next = o;
-        else
-            mp.head = o;
-        mp.tail = o;
+    } else {
+        m = machine_new_locked(w, lend, 1, err);
     }
-    if (w && m)
+    if (m)
         mp.handoffs++;
-    else if (o)
-        mp.offloads++;
+    else
+        mp.inplace++;
     pthread_mutex_unlock(&mp.lock);
     if (idle)
         wake_machine(m, GO_JOB);
@@ -378,8 +382,9 @@ static void retract(struct machine *m, struct weft__worker *w)
 
 int weft__machine_start(struct weft__worker *w)
 {
+    int err;
     pthread_mutex_lock(&mp.lock);
-    struct machine *m = machine_new_locked(w, 0, NULL, 0);
+    struct machine *m = machine_new_locked(w, 0, 0, &err);
     pthread_mutex_unlock(&mp.lock);
     return m ? 0 : -1;
 }
@@ -409,10 +414,14 @@ void weft__machines_shutdown(void)
         free(mp.all[i]);
     free(mp.all);
     mp.all = NULL;
+    while (mp.free) {
+        struct machine *m = mp.free;
+        mp.free = m->next;
+        free(m);
+    }
     mp.nall = mp.cap_all = mp.nspares = 0;
     mp.stopping = 0;
-    mp.handoffs = mp.offloads = 0;
-    mp.head = mp.tail = NULL;
+    mp.handoffs = mp.inplace = 0;
     atomic_store(&mp.up, 0);
     pthread_mutex_unlock(&mp.lock);
 }
@@ -420,41 +429,27 @@ void weft__machines_shutdown(void)
 void weft__machines_set_max(int n)
 {
     pthread_mutex_lock(&mp.lock);
-    machines_max = n > 0 ? n : MACHINES_MAX;
+    machines_max = n > 0 ? n : MACHINES_SOFT;
     pthread_mutex_unlock(&mp.lock);
 }
 
-void weft__machines_counters(uint64_t *handoffs, uint64_t *offloads)
+void weft__machines_counters(uint64_t *handoffs, uint64_t *inplace)
 {
     pthread_mutex_lock(&mp.lock);
     *handoffs = mp.handoffs;
-    *offloads = mp.offloads;
+    *inplace = mp.inplace;
     pthread_mutex_unlock(&mp.lock);
 }
 
+int weft__machines_spares(void)
+{
+    pthread_mutex_lock(&mp.lock);
+    int n = mp.nspares;
+    pthread_mutex_unlock(&mp.lock);
+    return n;
+}
+
 /* ---- the call ---------------------------------------------------------------- */
-
-/* Park commit of an overflow call: the caller's context is saved. */
-static int queue_offload(void *arg, struct weft_thread *self)
-{
-    struct offload *o = arg;
-    (void)self;
-    dispatch(NULL, 0, o);
-    return 1;
-}
-
-int weft__offload(void (*fn)(void *), void *arg)
-{
-    struct weft_thread *self = weft__self();
-    if (!self) {
-        fn(arg);
-        return 0;
-    }
-    struct offload o = { fn, arg, self, 0, NULL };
-    weft__park(queue_offload, &o);
-    errno = o.err;
-    return 0;
-}
 
 /* The calling kernel thread owns w again and runs self on it. */
 static void take_back(struct weft__worker *w, struct weft_thread *self)
@@ -490,13 +485,25 @@ int weft__handoff_call(void (*fn)(void *), void *arg)
     weft__tls_worker = NULL;
     weft__tls_bound = self; /* weft_self() still answers; calls act as from a thread of its own */
     /* dispatch publishes w (release store of the machine's go word) */
-    struct machine *m = dispatch(w, lend, NULL);
+    int why = 0;
+    struct machine *m = dispatch(w, lend, &why);
     if (!m) {
-        /* No machine to be had (the bound is reached): keep the worker, park
-         * and let the next machine that becomes idle run the call. */
+        /* No kernel thread to be had: keep the worker and run the call in
+         * place. It stalls the worker's other threads until it returns, but
+         * it returns; waiting for a machine might never end. relaxed: no
+         * machine was given this lend to take. */
+        atomic_store_explicit(&w->lend, (gen << 2) | LEND_CANCELLED, memory_order_relaxed);
         weft__tls_bound = NULL;
         take_back(w, self);
-        return weft__offload(fn, arg);
+        static atomic_flag told = ATOMIC_FLAG_INIT;
+        if (!atomic_flag_test_and_set_explicit(&told, memory_order_relaxed)) {
+            int saved = errno;
+            weft__notice("no kernel thread for a blocking call (%s): such calls run in place, "
+                         "stalling their worker", strerror(why));
+            errno = saved;
+        }
+        fn(arg);
+        return 0;
     }
 
     fn(arg);

@@ -27,9 +27,13 @@ int weft__machine_start(struct weft__worker *w);
 void weft__machines_wait_up(uint32_t n);
 /* Ends every machine: after finalize stopped the workers' loops. */
 void weft__machines_shutdown(void);
-void weft__machines_counters(uint64_t *handoffs, uint64_t *offloads);
-/* Bound on machines beyond the workers' own (default 1,024; n <= 0 restores
- * it). For tests of the overflow path. */
+/* Blocking calls handed off, and run in place for want of a kernel thread. */
+void weft__machines_counters(uint64_t *handoffs, uint64_t *inplace);
+/* Spare machines (beyond the workers' own) running now. */
+int weft__machines_spares(void);
+/* Soft cap on spare machines (default 1,024; n <= 0 restores it): past it,
+ * a spare machine ends once its call returns instead of going idle. For
+ * tests of the overflow path. */
 void weft__machines_set_max(int n);
 
 /* Scheduler side: worker w's scheduler context returns to this machine's
@@ -42,11 +46,9 @@ void weft__sched_go_home(struct weft__worker *w, uintptr_t reason);
 void weft__sched_release(struct weft__worker *w);
 
 /* Runs fn(arg) on the calling user thread's kernel thread while its worker
- * is handed to another machine. Caller: a user thread on a worker. */
+ * is handed to another machine; where no machine can be had, in place,
+ * stalling the worker (one notice on stderr, the first time). errno is
+ * fn's. Caller: a user thread on a worker. */
 int weft__handoff_call(void (*fn)(void *), void *arg);
-
-/* Runs fn(arg) on a machine while the calling user thread parks (the
- * overflow path, and weft_* calls without a ring). errno is fn's. */
-int weft__offload(void (*fn)(void *), void *arg);
 
 #endif
