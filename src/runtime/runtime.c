@@ -233,6 +233,7 @@ int weft__init_with_pool(const weft_config *cfg, const struct weft__pool_ops *po
     weft__overflow_install();
 
     rt->nworkers = c.workers;
+    rt->finalize = weft_finalize;
     rt->policy = c.spawn_policy;
     rt->stack_size = c.stack_size;
     rt->pool = pool;
@@ -378,8 +379,7 @@ int weft_finalize(void)
 
 int weft_num_workers(void)
 {
-    return atomic_load_explicit(&weft__rt.state, memory_order_acquire) == RT_RUNNING
-               ? weft__rt.nworkers : 0;
+    return weft__nworkers_running();
 }
 
 int weft_worker_id(void)

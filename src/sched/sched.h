@@ -152,6 +152,9 @@ struct weft__rt {
     _Atomic uint64_t id_next;           /* next thread id (weft_thread_id) */
     _Atomic uint64_t ext_spawned;       /* spawns from plain kernel threads */
     _Atomic int64_t bound_live;         /* bound threads not yet finished */
+    int (*finalize)(void);              /* runtime/'s weft_finalize, set by weft_init:
+                                           weft_exit of the initial thread ends the
+                                           runtime through it (thread/ is below runtime/) */
 };
 
 enum { RT_OFF, RT_STARTING, RT_RUNNING, RT_STOPPING };
@@ -216,6 +219,16 @@ void weft__yield_front(void);
 void weft__sched_entry(void *data);
 
 /* ---- the hot path ------------------------------------------------------- */
+
+/* Workers of the running runtime, 0 when it is not running (as
+ * weft_num_workers, for the layers below runtime/). */
+static inline int weft__nworkers_running(void)
+{
+    /* acquire: pairs with the release of the running state (weft_init). */
+    return atomic_load_explicit(&weft__rt.state, memory_order_acquire) == RT_RUNNING
+               ? weft__rt.nworkers
+               : 0;
+}
 
 static inline struct weft__worker *weft__worker0(void)
 {

@@ -31,6 +31,7 @@
 #include <errno.h>
 #include <stdalign.h>
 
+#include "sched/sched.h"
 #include "sync/wait.h"
 #include "weft.h"
 
@@ -84,7 +85,7 @@ static int can_spin(struct weft__waiter *w)
 {
     if (weft__wait_policy() == WEFT__WAIT_FUTEX)
         return 0;
-    return w->thread == NULL || weft_num_workers() > 1;
+    return w->thread == NULL || weft__nworkers_running() > 1;
 }
 
 WEFT_NOINLINE static int lock_slow(struct mutex *mx, uintptr_t me, uint64_t v)

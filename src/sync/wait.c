@@ -221,7 +221,7 @@ static uint32_t spin_user(_Atomic uint32_t *word, uint64_t budget_ns, int *cut)
 unsigned weft__spin_while(_Atomic uint64_t *word, uint64_t mask, uint64_t value, uint64_t budget_ns)
 {
     int user = weft__self() != NULL;
-    if (budget_ns == 0 || weft__wait_policy() == WEFT__WAIT_FUTEX || (user && weft_num_workers() < 2))
+    if (budget_ns == 0 || weft__wait_policy() == WEFT__WAIT_FUTEX || (user && weft__nworkers_running() < 2))
         return WEFT__SPIN_NONE;
     uint64_t end = weft__now_ns() + budget_ns;
     for (unsigned i = 1;; i++) {
@@ -414,7 +414,7 @@ uint32_t weft__waiter_block(struct weft__waiter *w, uint64_t spin_ns,
     if (w->thread == NULL)
         return wait_word(&w->word, spin_ns, deadline, realtime, &w->spin);
     w->spin = WEFT__SPIN_NONE;
-    if (spin_ns && weft_num_workers() > 1 && weft__wait_policy() != WEFT__WAIT_FUTEX) {
+    if (spin_ns && weft__nworkers_running() > 1 && weft__wait_policy() != WEFT__WAIT_FUTEX) {
         int cut;
         uint32_t v = spin_user(&w->word, spin_ns, &cut);
         if (v) {

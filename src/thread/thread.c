@@ -890,7 +890,7 @@ void weft_exit(void *result)
          * them, detached ones included), then exits with status 0. The
          * result has nobody to read it. */
         (void)result;
-        int rc = weft_finalize();
+        int rc = weft__rt.finalize();
         if (rc != 0)
             weft__panic("weft_exit by the initial thread: weft_finalize failed (%d)", rc);
         exit(0);
