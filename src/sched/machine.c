@@ -60,7 +60,7 @@
 #include "os/futex.h"
 #include "os/kstack.h"
 #include "sched/sched.h"
-#include "sync/wait.h"
+#include "os/kwait.h"
 
 #define MACHINES_SOFT  1024             /* spare machines kept once idle */
 static int machines_max = MACHINES_SOFT; /* weft__machines_set_max (tests); under mp.lock */

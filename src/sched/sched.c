@@ -23,7 +23,7 @@
 #include "io/io.h"
 #include "os/futex.h"
 #include "sched/machine.h"
-#include "sync/wait.h"
+#include "os/kwait.h"
 
 struct weft__rt weft__rt;
 __thread struct weft__worker *weft__tls_worker __attribute__((tls_model("initial-exec")));

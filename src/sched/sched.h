@@ -112,7 +112,7 @@ struct weft__worker {
     /* idling */
     _Atomic uint32_t sleeping WEFT_ALIGNED; /* 1 while in (or entering) futex sleep; seq_cst */
     _Atomic uint32_t sleep_in_ring; /* 1: sleeps in its io_uring, wake through the eventfd; seq_cst */
-    _Atomic uint32_t wake;          /* a sync/wait.h wait word: WAITING (+SLEEPER) while idle;
+    _Atomic uint32_t wake;          /* an os/kwait.h wait word: WAITING (+SLEEPER) while idle;
                                        WOKEN or WAKE_TOKEN (sched.c) once claimed by a waker (CAS) */
 
     /* hand-off (machine.c): the worker moves between kernel threads */

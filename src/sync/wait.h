@@ -1,7 +1,8 @@
 /* wait.h: the wait word, the waiter record and wait queue every sync object parks on, and the wait policy.
  *
- * The design (why one word per waiter, the phases, spin → UMWAIT → futex)
- * is the block at the top of wait.c. In short:
+ * The design (why one word per waiter, the phases) is the block at the
+ * top of wait.c; the word itself and the kernel-thread wait (spin → UMWAIT
+ * → futex) are os/kwait.h's. In short:
  *
  *  - A waiter owns a record on its own stack: struct weft__waiter. Its word
  *    goes WAITING → (WAKING →) WOKEN, or WAITING → TIMEDOUT; bit 0
@@ -22,73 +23,10 @@
 #include <time.h>
 
 #include "base/base.h"
+#include "os/kwait.h"
 
 struct weft_thread;
 
-/* ---- the wait word ---------------------------------------------------------
- * Values below WEFT__WORD_DONE (bit 0 aside) keep the waiter waiting; any
- * value from WEFT__WORD_DONE up ends the wait and says why. The waiter alone
- * sets SLEEPER; wakers alone move the phase to WAKING or a final value;
- * the waiter (kernel thread) or the timer service (user thread) alone
- * moves WAITING to TIMEDOUT. */
-enum {
-    WEFT__WORD_SLEEPER  = 1u, /* bit: parked or asleep in the kernel; the waker must wake it */
-    WEFT__WORD_WAITING  = 0u, /* phase: waiting; may time out */
-    WEFT__WORD_WAKING   = 2u, /* phase: claimed by a waker, which still reads the record;
-                                 the waiter can no longer time out and must not return */
-    WEFT__WORD_DONE     = 4u, /* first final value */
-    WEFT__WORD_WOKEN    = 4u, /* final: woken by a waker */
-    WEFT__WORD_TIMEDOUT = 6u, /* final: the deadline passed first */
-};
-
-/* ---- the policy ------------------------------------------------------------- */
-
-enum weft__wait_policy {
-    WEFT__WAIT_AUTO,  /* spin, then UMWAIT where the CPU has WAITPKG, then futex */
-    WEFT__WAIT_SPIN,  /* never sleep in the kernel (sched_yield now and then) */
-    WEFT__WAIT_FUTEX, /* sleep at once */
-};
-
-/* The policy from WEFT_WAIT (spin | futex | auto). Any thread. */
-enum weft__wait_policy weft__wait_policy(void);
-
-/* Sets the policy: weft_init, with WEFT_WAIT as runtime/config.c parsed it
- * (a malformed value gives auto), before any worker runs. Until the first
- * weft_init, kernel threads wait as auto. */
-void weft__wait_set_policy(enum weft__wait_policy policy);
-
-/* 1 when the CPU has UMONITOR/UMWAIT (CPUID.7.0:ECX[5]). Any thread. */
-int weft__wait_have_waitpkg(void);
-
-/* A spin budget for kernel-thread waits of unknown length (idle workers):
- * about the cost of a cross-core futex wake-up on a virtual machine. */
-#define WEFT__KTHREAD_SPIN_NS 20000u
-/* How long a kernel thread then waits in UMWAIT (auto, WAITPKG only). */
-#define WEFT__KTHREAD_UMWAIT_NS 200000u
-
-/* CLOCK_MONOTONIC in nanoseconds. */
-uint64_t weft__now_ns(void);
-
-/* Waits on a wait word, on the calling kernel thread, until it holds a
- * final value, which it returns (acquire: pairs with the release of the
- * waker's weft__wake_word or weft__waiter_finish). Blocks the kernel thread:
- * never call it from a user thread (that would stall its worker), use
- * weft__waiter_block. Phases follow the policy: spin with pause for spin_ns
- * (auto; forever under spin, none under futex), UMWAIT (auto and WAITPKG),
- * futex; the SLEEPER bit is set before the futex.
- * deadline: absolute on CLOCK_REALTIME (realtime != 0) or CLOCK_MONOTONIC,
- * NULL = none; when it passes while the phase is still WAITING the word is
- * CAS'd to WEFT__WORD_TIMEDOUT and that is returned. Idle workers may use
- * the same word protocol: reset the word to WAITING, publish that you are
- * idle, check for work, then call this; a producer calls weft__wake_word. */
-uint32_t weft__wait_word(_Atomic uint32_t *word, uint64_t spin_ns, const struct timespec *deadline,
-                        int realtime);
-
-/* Ends a wait: moves a non-final word to the final value v (>= DONE) and
- * wakes a kernel sleeper on the futex if SLEEPER was set. Returns the value
- * before (already final: the word is left unchanged). Any thread. Only for
- * words a kernel thread waits on through weft__wait_word. */
-uint32_t weft__wake_word(_Atomic uint32_t *word, uint32_t v);
 
 /* Spins while (*word & mask) == value (acquire loads), in the manner of the
  * calling thread: a user thread only with more than one worker and only
@@ -120,12 +58,6 @@ struct weft__waitq {
     struct weft__waiter *tail;
 };
 
-/* How a wait's spin phase ended, for adaptive budgets (weft__spin_learn). */
-enum {
-    WEFT__SPIN_NONE, /* no verdict: no spin phase, or cut short (other threads were ready) */
-    WEFT__SPIN_HIT,  /* the wait ended while spinning */
-    WEFT__SPIN_MISS, /* the budget ran out: parked or slept */
-};
 
 /* Prepares a record for the calling thread (user or kernel). */
 void weft__waiter_init(struct weft__waiter *w);
