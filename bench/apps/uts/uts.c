@@ -1,0 +1,363 @@
+/* uts.c: Unbalanced Tree Search with a weft thread per node, against serial recursion and OpenMP tasks.
+ *
+ * The tree (uts_tree.h) is implicit: a node's children are computed from its
+ * SHA-1 digest, one digest per child. Every version visits every node and
+ * returns the number of nodes; each run is checked against the known count
+ * of the default tree (T1) or, for other trees, against the serial count.
+ *   serial  depth-first recursion, one child's node on the stack at a time
+ *   weft    a node with k children computes their k nodes into an array on
+ *           its stack, weft_spawn's a thread for each, then joins them in
+ *           order, summing their counts (the root is a spawned thread too)
+ *   openmp  the same with one `omp task` per child and a taskwait (built
+ *           when the compiler has OpenMP; it runs last so that libgomp's
+ *           spinning threads do not share the CPUs with weft's workers)
+ *
+ *   bench_uts [-t 1] [-a SHAPE] [-d GEN_MX] [-b B0] [-s ROOT_SEED]
+ *             [-r REPS] [-w LIST] [-p work-first|help-first|both]
+ *             [-i all|serial|weft|openmp] [--callgrind]
+ * The tree options are UTS's, but UTS's -r (root seed) is -s here: -r is the
+ * repetitions, as in every weft benchmark. Default: T1 (-t 1 -a 3 -d 10 -b 4
+ * -s 19), 4,130,071 nodes. Times are per whole search (median_ns); the human
+ * lines add ns per node and the ratios T1/Ts and T1/Tp.
+ */
+#include "bench.h"
+
+#include "uts_tree.h"
+#include "weft.h"
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+/* The public T1 input and its node count. */
+#define T1_SHAPE UTS_SHAPE_FIXED
+#define T1_GEN_MX 10
+#define T1_B0 4.0
+#define T1_SEED 19
+#define T1_NODES 4130071L
+/* The warm-up tree: T1's shape cut at depth 5 (about 1,400 nodes). */
+#define WARM_GEN_MX 5
+
+/* The tree being searched; set before a run starts, read-only during it. */
+static const uts_tree *g_tree;
+
+static long search_serial(const uts_node *n)
+{
+    int  k = uts_num_children(g_tree, n);
+    long count = 1;
+    for (int i = 0; i < k; i++) {
+        uts_node child;
+        uts_child(n, i, &child);
+        count += search_serial(&child);
+    }
+    return count;
+}
+
+static void *search_weft(void *arg)
+{
+    const uts_node *n = arg;
+    int  k = uts_num_children(g_tree, n);
+    long count = 1;
+    if (k > 0) {
+        uts_node     child[k];
+        weft_thread *t[k];
+        for (int i = 0; i < k; i++) {
+            uts_child(n, i, &child[i]);
+            int rc = weft_spawn(&t[i], search_weft, &child[i], NULL);
+            if (rc != 0)
+                bench_die("weft_spawn", rc);
+        }
+        for (int i = 0; i < k; i++) {
+            void *sub;
+            int   rc = weft_join(t[i], &sub);
+            if (rc != 0)
+                bench_die("weft_join", rc);
+            count += (long)(intptr_t)sub;
+        }
+    }
+    return (void *)(intptr_t)count;
+}
+
+/* The root as a user thread of its own, as a program would start a search. */
+static long search_weft_root(const uts_tree *tree)
+{
+    uts_node     root;
+    weft_thread *t;
+    void        *count;
+    g_tree = tree;
+    uts_root(tree, &root);
+    int rc = weft_spawn(&t, search_weft, &root, NULL);
+    if (rc != 0)
+        bench_die("weft_spawn", rc);
+    rc = weft_join(t, &count);
+    if (rc != 0)
+        bench_die("weft_join", rc);
+    return (long)(intptr_t)count;
+}
+
+#ifdef _OPENMP
+static long search_omp(const uts_node *n)
+{
+    int  k = uts_num_children(g_tree, n);
+    long count = 1;
+    if (k > 0) {
+        uts_node child[k];
+        long     sub[k];
+        for (int i = 0; i < k; i++) {
+            uts_child(n, i, &child[i]);
+            const uts_node *c = &child[i];
+            long           *s = &sub[i];
+#pragma omp task firstprivate(c, s)
+            *s = search_omp(c);
+        }
+#pragma omp taskwait
+        for (int i = 0; i < k; i++)
+            count += sub[i];
+    }
+    return count;
+}
+#endif
+
+/* CPU time of the whole process (all its kernel threads): on a loaded machine
+ * the 1-worker ratios are read from it, wall time counting others' slices. */
+static uint64_t cpu_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+typedef struct uts_run {
+    const bench_opts *o;
+    const uts_tree   *tree;
+    const uts_tree   *warm;
+    const char       *param;
+    long              expect; /* the node count every run must give; 0 = take the first run's */
+} uts_run;
+
+static void check(uts_run *u, const char *impl, long workers, long nodes)
+{
+    if (u->expect == 0)
+        u->expect = nodes;
+    if (nodes != u->expect) {
+        fprintf(stderr, "bench: uts %s on %ld workers: %ld nodes, expected %ld\n", impl, workers, nodes,
+                u->expect);
+        exit(1);
+    }
+}
+
+static double report(uts_run *u, const char *impl, long workers, const double *samples, const double *cpu,
+                     const char *extra)
+{
+    double med = bench_report(u->o, "uts", impl, workers, u->param, samples, u->o->reps, "ns").median;
+    if (!u->o->callgrind)
+        printf("  uts %s %s workers=%ld: %ld nodes, %.1f ns/node, CPU %.1f ns/node%s\n", u->param, impl,
+               workers, u->expect, med / (double)u->expect,
+               bench_summarize(cpu, u->o->reps).median / (double)u->expect, extra ? extra : "");
+    return med;
+}
+
+static double run_serial(uts_run *u)
+{
+    double   samples[BENCH_MAX_RUNS], cpu[BENCH_MAX_RUNS];
+    uts_node root;
+    g_tree = u->warm;
+    uts_root(u->warm, &root);
+    BENCH_SINK(search_serial(&root));
+    g_tree = u->tree;
+    uts_root(u->tree, &root);
+    for (int r = 0; r < u->o->reps; r++) {
+        uint64_t c0 = cpu_now_ns(), t0 = bench_now_ns();
+        long     nodes = search_serial(&root);
+        samples[r] = (double)(bench_now_ns() - t0);
+        cpu[r] = (double)(cpu_now_ns() - c0);
+        check(u, "serial", 1, nodes);
+    }
+    return report(u, "serial", 1, samples, cpu, NULL);
+}
+
+static double run_weft(uts_run *u, long workers, int policy)
+{
+    double      samples[BENCH_MAX_RUNS], cpu[BENCH_MAX_RUNS];
+    const char *impl = policy == WEFT_HELP_FIRST ? "weft-hf" : "weft";
+    weft_config cfg;
+    weft_config_default(&cfg);
+    cfg.workers = (int)workers;
+    cfg.spawn_policy = policy;
+    int rc = weft_init(&cfg);
+    if (rc != 0)
+        bench_die("weft_init", rc);
+    BENCH_SINK(search_weft_root(u->warm));
+    weft_stats s0, s1;
+    if (weft_stats_get(&s0) != 0)
+        memset(&s0, 0, sizeof s0);
+    for (int r = 0; r < u->o->reps; r++) {
+        uint64_t c0 = cpu_now_ns(), t0 = bench_now_ns();
+        long     nodes = search_weft_root(u->tree);
+        samples[r] = (double)(bench_now_ns() - t0);
+        cpu[r] = (double)(cpu_now_ns() - c0);
+        check(u, impl, workers, nodes);
+    }
+    if (weft_stats_get(&s1) != 0)
+        s1 = s0;
+    rc = weft_finalize();
+    if (rc != 0)
+        bench_die("weft_finalize", rc);
+    char extra[64];
+    snprintf(extra, sizeof extra, ", %.0f steals/run", (double)(s1.steals - s0.steals) / u->o->reps);
+    return report(u, impl, workers, samples, cpu, extra);
+}
+
+#ifdef _OPENMP
+static double run_omp(uts_run *u, long workers)
+{
+    double samples[BENCH_MAX_RUNS], cpu[BENCH_MAX_RUNS];
+    long   nodes[BENCH_MAX_RUNS];
+#pragma omp parallel num_threads(workers)
+#pragma omp single
+    {
+        uts_node root;
+        g_tree = u->warm;
+        uts_root(u->warm, &root);
+        BENCH_SINK(search_omp(&root));
+        g_tree = u->tree;
+        uts_root(u->tree, &root);
+        for (int r = 0; r < u->o->reps; r++) {
+            uint64_t c0 = cpu_now_ns(), t0 = bench_now_ns();
+            nodes[r] = search_omp(&root);
+            samples[r] = (double)(bench_now_ns() - t0);
+            cpu[r] = (double)(cpu_now_ns() - c0);
+        }
+    }
+    for (int r = 0; r < u->o->reps; r++)
+        check(u, "openmp", workers, nodes[r]);
+    return report(u, "openmp", workers, samples, cpu, NULL);
+}
+#endif
+
+/* T1/Ts and the speedup on the most workers, for one implementation. */
+static void summary(const uts_run *u, const char *impl, double ts, double t1, long p, double tp)
+{
+    if (u->o->callgrind || t1 <= 0)
+        return;
+    printf("  uts %s %s:", u->param, impl);
+    const char *sep = " ";
+    if (ts > 0) {
+        printf("%sT1/Ts = %.2f", sep, t1 / ts);
+        sep = ", ";
+    }
+    if (p > 1 && tp > 0)
+        printf("%sspeedup T1/T%ld = %.2f", sep, p, t1 / tp);
+    if (ts > 0 && p > 1 && tp > 0)
+        printf(", Ts/T%ld = %.2f", p, ts / tp);
+    printf("\n");
+    fflush(stdout);
+}
+
+static const char usage[] =
+    "  tree (UTS's options; the root seed is -s): -t 1 (geometric) -a SHAPE (0 linear, 1 expdec,\n"
+    "  2 cyclic, 3 fixed) -d GEN_MX -b B0 -s SEED; default T1: -t 1 -a 3 -d 10 -b 4 -s 19\n"
+    "  -i all|serial|weft|openmp (default all); -n is ignored\n";
+
+/* Takes the tree options out of argv (the rest goes to bench_parse). */
+static int parse_tree(int *argc, char **argv, uts_tree *t)
+{
+    int out = 1;
+    for (int i = 1; i < *argc; i++) {
+        const char *a = argv[i];
+        if (a[0] != '-' || a[1] == '\0' || a[2] != '\0' || !strchr("tadbs", a[1])) {
+            argv[out++] = argv[i];
+            continue;
+        }
+        if (i + 1 >= *argc)
+            return -1;
+        const char *v = argv[++i];
+        char       *end;
+        errno = 0;
+        double x = strtod(v, &end);
+        if (end == v || *end != '\0' || errno != 0)
+            return -1;
+        switch (a[1]) {
+        case 't': t->type = (int)x; break;
+        case 'a': t->shape = (int)x; break;
+        case 'd': t->gen_mx = (int)x; break;
+        case 'b': t->b0 = x; break;
+        case 's': t->seed = (int)x; break;
+        }
+    }
+    *argc = out;
+    argv[out] = NULL;
+    if (t->type != UTS_GEO) {
+        fprintf(stderr, "bench_uts: only geometric trees (-t 1)\n");
+        return -1;
+    }
+    if (t->shape < UTS_SHAPE_LINEAR || t->shape > UTS_SHAPE_FIXED || t->gen_mx < 1 || t->b0 <= 0)
+        return -1;
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    uts_tree tree = {UTS_GEO, T1_SHAPE, T1_GEN_MX, T1_B0, T1_SEED};
+    if (parse_tree(&argc, argv, &tree) != 0) {
+        bench_usage(argv[0], usage);
+        return 2;
+    }
+    bench_opts o;
+    bench_parse(argc, argv, &o, usage);
+    if (uts_sha1_selftest() != 0) {
+        fprintf(stderr, "bench_uts: SHA-1 does not match the standard's test vectors\n");
+        return 1;
+    }
+    uts_tree warm = {UTS_GEO, UTS_SHAPE_FIXED, WARM_GEN_MX, T1_B0, T1_SEED};
+    char     param[64];
+    int      is_t1 = tree.shape == T1_SHAPE && tree.gen_mx == T1_GEN_MX && tree.b0 == T1_B0 &&
+                tree.seed == T1_SEED;
+    if (is_t1)
+        snprintf(param, sizeof param, "T1");
+    else
+        snprintf(param, sizeof param, "geo-a%d-d%d-b%g-s%d", tree.shape, tree.gen_mx, tree.b0, tree.seed);
+    uts_run u = {&o, &tree, &warm, param, is_t1 ? T1_NODES : 0};
+
+    double ts = 0;
+    if (bench_wants(&o, "serial"))
+        ts = run_serial(&u);
+    if (bench_wants(&o, "weft") || bench_wants(&o, "weft-hf")) {
+        for (int hf = 0; hf < 2; hf++) {
+            const char *name = hf ? "help-first" : "work-first";
+            if (strcmp(o.policy, "both") != 0 && strcmp(o.policy, name) != 0)
+                continue;
+            double t1 = 0, tp = 0;
+            long   p = 1;
+            for (int wi = 0; wi < o.workers.len; wi++) {
+                long   w = o.workers.v[wi];
+                double t = run_weft(&u, w, hf ? WEFT_HELP_FIRST : WEFT_WORK_FIRST);
+                if (w == 1)
+                    t1 = t;
+                if (w >= p) {
+                    p = w;
+                    tp = t;
+                }
+            }
+            summary(&u, hf ? "weft-hf" : "weft", ts, t1, p, tp);
+        }
+    }
+#ifdef _OPENMP
+    if (bench_wants(&o, "openmp")) {
+        double t1 = 0, tp = 0;
+        long   p = 1;
+        for (int wi = 0; wi < o.workers.len; wi++) {
+            long   w = o.workers.v[wi];
+            double t = run_omp(&u, w);
+            if (w == 1)
+                t1 = t;
+            if (w >= p) {
+                p = w;
+                tp = t;
+            }
+        }
+        summary(&u, "openmp", ts, t1, p, tp);
+    }
+#endif
+    return 0;
+}
