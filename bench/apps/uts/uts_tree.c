@@ -33,6 +33,32 @@ static inline void store_be32(uint8_t *p, uint32_t v)
     p[3] = (uint8_t)v;
 }
 
+/* One round (FIPS 180-4, 6.1.2 step 3) with the working variables renamed
+ * instead of moved: the caller rotates the argument order every round. */
+#define SHA1_ROUND(a, b, c, d, e, f, k, wt)            \
+    do {                                               \
+        e += rotl(a, 5) + (f) + (k) + (wt);            \
+        b = rotl(b, 30);                               \
+    } while (0)
+#define SHA1_CH(b, c, d) (((c ^ d) & b) ^ d)           /* (b & c) | (~b & d) */
+#define SHA1_PARITY(b, c, d) (b ^ c ^ d)
+#define SHA1_MAJ(b, c, d) ((b & c) | ((b | c) & d))    /* (b & c) | (b & d) | (c & d) */
+/* Five rounds of one stage starting at round t, after which a..e are back in
+ * their places. */
+#define SHA1_FIVE(F, k, t)                                         \
+    do {                                                           \
+        SHA1_ROUND(a, b, c, d, e, F(b, c, d), k, w[(t)]);          \
+        SHA1_ROUND(e, a, b, c, d, F(a, b, c), k, w[(t) + 1]);      \
+        SHA1_ROUND(d, e, a, b, c, F(e, a, b), k, w[(t) + 2]);      \
+        SHA1_ROUND(c, d, e, a, b, F(d, e, a), k, w[(t) + 3]);      \
+        SHA1_ROUND(b, c, d, e, a, F(c, d, e), k, w[(t) + 4]);      \
+    } while (0)
+#define SHA1_STAGE_ROUNDS 20
+#define SHA1_K0 0x5a827999u
+#define SHA1_K1 0x6ed9eba1u
+#define SHA1_K2 0x8f1bbcdcu
+#define SHA1_K3 0xca62c1d6u
+
 /* One 512-bit block into the hash value h (FIPS 180-4, 6.1.2). */
 static void sha1_block(uint32_t h[5], const uint8_t *block)
 {
@@ -42,28 +68,14 @@ static void sha1_block(uint32_t h[5], const uint8_t *block)
     for (int t = 16; t < SHA1_ROUNDS; t++)
         w[t] = rotl(w[t - 3] ^ w[t - 8] ^ w[t - 14] ^ w[t - 16], 1);
     uint32_t a = h[0], b = h[1], c = h[2], d = h[3], e = h[4];
-    for (int t = 0; t < SHA1_ROUNDS; t++) {
-        uint32_t f, k;
-        if (t < 20) {
-            f = (b & c) | (~b & d); /* Ch */
-            k = 0x5a827999u;
-        } else if (t < 40) {
-            f = b ^ c ^ d; /* Parity */
-            k = 0x6ed9eba1u;
-        } else if (t < 60) {
-            f = (b & c) | (b & d) | (c & d); /* Maj */
-            k = 0x8f1bbcdcu;
-        } else {
-            f = b ^ c ^ d;
-            k = 0xca62c1d6u;
-        }
-        uint32_t tmp = rotl(a, 5) + f + e + k + w[t];
-        e = d;
-        d = c;
-        c = rotl(b, 30);
-        b = a;
-        a = tmp;
-    }
+    for (int t = 0; t < SHA1_STAGE_ROUNDS; t += 5)
+        SHA1_FIVE(SHA1_CH, SHA1_K0, t);
+    for (int t = SHA1_STAGE_ROUNDS; t < 2 * SHA1_STAGE_ROUNDS; t += 5)
+        SHA1_FIVE(SHA1_PARITY, SHA1_K1, t);
+    for (int t = 2 * SHA1_STAGE_ROUNDS; t < 3 * SHA1_STAGE_ROUNDS; t += 5)
+        SHA1_FIVE(SHA1_MAJ, SHA1_K2, t);
+    for (int t = 3 * SHA1_STAGE_ROUNDS; t < SHA1_ROUNDS; t += 5)
+        SHA1_FIVE(SHA1_PARITY, SHA1_K3, t);
     h[0] += a;
     h[1] += b;
     h[2] += c;
