@@ -14,7 +14,7 @@
  *
  *   bench_uts [-t 1] [-a SHAPE] [-d GEN_MX] [-b B0] [-s ROOT_SEED]
  *             [-r REPS] [-w LIST] [-p work-first|help-first|both]
- *             [-i all|serial|weft|openmp] [--callgrind]
+ *             [-i all|serial|weft|openmp] [--stack BYTES] [--callgrind]
  * The tree options are UTS's, but UTS's -r (root seed) is -s here: -r is the
  * repetitions, as in every weft benchmark. Default: T1 (-t 1 -a 3 -d 10 -b 4
  * -s 19), 4,130,071 nodes. Times are per whole search (median_ns); the human
@@ -35,11 +35,14 @@
 #define T1_B0 4.0
 #define T1_SEED 19
 #define T1_NODES 4130071L
-/* The warm-up tree: T1's shape cut at depth 5 (about 1,400 nodes). */
+/* The warm-up tree: T1's shape cut at depth 5 (3,987 nodes). */
 #define WARM_GEN_MX 5
 
 /* The tree being searched; set before a run starts, read-only during it. */
 static const uts_tree *g_tree;
+/* Attributes of every weft spawn: NULL (the defaults) unless --stack asks
+ * for a stack size per spawn, as a program with deep frames would. */
+static const weft_attr *g_attr;
 
 static long search_serial(const uts_node *n)
 {
@@ -63,7 +66,7 @@ static void *search_weft(void *arg)
         weft_thread *t[k];
         for (int i = 0; i < k; i++) {
             uts_child(n, i, &child[i]);
-            int rc = weft_spawn(&t[i], search_weft, &child[i], NULL);
+            int rc = weft_spawn(&t[i], search_weft, &child[i], g_attr);
             if (rc != 0)
                 bench_die("weft_spawn", rc);
         }
@@ -86,7 +89,7 @@ static long search_weft_root(const uts_tree *tree)
     void        *count;
     g_tree = tree;
     uts_root(tree, &root);
-    int rc = weft_spawn(&t, search_weft, &root, NULL);
+    int rc = weft_spawn(&t, search_weft, &root, g_attr);
     if (rc != 0)
         bench_die("weft_spawn", rc);
     rc = weft_join(t, &count);
@@ -238,7 +241,7 @@ static double run_omp(uts_run *u, long workers)
 /* T1/Ts and the speedup on the most workers, for one implementation. */
 static void summary(const uts_run *u, const char *impl, double ts, double t1, long p, double tp)
 {
-    if (u->o->callgrind || t1 <= 0)
+    if (u->o->callgrind || t1 <= 0 || (ts <= 0 && (p < 2 || tp <= 0)))
         return;
     printf("  uts %s %s:", u->param, impl);
     const char *sep = " ";
@@ -257,14 +260,37 @@ static void summary(const uts_run *u, const char *impl, double ts, double t1, lo
 static const char usage[] =
     "  tree (UTS's options; the root seed is -s): -t 1 (geometric) -a SHAPE (0 linear, 1 expdec,\n"
     "  2 cyclic, 3 fixed) -d GEN_MX -b B0 -s SEED; default T1: -t 1 -a 3 -d 10 -b 4 -s 19\n"
-    "  -i all|serial|weft|openmp (default all); -n is ignored\n";
+    "  -i all|serial|weft|openmp (default all); -n is ignored\n"
+    "  --stack BYTES: weft spawns with a weft_attr of that stack_size (64K, 1M, ...)\n";
 
-/* Takes the tree options out of argv (the rest goes to bench_parse). */
+/* "65536", "64K", "1M": bytes; 0 on a malformed size. */
+static size_t parse_size(const char *v)
+{
+    char         *end;
+    unsigned long n = strtoul(v, &end, 10);
+    if (end == v)
+        return 0;
+    if (*end == 'K' || *end == 'k')
+        n <<= 10, end++;
+    else if (*end == 'M' || *end == 'm')
+        n <<= 20, end++;
+    return *end == '\0' ? n : 0;
+}
+
+/* Takes the tree options and --stack out of argv (the rest goes to
+ * bench_parse). */
 static int parse_tree(int *argc, char **argv, uts_tree *t)
 {
-    int out = 1;
+    static weft_attr attr = WEFT_ATTR_INIT;
+    int              out = 1;
     for (int i = 1; i < *argc; i++) {
         const char *a = argv[i];
+        if (strcmp(a, "--stack") == 0) {
+            if (i + 1 >= *argc || (attr.stack_size = parse_size(argv[++i])) == 0)
+                return -1;
+            g_attr = &attr;
+            continue;
+        }
         if (a[0] != '-' || a[1] == '\0' || a[2] != '\0' || !strchr("tadbs", a[1])) {
             argv[out++] = argv[i];
             continue;
