@@ -3,7 +3,7 @@
  * The tree (uts_tree.h) is implicit: a node's children are computed from its
  * SHA-1 digest, one digest per child. Every version visits every node and
  * returns the number of nodes; each run is checked against the known count
- * of the default tree (T1) or, for other trees, against the serial count.
+ * of UTS's sample trees (T1-T4) or, for other trees, against the first run.
  *   serial  depth-first recursion, one child's node on the stack at a time
  *   weft    a node with k children computes their k nodes into an array on
  *           its stack, weft_spawn's a thread for each, then joins them in
@@ -12,13 +12,16 @@
  *           when the compiler has OpenMP; it runs last so that libgomp's
  *           spinning threads do not share the CPUs with weft's workers)
  *
- *   bench_uts [-t 1] [-a SHAPE] [-d GEN_MX] [-b B0] [-s ROOT_SEED]
+ *   bench_uts [-t TYPE] [-a SHAPE] [-d GEN_MX] [-b B0] [-s ROOT_SEED]
+ *             [-q Q] [-m M] [-f SHIFT] [--tree T1|T2|T3|T4]
  *             [-r REPS] [-w LIST] [-p work-first|help-first|both]
  *             [-i all|serial|weft|openmp] [--stack BYTES] [--callgrind]
  * The tree options are UTS's, but UTS's -r (root seed) is -s here: -r is the
  * repetitions, as in every weft benchmark. Default: T1 (-t 1 -a 3 -d 10 -b 4
  * -s 19), 4,130,071 nodes. Times are per whole search (median_ns); the human
- * lines add ns per node and the ratios T1/Ts and T1/Tp.
+ * lines add ns and CPU ns per node and the ratios T1/Ts and T1/Tp. The root
+ * thread gets a stack that fits its arrays (T3's root has 2,000 children);
+ * --stack gives every spawn a weft_attr with that stack size.
  */
 #include "bench.h"
 
@@ -29,14 +32,29 @@
 #include <omp.h>
 #endif
 
-/* The public T1 input and its node count. */
-#define T1_SHAPE UTS_SHAPE_FIXED
-#define T1_GEN_MX 10
-#define T1_B0 4.0
-#define T1_SEED 19
-#define T1_NODES 4130071L
+/* UTS's defaults for the options a tree's type does not use. */
+#define UTS_DEFAULT_Q (15.0 / 64.0)
+#define UTS_DEFAULT_M 4
+#define UTS_DEFAULT_SHIFT 0.5
 /* The warm-up tree: T1's shape cut at depth 5 (3,987 nodes). */
 #define WARM_GEN_MX 5
+
+/* UTS's public sample trees and their node counts: every run of one of them
+ * must find exactly that many nodes. */
+static const struct {
+    const char *name;
+    uts_tree    tree;
+    long        nodes;
+} presets[] = {
+    {"T1", {UTS_GEO, UTS_SHAPE_FIXED, 10, 4.0, 19, UTS_DEFAULT_Q, UTS_DEFAULT_M, UTS_DEFAULT_SHIFT}, 4130071L},
+    {"T2", {UTS_GEO, UTS_SHAPE_CYCLIC, 16, 6.0, 502, UTS_DEFAULT_Q, UTS_DEFAULT_M, UTS_DEFAULT_SHIFT}, 4117769L},
+    {"T3", {UTS_BIN, UTS_SHAPE_LINEAR, 6, 2000.0, 42, 0.124875, 8, UTS_DEFAULT_SHIFT}, 4112897L},
+    {"T4", {UTS_HYBRID, UTS_SHAPE_LINEAR, 16, 6.0, 1, 0.234375, 4, UTS_DEFAULT_SHIFT}, 4132453L},
+};
+#define NPRESETS ((int)(sizeof presets / sizeof presets[0]))
+/* A root's frame holds a node and a handle per child (a binomial root may
+ * have thousands); the rest of its stack is what any node needs. */
+#define ROOT_STACK_BASE ((size_t)64 << 10)
 
 /* The tree being searched; set before a run starts, read-only during it. */
 static const uts_tree *g_tree;
@@ -81,7 +99,8 @@ static void *search_weft(void *arg)
     return (void *)(intptr_t)count;
 }
 
-/* The root as a user thread of its own, as a program would start a search. */
+/* The root as a user thread of its own, as a program would start a search,
+ * with a stack that fits its arrays of children. */
 static long search_weft_root(const uts_tree *tree)
 {
     uts_node     root;
@@ -89,7 +108,14 @@ static long search_weft_root(const uts_tree *tree)
     void        *count;
     g_tree = tree;
     uts_root(tree, &root);
-    int rc = weft_spawn(&t, search_weft, &root, g_attr);
+    weft_attr attr = WEFT_ATTR_INIT;
+    if (g_attr)
+        attr = *g_attr;
+    size_t need = ROOT_STACK_BASE +
+                  (size_t)uts_num_children(tree, &root) * (sizeof(uts_node) + sizeof(weft_thread *));
+    if (need > (attr.stack_size ? attr.stack_size : ROOT_STACK_BASE))
+        attr.stack_size = need;
+    int rc = weft_spawn(&t, search_weft, &root, &attr);
     if (rc != 0)
         bench_die("weft_spawn", rc);
     rc = weft_join(t, &count);
@@ -258,8 +284,10 @@ static void summary(const uts_run *u, const char *impl, double ts, double t1, lo
 }
 
 static const char usage[] =
-    "  tree (UTS's options; the root seed is -s): -t 1 (geometric) -a SHAPE (0 linear, 1 expdec,\n"
-    "  2 cyclic, 3 fixed) -d GEN_MX -b B0 -s SEED; default T1: -t 1 -a 3 -d 10 -b 4 -s 19\n"
+    "  tree (UTS's options; the root seed is -s): -t TYPE (0 binomial, 1 geometric, 2 hybrid,\n"
+    "  3 balanced) -a SHAPE (0 linear, 1 expdec, 2 cyclic, 3 fixed) -d GEN_MX -b B0 -s SEED\n"
+    "  -q Q -m M (binomial) -f SHIFT (hybrid); default T1: -t 1 -a 3 -d 10 -b 4 -s 19\n"
+    "  --tree T1|T2|T3|T4: UTS's sample trees (later tree options change them)\n"
     "  -i all|serial|weft|openmp (default all); -n is ignored\n"
     "  --stack BYTES: weft spawns with a weft_attr of that stack_size (64K, 1M, ...)\n";
 
@@ -285,13 +313,23 @@ static int parse_tree(int *argc, char **argv, uts_tree *t)
     int              out = 1;
     for (int i = 1; i < *argc; i++) {
         const char *a = argv[i];
+        if (strcmp(a, "--tree") == 0) {
+            int p = 0;
+            while (i + 1 < *argc && p < NPRESETS && strcmp(argv[i + 1], presets[p].name) != 0)
+                p++;
+            if (p == NPRESETS)
+                return -1;
+            *t = presets[p].tree;
+            i++;
+            continue;
+        }
         if (strcmp(a, "--stack") == 0) {
             if (i + 1 >= *argc || (attr.stack_size = parse_size(argv[++i])) == 0)
                 return -1;
             g_attr = &attr;
             continue;
         }
-        if (a[0] != '-' || a[1] == '\0' || a[2] != '\0' || !strchr("tadbs", a[1])) {
+        if (a[0] != '-' || a[1] == '\0' || a[2] != '\0' || !strchr("tadbsqmf", a[1])) {
             argv[out++] = argv[i];
             continue;
         }
@@ -309,22 +347,67 @@ static int parse_tree(int *argc, char **argv, uts_tree *t)
         case 'd': t->gen_mx = (int)x; break;
         case 'b': t->b0 = x; break;
         case 's': t->seed = (int)x; break;
+        case 'q': t->q = x; break;
+        case 'm': t->m = (int)x; break;
+        case 'f': t->shift = x; break;
         }
     }
     *argc = out;
     argv[out] = NULL;
-    if (t->type != UTS_GEO) {
-        fprintf(stderr, "bench_uts: only geometric trees (-t 1)\n");
+    if (t->type < UTS_BIN || t->type > UTS_BALANCED || t->shape < UTS_SHAPE_LINEAR ||
+        t->shape > UTS_SHAPE_FIXED || t->gen_mx < 1 || t->b0 <= 0 || t->q < 0 || t->q > 1 ||
+        t->m < 0 || t->shift < 0)
         return -1;
+    return 0;
+}
+
+/* 1 when a and b are the same tree (the options their type uses agree). */
+static int same_tree(const uts_tree *a, const uts_tree *b)
+{
+    if (a->type != b->type || a->b0 != b->b0 || a->seed != b->seed)
+        return 0;
+    int geo = a->type == UTS_GEO || a->type == UTS_HYBRID;
+    int bin = a->type == UTS_BIN || a->type == UTS_HYBRID;
+    if (a->type != UTS_BIN && a->gen_mx != b->gen_mx)
+        return 0;
+    if (geo && a->shape != b->shape)
+        return 0;
+    if (bin && (a->q != b->q || a->m != b->m))
+        return 0;
+    return a->type != UTS_HYBRID || a->shift == b->shift;
+}
+
+/* The tree as RESULT's param: a sample tree's name, or its type and
+ * options. Returns the sample tree's node count, 0 for another tree. */
+static long tree_name(const uts_tree *t, char *buf, size_t len)
+{
+    for (int p = 0; p < NPRESETS; p++) {
+        if (same_tree(t, &presets[p].tree)) {
+            snprintf(buf, len, "%s", presets[p].name);
+            return presets[p].nodes;
+        }
     }
-    if (t->shape < UTS_SHAPE_LINEAR || t->shape > UTS_SHAPE_FIXED || t->gen_mx < 1 || t->b0 <= 0)
-        return -1;
+    switch (t->type) {
+    case UTS_BIN:
+        snprintf(buf, len, "bin-b%g-q%g-m%d-s%d", t->b0, t->q, t->m, t->seed);
+        break;
+    case UTS_HYBRID:
+        snprintf(buf, len, "hyb-a%d-d%d-b%g-q%g-m%d-f%g-s%d", t->shape, t->gen_mx, t->b0, t->q, t->m,
+                 t->shift, t->seed);
+        break;
+    case UTS_BALANCED:
+        snprintf(buf, len, "bal-d%d-b%g-s%d", t->gen_mx, t->b0, t->seed);
+        break;
+    default:
+        snprintf(buf, len, "geo-a%d-d%d-b%g-s%d", t->shape, t->gen_mx, t->b0, t->seed);
+        break;
+    }
     return 0;
 }
 
 int main(int argc, char **argv)
 {
-    uts_tree tree = {UTS_GEO, T1_SHAPE, T1_GEN_MX, T1_B0, T1_SEED};
+    uts_tree tree = presets[0].tree; /* T1 */
     if (parse_tree(&argc, argv, &tree) != 0) {
         bench_usage(argv[0], usage);
         return 2;
@@ -335,15 +418,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_uts: SHA-1 does not match the standard's test vectors\n");
         return 1;
     }
-    uts_tree warm = {UTS_GEO, UTS_SHAPE_FIXED, WARM_GEN_MX, T1_B0, T1_SEED};
-    char     param[64];
-    int      is_t1 = tree.shape == T1_SHAPE && tree.gen_mx == T1_GEN_MX && tree.b0 == T1_B0 &&
-                tree.seed == T1_SEED;
-    if (is_t1)
-        snprintf(param, sizeof param, "T1");
-    else
-        snprintf(param, sizeof param, "geo-a%d-d%d-b%g-s%d", tree.shape, tree.gen_mx, tree.b0, tree.seed);
-    uts_run u = {&o, &tree, &warm, param, is_t1 ? T1_NODES : 0};
+    uts_tree warm = presets[0].tree;
+    warm.gen_mx = WARM_GEN_MX;
+    char    param[96];
+    long    nodes = tree_name(&tree, param, sizeof param);
+    uts_run u = {&o, &tree, &warm, param, nodes};
 
     double ts = 0;
     if (bench_wants(&o, "serial"))

@@ -165,10 +165,41 @@ static double branching(const uts_tree *t, int d)
     }
 }
 
-int uts_num_children(const uts_tree *t, const uts_node *n)
+/* The node's draw as a fraction in [0, 1). */
+static double draw(const uts_node *n)
+{
+    return (double)(load_be32(n->state + UTS_RAND_OFFSET) & UTS_RAND_MASK) / UTS_RAND_SCALE;
+}
+
+static int geometric(const uts_tree *t, const uts_node *n)
 {
     double p = 1.0 / (1.0 + branching(t, n->height));
-    double u = (double)(load_be32(n->state + UTS_RAND_OFFSET) & UTS_RAND_MASK) / UTS_RAND_SCALE;
-    int k = (int)floor(log(1.0 - u) / log(1.0 - p));
+    return (int)floor(log(1.0 - draw(n)) / log(1.0 - p));
+}
+
+static int binomial(const uts_tree *t, const uts_node *n)
+{
+    return draw(n) < t->q ? t->m : 0;
+}
+
+int uts_num_children(const uts_tree *t, const uts_node *n)
+{
+    int k;
+    switch (t->type) {
+    case UTS_BIN:
+        if (n->height == 0)
+            return (int)floor(t->b0); /* the root is not capped */
+        k = binomial(t, n);
+        break;
+    case UTS_HYBRID:
+        k = n->height < t->shift * t->gen_mx ? geometric(t, n) : binomial(t, n);
+        break;
+    case UTS_BALANCED:
+        return n->height < t->gen_mx ? (int)t->b0 : 0;
+    case UTS_GEO:
+    default:
+        k = geometric(t, n);
+        break;
+    }
     return k > UTS_MAX_CHILDREN ? UTS_MAX_CHILDREN : k;
 }

@@ -7,10 +7,15 @@
  * from its own digest (the low 31 bits of bytes 16..19, big-endian, scaled
  * to [0, 1)), so the tree is the same whatever order or thread visits it.
  *
- * Only the geometric trees (UTS's -t 1) are built here: the count is the
- * inverse of the geometric distribution's CDF, floor(log(1 - u) / log(1 - p))
- * with p = 1 / (1 + b_i), where the expected branching factor b_i at depth d
- * follows the shape function (-a); it is capped at UTS_MAX_CHILDREN.
+ * The tree types (-t), with u that fraction:
+ *   geometric  floor(log(1 - u) / log(1 - p)) children, p = 1 / (1 + b_i):
+ *              the inverse of the geometric distribution's CDF, whose mean
+ *              b_i at depth d follows the shape function (-a)
+ *   binomial   the root has floor(b_0) children; every other node has m
+ *              (-m) children when u < q (-q), else none
+ *   hybrid     geometric above depth shift * gen_mx (-f), binomial below
+ *   balanced   b_0 children down to depth gen_mx
+ * Counts are capped at UTS_MAX_CHILDREN, but for a binomial root.
  */
 #ifndef WEFT_BENCH_UTS_TREE_H
 #define WEFT_BENCH_UTS_TREE_H
@@ -30,15 +35,18 @@ enum uts_shape {
     UTS_SHAPE_FIXED = 3,  /* b_0 below gen_mx, then 0 */
 };
 
-/* UTS's tree types (-t); this program builds UTS_GEO only. */
-enum uts_type { UTS_BIN = 0, UTS_GEO = 1 };
+/* UTS's tree types (-t), numbered as UTS numbers them. */
+enum uts_type { UTS_BIN = 0, UTS_GEO = 1, UTS_HYBRID = 2, UTS_BALANCED = 3 };
 
 typedef struct uts_tree {
     int    type;   /* enum uts_type (-t) */
     int    shape;  /* enum uts_shape (-a) */
     int    gen_mx; /* -d: depth of the fixed shape, period of the others */
-    double b0;     /* -b: the root's expected branching factor */
+    double b0;     /* -b: the root's (expected) branching factor */
     int    seed;   /* UTS's -r: the root seed */
+    double q;      /* -q: binomial: probability that a node has children */
+    int    m;      /* -m: binomial: the children of a node that has any */
+    double shift;  /* -f: hybrid: binomial from depth shift * gen_mx on */
 } uts_tree;
 
 typedef struct uts_node {
