@@ -178,6 +178,18 @@ static long fallback_rw(int kind, int fd, void *buf, size_t n, uint64_t off, int
 static int nonblocking(int fd) { (void)fd; return 0; }
 #endif
 
+/* The most one read or write moves, as the kernel clamps a count
+ * (MAX_RW_COUNT: INT_MAX rounded down to a page). An SQE's length has 32
+ * bits: unclamped, n = 4 GiB would be a read of 0 bytes. Only what goes
+ * into an SQE is clamped: a system call checks the caller's whole buffer
+ * (EFAULT) before it clamps, so it gets n as given. */
+#define RW_COUNT_MAX 0x7ffff000u
+
+static size_t clamp_count(size_t n)
+{
+    return n > RW_COUNT_MAX ? RW_COUNT_MAX : n;
+}
+
 /* A transfer through the ring of the calling user thread's worker, else
  * through a spare kernel thread (or directly from a plain kernel thread). */
 static long transfer(int kind, int fd, void *buf, size_t n, uint64_t off, int flags)
@@ -185,7 +197,7 @@ static long transfer(int kind, int fd, void *buf, size_t n, uint64_t off, int fl
 #if WEFT__HAVE_URING
     struct weft__worker *w = ring_worker();
     if (w)
-        return ring_rw(w, kind, fd, buf, n, off, flags);
+        return ring_rw(w, kind, fd, buf, clamp_count(n), off, flags);
 #endif
     return fallback_rw(kind, fd, buf, n, off, flags);
 }
