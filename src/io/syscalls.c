@@ -1,10 +1,12 @@
 /* syscalls.c: the weft_* mirrors of blocking system calls.
  *
- * From a user thread on a worker with a ring: prepare the SQE, park, return
- * the completion's result (errno = -res on failure), exactly as the call
- * mirrored. Without a ring: the call itself, its worker handed to another
- * kernel thread meanwhile (sched/machine.c). From a plain kernel thread:
- * the call itself.
+ * From a user thread on a worker with a ring: a stream call is first made
+ * without waiting, then (would block) through the ring: prepare the SQE,
+ * park, return the completion's result (errno = -res on failure), exactly
+ * as the call mirrored; positional I/O and sleeps go to the ring at once.
+ * Without a ring: the call itself, its worker handed to another kernel
+ * thread meanwhile (sched/machine.c). From a plain kernel thread: the call
+ * itself.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -30,61 +32,84 @@ static long result(int res)
  * file's current position. */
 enum { RING_READ, RING_WRITE, RING_RECV, RING_SEND };
 
+static int positional(int kind, uint64_t off)
+{
+    return (kind == RING_READ || kind == RING_WRITE) && off != (uint64_t)-1;
+}
+
 static long fallback_rw(int kind, int fd, void *buf, size_t n, uint64_t off, int flags);
 
 #if WEFT__HAVE_URING
 #include <fcntl.h>
+#include <limits.h>
 #include <liburing.h>
+#include <sys/uio.h>
 struct io_uring_sqe *weft__io_sqe(struct weft__worker *w);
 
-/* io_uring waits for data even on O_NONBLOCK files, where the mirrored call
- * would fail with EAGAIN. So a read, write, recv or send is first tried
- * without waiting (RWF_NOWAIT / MSG_DONTWAIT, still batched in the ring);
- * only when that would block is the file's O_NONBLOCK flag read, and the
- * call either fails with EAGAIN or is queued again, waiting this time. An
- * operation that completes at once costs no extra system call. */
+/* A pending call stays on the file it started on, as a blocked system call
+ * does, even when another thread closes the descriptor and the number names
+ * another file before the call ends. io_uring looks a descriptor up when it
+ * issues the SQE, and a queued SQE waits for the worker's next submission
+ * while other user threads run (uring.c): so a stream call (read, write,
+ * recv, send) is first made right away as a system call that never waits
+ * (RWF_NOWAIT, MSG_DONTWAIT), which looks the descriptor up at the call;
+ * only when that would block does it go to the ring, and that SQE is
+ * submitted before its thread parks, so the kernel holds the file from
+ * then on. The attempt also answers the O_NONBLOCK question: io_uring
+ * waits for data even on O_NONBLOCK files, where the mirrored call fails
+ * with EAGAIN, so a would-block result reads the file's flags. A call that
+ * completes at once costs one system call and no switch. */
 static int nonblocking(int fd)
 {
     int fl = fcntl(fd, F_GETFL);
     return fl >= 0 && (fl & O_NONBLOCK);
 }
 
-static long ring_rw(struct weft__worker *w, int kind, int fd, void *buf, size_t n, uint64_t off,
-                    int flags)
+/* The attempt that never waits. A count past SSIZE_MAX, which an iovec
+ * cannot carry, fails as read(2) fails it (EFAULT: no buffer is that long). */
+static long try_now(int kind, int fd, void *buf, size_t n, int flags)
 {
-    /* Positional I/O is for files that can seek, where O_NONBLOCK means
-     * nothing: no first try without waiting. */
-    int first = off == (uint64_t)-1 || kind == RING_RECV || kind == RING_SEND;
-    for (int nowait = first;; nowait = 0) {
-        if (!nowait && first) {
-            /* the first attempt may have resumed us on another worker */
-            w = weft__tls_worker;
-            if (!weft__io_ring(w))
-                return fallback_rw(kind, fd, buf, n, off, flags);
-        }
-        struct weft__io_req req = { w->current, 0, 1, 0 };
-        struct io_uring_sqe *sqe = weft__io_sqe(w);
-        switch (kind) {
-        case RING_READ:
-            io_uring_prep_read(sqe, fd, buf, (unsigned)n, off);
-            sqe->rw_flags = nowait ? RWF_NOWAIT : 0;
-            break;
-        case RING_WRITE:
-            io_uring_prep_write(sqe, fd, buf, (unsigned)n, off);
-            sqe->rw_flags = nowait ? RWF_NOWAIT : 0;
-            break;
-        case RING_RECV:
-            io_uring_prep_recv(sqe, fd, buf, n, flags | (nowait ? MSG_DONTWAIT : 0));
-            break;
-        default:
-            io_uring_prep_send(sqe, fd, buf, n, flags | (nowait ? MSG_DONTWAIT : 0));
-            break;
-        }
-        io_uring_sqe_set_data(sqe, &req);
-        int res = weft__io_wait(w, &req, 1);
-        if (res != -EAGAIN || !nowait || (flags & MSG_DONTWAIT) || nonblocking(fd))
-            return result(res);
+    struct iovec iov = { buf, n > SSIZE_MAX ? (size_t)SSIZE_MAX : n };
+    switch (kind) {
+    case RING_READ: return preadv2(fd, &iov, 1, -1, RWF_NOWAIT);
+    case RING_WRITE: return pwritev2(fd, &iov, 1, -1, RWF_NOWAIT);
+    case RING_RECV: return recv(fd, buf, n, flags | MSG_DONTWAIT);
+    default: return send(fd, buf, n, flags | MSG_DONTWAIT);
     }
+}
+
+/* One transfer through the ring of the calling thread's worker w. now: the
+ * SQE is submitted before the thread parks (a call that may wait on
+ * another party: the file is held from the call on); otherwise it is
+ * batched with the worker's other requests (positional I/O, which never
+ * waits on another party). */
+static long ring_rw(struct weft__worker *w, int kind, int fd, void *buf, size_t n, uint64_t off,
+                    int flags, int now)
+{
+    struct weft__io_req req = { w->current, 0, 1, 0 };
+    struct io_uring_sqe *sqe = weft__io_sqe(w);
+    switch (kind) {
+    case RING_READ: io_uring_prep_read(sqe, fd, buf, (unsigned)n, off); break;
+    case RING_WRITE: io_uring_prep_write(sqe, fd, buf, (unsigned)n, off); break;
+    case RING_RECV: io_uring_prep_recv(sqe, fd, buf, n, flags); break;
+    default: io_uring_prep_send(sqe, fd, buf, n, flags); break;
+    }
+    io_uring_sqe_set_data(sqe, &req);
+    return result(now ? weft__io_wait_now(w, &req, 1) : weft__io_wait(w, &req, 1));
+}
+
+/* A stream transfer from a user thread on w: tried at once, then waited
+ * for in the ring unless the caller asked not to wait. */
+static long stream_rw(struct weft__worker *w, int kind, int fd, void *buf, size_t n, int flags)
+{
+    long r = try_now(kind, fd, buf, n, flags);
+    if (r >= 0 || errno != EAGAIN)
+        return r;
+    if ((flags & MSG_DONTWAIT) || nonblocking(fd)) {
+        errno = EAGAIN;
+        return -1;
+    }
+    return ring_rw(w, kind, fd, buf, n, (uint64_t)-1, flags, 1);
 }
 #endif
 
@@ -196,8 +221,10 @@ static long transfer(int kind, int fd, void *buf, size_t n, uint64_t off, int fl
 {
 #if WEFT__HAVE_URING
     struct weft__worker *w = ring_worker();
+    if (w && positional(kind, off))
+        return ring_rw(w, kind, fd, buf, clamp_count(n), off, flags, 0);
     if (w)
-        return ring_rw(w, kind, fd, buf, clamp_count(n), off, flags);
+        return stream_rw(w, kind, fd, buf, clamp_count(n), flags);
 #endif
     return fallback_rw(kind, fd, buf, n, off, flags);
 }
@@ -249,7 +276,7 @@ int weft_accept(int fd, struct sockaddr *addr, socklen_t *len)
         struct io_uring_sqe *sqe = weft__io_sqe(w);
         io_uring_prep_accept(sqe, fd, addr, len, 0);
         io_uring_sqe_set_data(sqe, &req);
-        return (int)result(weft__io_wait(w, &req, 1));
+        return (int)result(weft__io_wait_now(w, &req, 1));
 #endif
     }
     struct call c = { .op = OP_ACCEPT, .fd = fd, .addr = addr, .alen = len };
@@ -267,7 +294,7 @@ int weft_connect(int fd, const struct sockaddr *addr, socklen_t len)
         struct io_uring_sqe *sqe = weft__io_sqe(w);
         io_uring_prep_connect(sqe, fd, addr, len);
         io_uring_sqe_set_data(sqe, &req);
-        return (int)result(weft__io_wait(w, &req, 1));
+        return (int)result(weft__io_wait_now(w, &req, 1));
 #endif
     }
     struct call c = { .op = OP_CONNECT, .fd = fd, .addr = (struct sockaddr *)addr, .clen = len };
@@ -305,7 +332,7 @@ int weft_poll(int fd, short events, int timeout_ms)
             req.pending = 2;
             nsqe = 2;
         }
-        int res = weft__io_wait(w, &req, nsqe);
+        int res = weft__io_wait_now(w, &req, nsqe);
         if (res == -ECANCELED && timeout_ms > 0)
             return 0; /* the timeout fired */
         if (res == -EBADF)
