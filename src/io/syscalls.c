@@ -37,12 +37,25 @@ static int positional(int kind, uint64_t off)
     return (kind == RING_READ || kind == RING_WRITE) && off != (uint64_t)-1;
 }
 
+/* The most one read or write moves, as the kernel clamps a count
+ * (MAX_RW_COUNT: INT_MAX rounded down to a page). An SQE's length has 32
+ * bits: unclamped, n = 4 GiB would be a read of 0 bytes. Only what goes
+ * into an SQE is clamped: a system call checks the caller's whole buffer
+ * (EFAULT) before it clamps, so it gets n as given. */
+#define RW_COUNT_MAX 0x7ffff000u
+
+static size_t clamp_count(size_t n)
+{
+    return n > RW_COUNT_MAX ? RW_COUNT_MAX : n;
+}
+
 static long fallback_rw(int kind, int fd, void *buf, size_t n, uint64_t off, int flags);
 
 #if WEFT__HAVE_URING
 #include <fcntl.h>
 #include <limits.h>
 #include <liburing.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 struct io_uring_sqe *weft__io_sqe(struct weft__worker *w);
 
@@ -98,17 +111,59 @@ static long ring_rw(struct weft__worker *w, int kind, int fd, void *buf, size_t 
     return result(now ? weft__io_wait_now(w, &req, 1) : weft__io_wait(w, &req, 1));
 }
 
+static int is_socket(int fd)
+{
+    struct stat st;
+    return fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode);
+}
+
+/* The rest of a write or send on a blocking descriptor, all of it, as the
+ * blocking call writes it: on a socket one ring send with MSG_WAITALL (the
+ * kernel sends piece by piece as room appears, on the file it looked up at
+ * the submission); on anything else (a pipe, a terminal) the hand-off
+ * path's write(2), which loops in the kernel and holds its file. A failure
+ * after some bytes went out returns their count, as the kernel does. */
+static long write_rest(struct weft__worker *w, int kind, int fd, char *buf, size_t n, size_t done,
+                       int flags)
+{
+    long r;
+    if (kind == RING_SEND || is_socket(fd))
+        r = ring_rw(w, RING_SEND, fd, buf + done, n - done, (uint64_t)-1, flags | MSG_WAITALL, 1);
+    else
+        r = fallback_rw(RING_WRITE, fd, buf + done, n - done, (uint64_t)-1, 0);
+    if (r < 0)
+        return done ? (long)done : -1;
+    return (long)(done + (size_t)r);
+}
+
 /* A stream transfer from a user thread on w: tried at once, then waited
- * for in the ring unless the caller asked not to wait. */
+ * for in the ring unless the caller asked not to wait. A write or send on
+ * a blocking descriptor returns only when all n bytes went out (or an
+ * error came); a recv with MSG_WAITALL waits in the ring at once (the
+ * kernel knows which sockets it fills and which return one message). */
 static long stream_rw(struct weft__worker *w, int kind, int fd, void *buf, size_t n, int flags)
 {
-    long r = try_now(kind, fd, buf, n, flags);
-    if (r >= 0 || errno != EAGAIN)
-        return r;
+    int out = kind == RING_WRITE || kind == RING_SEND;
+    int waitall = kind == RING_RECV && (flags & MSG_WAITALL) && !(flags & MSG_DONTWAIT);
+    long r = -1;
+    errno = EAGAIN;
+    if (!waitall) {
+        r = try_now(kind, fd, buf, n, flags); /* n as given: see clamp_count */
+        if (out ? r == (long)clamp_count(n) || (r < 0 && errno != EAGAIN) : r >= 0 || errno != EAGAIN)
+            return r;
+    }
+    n = clamp_count(n);
+    size_t done = r > 0 ? (size_t)r : 0;
     if ((flags & MSG_DONTWAIT) || nonblocking(fd)) {
+        if (waitall)
+            return try_now(kind, fd, buf, n, flags); /* never waits either */
+        if (done)
+            return (long)done;
         errno = EAGAIN;
         return -1;
     }
+    if (out)
+        return write_rest(w, kind, fd, buf, n, done, flags);
     return ring_rw(w, kind, fd, buf, n, (uint64_t)-1, flags, 1);
 }
 #endif
@@ -203,18 +258,6 @@ static long fallback_rw(int kind, int fd, void *buf, size_t n, uint64_t off, int
 static int nonblocking(int fd) { (void)fd; return 0; }
 #endif
 
-/* The most one read or write moves, as the kernel clamps a count
- * (MAX_RW_COUNT: INT_MAX rounded down to a page). An SQE's length has 32
- * bits: unclamped, n = 4 GiB would be a read of 0 bytes. Only what goes
- * into an SQE is clamped: a system call checks the caller's whole buffer
- * (EFAULT) before it clamps, so it gets n as given. */
-#define RW_COUNT_MAX 0x7ffff000u
-
-static size_t clamp_count(size_t n)
-{
-    return n > RW_COUNT_MAX ? RW_COUNT_MAX : n;
-}
-
 /* A transfer through the ring of the calling user thread's worker, else
  * through a spare kernel thread (or directly from a plain kernel thread). */
 static long transfer(int kind, int fd, void *buf, size_t n, uint64_t off, int flags)
@@ -224,7 +267,7 @@ static long transfer(int kind, int fd, void *buf, size_t n, uint64_t off, int fl
     if (w && positional(kind, off))
         return ring_rw(w, kind, fd, buf, clamp_count(n), off, flags, 0);
     if (w)
-        return stream_rw(w, kind, fd, buf, clamp_count(n), flags);
+        return stream_rw(w, kind, fd, buf, n, flags);
 #endif
     return fallback_rw(kind, fd, buf, n, off, flags);
 }
