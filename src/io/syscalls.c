@@ -13,6 +13,7 @@
 #include <poll.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -55,7 +56,6 @@ static long fallback_rw(int kind, int fd, void *buf, size_t n, uint64_t off, int
 #include <fcntl.h>
 #include <limits.h>
 #include <liburing.h>
-#include <sys/stat.h>
 #include <sys/uio.h>
 struct io_uring_sqe *weft__io_sqe(struct weft__worker *w);
 
@@ -111,11 +111,7 @@ static long ring_rw(struct weft__worker *w, int kind, int fd, void *buf, size_t 
     return result(now ? weft__io_wait_now(w, &req, 1) : weft__io_wait(w, &req, 1));
 }
 
-static int is_socket(int fd)
-{
-    struct stat st;
-    return fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode);
-}
+static long fallback_write_all(int fd, void *buf, size_t n, const struct stat *id);
 
 /* The rest of a write or send on a blocking descriptor, all of it, as the
  * blocking call writes it: on a socket one ring send with MSG_WAITALL (the
@@ -127,10 +123,13 @@ static long write_rest(struct weft__worker *w, int kind, int fd, char *buf, size
                        int flags)
 {
     long r;
-    if (kind == RING_SEND || is_socket(fd))
+    struct stat id;
+    if (kind != RING_SEND && fstat(fd, &id) != 0)
+        return done ? (long)done : -1;
+    if (kind == RING_SEND || S_ISSOCK(id.st_mode))
         r = ring_rw(w, RING_SEND, fd, buf + done, n - done, (uint64_t)-1, flags | MSG_WAITALL, 1);
     else
-        r = fallback_rw(RING_WRITE, fd, buf + done, n - done, (uint64_t)-1, 0);
+        r = fallback_write_all(fd, buf + done, n - done, &id);
     if (r < 0)
         return done ? (long)done : -1;
     return (long)(done + (size_t)r);
@@ -181,7 +180,8 @@ static struct weft__worker *ring_worker(void)
 
 /* ---- the spare-thread path: one record per call ------------------------- */
 
-enum { OP_READ, OP_WRITE, OP_PREAD, OP_PWRITE, OP_RECV, OP_SEND, OP_ACCEPT, OP_CONNECT, OP_POLL, OP_SLEEP };
+enum { OP_READ, OP_WRITE, OP_WRITE_ALL, OP_PREAD, OP_PWRITE, OP_RECV, OP_SEND, OP_ACCEPT, OP_CONNECT,
+       OP_POLL, OP_SLEEP };
 
 struct call {
     int op, fd, flags;
@@ -192,14 +192,37 @@ struct call {
     socklen_t *alen;
     socklen_t clen;
     uint64_t ns;
+    const struct stat *id; /* OP_WRITE_ALL: the file fd named at the call */
     long ret;
 };
+
+/* write(2) until all n bytes went out (the rest of a blocking write, see
+ * write_rest). A blocking write(2) stops early when a signal is pending,
+ * and a kernel thread that submitted ring requests gets the equivalent
+ * (TIF_NOTIFY_SIGNAL) whenever one of them completes: so it goes on, as
+ * long as the number still names the same file (each write(2) looks it up
+ * again, and the worker runs other user threads meanwhile). */
+static long write_all(int fd, const char *buf, size_t n, const struct stat *id)
+{
+    size_t done = 0;
+    for (;;) {
+        ssize_t r = write(fd, buf + done, n - done);
+        if (r < 0)
+            return done ? (long)done : -1;
+        done += (size_t)r;
+        struct stat now;
+        if (done == n || r == 0 || fstat(fd, &now) != 0 || now.st_dev != id->st_dev ||
+            now.st_ino != id->st_ino)
+            return (long)done;
+    }
+}
 
 static long direct(struct call *c)
 {
     switch (c->op) {
     case OP_READ: return read(c->fd, c->buf, c->n);
     case OP_WRITE: return write(c->fd, c->buf, c->n);
+    case OP_WRITE_ALL: return write_all(c->fd, c->buf, c->n, c->id);
     case OP_PREAD: return pread(c->fd, c->buf, c->n, c->off);
     case OP_PWRITE: return pwrite(c->fd, c->buf, c->n, c->off);
     case OP_RECV: return recv(c->fd, c->buf, c->n, c->flags);
@@ -236,6 +259,14 @@ static long fallback(struct call *c)
     weft_blocking(run_call, c);
     return c->ret;
 }
+
+#if WEFT__HAVE_URING
+static long fallback_write_all(int fd, void *buf, size_t n, const struct stat *id)
+{
+    struct call c = { .op = OP_WRITE_ALL, .fd = fd, .buf = buf, .n = n, .id = id };
+    return fallback(&c);
+}
+#endif
 
 static long fallback_rw(int kind, int fd, void *buf, size_t n, uint64_t off, int flags)
 {
