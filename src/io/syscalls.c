@@ -111,6 +111,17 @@ static long ring_rw(struct weft__worker *w, int kind, int fd, void *buf, size_t 
     return result(now ? weft__io_wait_now(w, &req, 1) : weft__io_wait(w, &req, 1));
 }
 
+/* A file that cannot be read or written without waiting, or through
+ * io_uring: RWF_NOWAIT is refused (EOPNOTSUPP) by tmpfs, /proc and /sys
+ * files, directories and terminals, and by buffered writes on file systems
+ * without asynchronous ones; some files refuse it or a ring request with
+ * EINVAL. The call itself then runs on the hand-off path, whose result is
+ * the system call's own (the data, EISDIR, or a genuine EINVAL). */
+static int ring_cannot(int err)
+{
+    return err == EOPNOTSUPP || err == EINVAL;
+}
+
 static long fallback_write_all(int fd, void *buf, size_t n, const struct stat *id);
 
 /* The rest of a write or send on a blocking descriptor, all of it, as the
@@ -148,6 +159,8 @@ static long stream_rw(struct weft__worker *w, int kind, int fd, void *buf, size_
     errno = EAGAIN;
     if (!waitall) {
         r = try_now(kind, fd, buf, n, flags); /* n as given: see clamp_count */
+        if (r < 0 && (kind == RING_READ || kind == RING_WRITE) && ring_cannot(errno))
+            return fallback_rw(kind, fd, buf, n, (uint64_t)-1, flags);
         if (out ? r == (long)clamp_count(n) || (r < 0 && errno != EAGAIN) : r >= 0 || errno != EAGAIN)
             return r;
     }
@@ -295,8 +308,12 @@ static long transfer(int kind, int fd, void *buf, size_t n, uint64_t off, int fl
 {
 #if WEFT__HAVE_URING
     struct weft__worker *w = ring_worker();
-    if (w && positional(kind, off))
-        return ring_rw(w, kind, fd, buf, clamp_count(n), off, flags, 0);
+    if (w && positional(kind, off)) {
+        long r = ring_rw(w, kind, fd, buf, clamp_count(n), off, flags, 0);
+        if (r < 0 && ring_cannot(errno))
+            return fallback_rw(kind, fd, buf, n, off, flags);
+        return r;
+    }
     if (w)
         return stream_rw(w, kind, fd, buf, n, flags);
 #endif
