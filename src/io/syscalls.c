@@ -1,12 +1,13 @@
 /* syscalls.c: the weft_* mirrors of blocking system calls.
  *
- * From a user thread on a worker with a ring: a stream call is first made
- * without waiting, then (would block) through the ring: prepare the SQE,
- * park, return the completion's result (errno = -res on failure), exactly
- * as the call mirrored; positional I/O and sleeps go to the ring at once.
- * Without a ring: the call itself, its worker handed to another kernel
- * thread meanwhile (sched/machine.c). From a plain kernel thread: the call
- * itself.
+ * From a user thread on a worker with a ring: a read, write, recv, send,
+ * pread or pwrite is first made as a system call that does not wait; what
+ * would wait goes through the ring: prepare the SQE, park, return the
+ * completion's result (errno = -res on failure), exactly as the call
+ * mirrored. Files the ring cannot serve, and the rest of a blocking pipe
+ * write, take the hand-off path. Without a ring: the call itself, its
+ * worker handed to another kernel thread meanwhile (sched/machine.c). From
+ * a plain kernel thread: the call itself.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -144,6 +145,32 @@ static long write_rest(struct weft__worker *w, int kind, int fd, char *buf, size
     if (r < 0)
         return done ? (long)done : -1;
     return (long)(done + (size_t)r);
+}
+
+/* Positional I/O from a user thread on w: first the system call that does
+ * not wait (preadv2/pwritev2 at off with RWF_NOWAIT). It checks what the
+ * ring does not: a descriptor that cannot seek gives ESPIPE (the ring
+ * would read a pipe from its current position and consume the data). It
+ * also completes what needs no waiting, such as reads from the page cache.
+ * What would wait (uncached data, a buffered write on a file system
+ * without asynchronous ones) goes to the ring with the worker's next batch:
+ * files that seek do not wait on another party. A part done at once is
+ * completed there, as a blocking pread or pwrite of a file does. */
+static long positional_rw(struct weft__worker *w, int kind, int fd, void *buf, size_t n, uint64_t off)
+{
+    struct iovec iov = { buf, n > SSIZE_MAX ? (size_t)SSIZE_MAX : n };
+    long r = kind == RING_READ ? preadv2(fd, &iov, 1, (off_t)off, RWF_NOWAIT)
+                               : pwritev2(fd, &iov, 1, (off_t)off, RWF_NOWAIT);
+    size_t want = clamp_count(n);
+    if (r == 0 || r == (long)want || (r < 0 && errno != EAGAIN && !ring_cannot(errno)))
+        return r;
+    size_t done = r > 0 ? (size_t)r : 0;
+    long rest = ring_rw(w, kind, fd, (char *)buf + done, want - done, off + done, 0, 0);
+    if (rest < 0 && !done && ring_cannot(errno))
+        return fallback_rw(kind, fd, buf, n, off, 0);
+    if (rest < 0)
+        return done ? (long)done : -1;
+    return (long)(done + (size_t)rest);
 }
 
 /* A stream transfer from a user thread on w: tried at once, then waited
@@ -308,12 +335,8 @@ static long transfer(int kind, int fd, void *buf, size_t n, uint64_t off, int fl
 {
 #if WEFT__HAVE_URING
     struct weft__worker *w = ring_worker();
-    if (w && positional(kind, off)) {
-        long r = ring_rw(w, kind, fd, buf, clamp_count(n), off, flags, 0);
-        if (r < 0 && ring_cannot(errno))
-            return fallback_rw(kind, fd, buf, n, off, flags);
-        return r;
-    }
+    if (w && positional(kind, off))
+        return positional_rw(w, kind, fd, buf, n, off);
     if (w)
         return stream_rw(w, kind, fd, buf, n, flags);
 #endif
