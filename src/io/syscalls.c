@@ -334,7 +334,12 @@ static int nonblocking(int fd) { (void)fd; return 0; }
 static long transfer(int kind, int fd, void *buf, size_t n, uint64_t off, int flags)
 {
 #if WEFT__HAVE_URING
+    /* A read or write of 0 bytes through an iovec returns 0 without asking
+     * the file, where read(2) and write(2) do ask it (EISDIR, an eventfd's
+     * EINVAL, a socket's empty datagram or EPIPE): it is made as itself. */
     struct weft__worker *w = ring_worker();
+    if (w && n == 0 && (kind == RING_READ || kind == RING_WRITE))
+        w = NULL;
     if (w && positional(kind, off))
         return positional_rw(w, kind, fd, buf, n, off);
     if (w)
@@ -451,6 +456,8 @@ int weft_poll(int fd, short events, int timeout_ms)
             return 0; /* the timeout fired */
         if (res == -EBADF)
             return POLLNVAL; /* poll(2) reports a closed descriptor in revents */
+        if (res > 0) /* the ring also reports what was not asked for (POLLRDHUP) */
+            res &= (unsigned short)events | POLLERR | POLLHUP | POLLNVAL;
         return (int)result(res);
 #endif
     }
