@@ -79,6 +79,18 @@ static int nonblocking(int fd)
     return fl >= 0 && (fl & O_NONBLOCK);
 }
 
+/* A call that completed without waiting still ends at a scheduling point,
+ * as one that went through the ring does: the caller goes behind the
+ * worker's other ready threads, which a thread making only such calls
+ * would otherwise keep from running. */
+static long at_once(long r)
+{
+    int err = errno;
+    weft_yield();
+    errno = err;
+    return r;
+}
+
 /* The attempt that never waits. A count past SSIZE_MAX, which an iovec
  * cannot carry, fails as read(2) fails it (EFAULT: no buffer is that long). */
 static long try_now(int kind, int fd, void *buf, size_t n, int flags)
@@ -163,7 +175,7 @@ static long positional_rw(struct weft__worker *w, int kind, int fd, void *buf, s
                                : pwritev2(fd, &iov, 1, (off_t)off, RWF_NOWAIT);
     size_t want = clamp_count(n);
     if (r == 0 || r == (long)want || (r < 0 && errno != EAGAIN && !ring_cannot(errno)))
-        return r;
+        return at_once(r);
     size_t done = r > 0 ? (size_t)r : 0;
     long rest = ring_rw(w, kind, fd, (char *)buf + done, want - done, off + done, 0, 0);
     if (rest < 0 && !done && ring_cannot(errno))
@@ -189,17 +201,16 @@ static long stream_rw(struct weft__worker *w, int kind, int fd, void *buf, size_
         if (r < 0 && (kind == RING_READ || kind == RING_WRITE) && ring_cannot(errno))
             return fallback_rw(kind, fd, buf, n, (uint64_t)-1, flags);
         if (out ? r == (long)clamp_count(n) || (r < 0 && errno != EAGAIN) : r >= 0 || errno != EAGAIN)
-            return r;
+            return at_once(r);
     }
     n = clamp_count(n);
     size_t done = r > 0 ? (size_t)r : 0;
     if ((flags & MSG_DONTWAIT) || nonblocking(fd)) {
         if (waitall)
-            return try_now(kind, fd, buf, n, flags); /* never waits either */
-        if (done)
-            return (long)done;
-        errno = EAGAIN;
-        return -1;
+            return at_once(try_now(kind, fd, buf, n, flags)); /* never waits either */
+        if (!done)
+            errno = EAGAIN;
+        return at_once(done ? (long)done : -1);
     }
     if (out)
         return write_rest(w, kind, fd, buf, n, done, flags);
