@@ -79,6 +79,20 @@ static int nonblocking(int fd)
     return fl >= 0 && (fl & O_NONBLOCK);
 }
 
+/* The caller's descriptor fails a would-block call with EAGAIN: it is
+ * O_NONBLOCK, and not a regular file or block device, where O_NONBLOCK
+ * means nothing (read(2) waits for the disk) and RWF_NOWAIT's EAGAIN only
+ * says the data is not cached. */
+static int never_waits(int kind, int fd)
+{
+    if (!nonblocking(fd))
+        return 0;
+    struct stat st;
+    if (kind == RING_RECV || kind == RING_SEND || fstat(fd, &st) != 0)
+        return 1;
+    return !S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode);
+}
+
 /* A call that completed without waiting still ends at a scheduling point,
  * as one that went through the ring does: the caller goes behind the
  * worker's other ready threads, which a thread making only such calls
@@ -205,7 +219,7 @@ static long stream_rw(struct weft__worker *w, int kind, int fd, void *buf, size_
     }
     n = clamp_count(n);
     size_t done = r > 0 ? (size_t)r : 0;
-    if ((flags & MSG_DONTWAIT) || nonblocking(fd)) {
+    if ((flags & MSG_DONTWAIT) || never_waits(kind, fd)) {
         if (waitall)
             return at_once(try_now(kind, fd, buf, n, flags)); /* never waits either */
         if (!done)

@@ -5,13 +5,13 @@
  * fresh descriptor of each kind: pipe ends (data waiting, at end of file,
  * reader gone, empty and O_NONBLOCK), stream, datagram and seqpacket
  * socketpairs, TCP and UDP on 127.0.0.1, a regular file (read-write,
- * read-only, write-only, append), a tmpfs file, /proc and /sys files, a
- * directory, /dev/null, eventfds, a listening socket, an unconnected UDP
- * socket, a closed descriptor, a negative one and a number reused by
- * another file. The result, errno, the bytes read and what is left
- * afterwards (data still readable on the descriptor and its peer, a file's
- * content and offset) must be the same. No call here can block: each
- * descriptor is ready for it, or O_NONBLOCK, or in error.
+ * read-only, write-only, append, O_NONBLOCK and not cached), a tmpfs file,
+ * /proc and /sys files, a directory, /dev/null, eventfds, a listening
+ * socket, an unconnected UDP socket, a closed descriptor, a negative one
+ * and a number reused by another file. The result, errno, the bytes read
+ * and what is left afterwards (data still readable on the descriptor and
+ * its peer, a file's content and offset) must be the same. No call here
+ * can block: each descriptor is ready for it, or O_NONBLOCK, or in error.
  *
  * The cases run from a user thread in two child processes, WEFT_IO=uring
  * and WEFT_IO=blocking. Where io_uring is unavailable the uring child runs
@@ -242,6 +242,18 @@ static void mk_file_wronly(struct fx *f) { mk_file_in(f, "/tmp", O_WRONLY); }
 static void mk_file_append(struct fx *f) { mk_file_in(f, "/tmp", O_RDWR | O_APPEND); }
 static void mk_tmpfs(struct fx *f) { mk_file_in(f, "/dev/shm", O_RDWR); }
 
+/* O_NONBLOCK means nothing to a regular file: read(2) waits for the disk.
+ * The pages are dropped from the cache first (written back, then
+ * POSIX_FADV_DONTNEED), so a read that does not wait finds none. */
+static void mk_file_nb_uncached(struct fx *f)
+{
+    mk_file_in(f, "/tmp", O_RDWR | O_NONBLOCK);
+    if (f->skip)
+        return;
+    CHECK_EQ(fsync(f->fd), 0);
+    CHECK_EQ(posix_fadvise(f->fd, 0, 0, POSIX_FADV_DONTNEED), 0);
+}
+
 static void mk_path(struct fx *f, const char *path, int flags)
 {
     f->fd = open(path, flags);
@@ -321,6 +333,7 @@ static const struct kind {
     { "regular file, read-only", mk_file_rdonly },
     { "regular file, write-only", mk_file_wronly },
     { "regular file, append", mk_file_append },
+    { "regular file, O_NONBLOCK, not cached", mk_file_nb_uncached },
     { "tmpfs file", mk_tmpfs },
     { "/proc file", mk_proc },
     { "/sys file", mk_sys },
