@@ -12,6 +12,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <poll.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -151,6 +152,24 @@ static int ring_cannot(int err)
 
 static long fallback_write_all(int fd, void *buf, size_t n, const struct stat *id);
 
+/* A ring send that failed with EPIPE after waiting, made what send(2) and
+ * write(2) make of it: a socket error the peer left (ECONNRESET: it closed
+ * with data unread) comes first, as the blocking call's wait reports it;
+ * otherwise SIGPIPE is raised on the calling thread unless MSG_NOSIGNAL
+ * (the ring's sends never raise it). Sets errno. */
+static void pipe_error(int fd, int flags)
+{
+    int soerr = 0;
+    socklen_t len = sizeof soerr;
+    if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &len) == 0 && soerr != 0) {
+        errno = soerr;
+        return;
+    }
+    if (!(flags & MSG_NOSIGNAL))
+        raise(SIGPIPE);
+    errno = EPIPE;
+}
+
 /* The rest of a write or send on a blocking descriptor, all of it, as the
  * blocking call writes it: on a socket one ring send with MSG_WAITALL (the
  * kernel sends piece by piece as room appears, on the file it looked up at
@@ -164,10 +183,15 @@ static long write_rest(struct weft__worker *w, int kind, int fd, char *buf, size
     struct stat id;
     if (kind != RING_SEND && fstat(fd, &id) != 0)
         return done ? (long)done : -1;
-    if (kind == RING_SEND || S_ISSOCK(id.st_mode))
+    if (kind == RING_SEND || S_ISSOCK(id.st_mode)) {
         r = ring_rw(w, RING_SEND, fd, buf + done, n - done, (uint64_t)-1, flags | MSG_WAITALL, 1);
-    else
+        if (r < 0 && errno == EAGAIN) /* seen when the peer shuts down: the call decides */
+            r = fallback_rw(RING_SEND, fd, buf + done, n - done, (uint64_t)-1, flags);
+        else if (r < 0 && errno == EPIPE && !done)
+            pipe_error(fd, flags);
+    } else {
         r = fallback_write_all(fd, buf + done, n - done, &id);
+    }
     if (r < 0)
         return done ? (long)done : -1;
     return (long)(done + (size_t)r);

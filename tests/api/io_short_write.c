@@ -3,13 +3,17 @@
  * socket buffer has: 1 MiB through a pipe, a stream socketpair and TCP
  * loopback, drained slowly by a reader thread, arrives whole and in order
  * and the call returns 1 MiB (it returned the first 64 KiB, or whatever fit).
- * On an O_NONBLOCK pipe a write still stops where the pipe is full. Through
- * io_uring and on the hand-off path, on 1 and 2 workers. */
+ * On an O_NONBLOCK pipe a write still stops where the pipe is full. A
+ * blocking send or write whose peer goes away while it waits fails as the
+ * system calls do: EPIPE, or ECONNRESET (not EPIPE, no SIGPIPE). Through io_uring and
+ * on the hand-off path, on 1 and 2 workers. */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/socket.h>
@@ -88,6 +92,70 @@ static void tcp_pair(int *a, int *b)
     close(l);
 }
 
+/* ---- the peer goes away while a blocking send waits ------------------- */
+
+static atomic_int sigpipes;
+
+static void on_sigpipe(int sig)
+{
+    (void)sig;
+    atomic_fetch_add(&sigpipes, 1);
+}
+
+struct waiting_send {
+    int fd;
+    enum how how;
+    atomic_int started;
+    long ret;
+    int err;
+};
+
+static void *send_into_full(void *arg)
+{
+    struct waiting_send *s = arg;
+    static char block[4096];
+    atomic_store(&s->started, 1);
+    s->ret = s->how == BY_WRITE ? weft_write(s->fd, block, sizeof block)
+                                : weft_send(s->fd, block, sizeof block, 0);
+    s->err = weft_errno();
+    return NULL;
+}
+
+/* As send(2) and write(2): a peer that shuts down makes the waiting call
+ * fail with EPIPE; one that closes with data unread, with ECONNRESET and
+ * no SIGPIPE. (Whether the EPIPE raises SIGPIPE depends on where in the
+ * kernel the blocked send was: a unix socket's does not, TCP's does.) */
+static void peer_gone(enum how how, int by_close)
+{
+    int s[2];
+    CHECK_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, s), 0);
+    CHECK_EQ(fcntl(s[0], F_SETFL, O_NONBLOCK), 0);
+    static char chunk[4096];
+    while (write(s[0], chunk, sizeof chunk) > 0)
+        ;
+    CHECK_EQ(errno, EAGAIN);
+    CHECK_EQ(fcntl(s[0], F_SETFL, 0), 0);
+    struct waiting_send ws = { .fd = s[0], .how = how };
+    weft_thread *t;
+    int before = atomic_load(&sigpipes);
+    CHECK_EQ(weft_spawn(&t, send_into_full, &ws, NULL), 0);
+    while (!atomic_load(&ws.started))
+        weft_yield();
+    CHECK_EQ(weft_sleep_ns(20 * 1000000ull), 0);
+    if (by_close)
+        close(s[1]);
+    else
+        CHECK_EQ(shutdown(s[1], SHUT_RDWR), 0);
+    CHECK_EQ(weft_join(t, NULL), 0);
+    CHECK_EQ(ws.ret, -1);
+    CHECK_EQ(ws.err, by_close ? ECONNRESET : EPIPE);
+    if (by_close)
+        CHECK_EQ(atomic_load(&sigpipes), before);
+    close(s[0]);
+    if (!by_close)
+        close(s[1]);
+}
+
 static void run(int workers)
 {
     weft_config cfg;
@@ -128,6 +196,11 @@ static void run(int workers)
     close(p[0]);
     close(p[1]);
 
+    for (int by_close = 0; by_close < 2; by_close++) {
+        peer_gone(BY_SEND, by_close);
+        peer_gone(BY_WRITE, by_close);
+    }
+
     free(data);
     CHECK_EQ(weft_finalize(), 0);
 }
@@ -141,6 +214,7 @@ static void body(void)
 int main(int argc, char **argv)
 {
     alarm(120);
+    signal(SIGPIPE, on_sigpipe);
     io_test_both_modes(argc, argv, body);
     return 0;
 }
