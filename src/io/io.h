@@ -14,7 +14,8 @@ struct weft__io_req {
     struct weft_thread *self; /* the parked thread; immutable */
     int res;                  /* the first CQE's result; written by the reaper */
     int pending;              /* CQEs still to come (2 with a linked timeout); reaper only */
-    int done;                 /* completed while its thread was still switching out */
+    int done;                 /* completed before its thread parked (switching out, or
+                                 in its own weft__io_wait_now); written by the reaper */
 };
 
 /* Per-worker counters (owner-written, read racily by weft_stats). */
@@ -66,7 +67,14 @@ void weft__io_worker_fini(struct weft__worker *w);
 void weft__io_counters(struct weft__io_counters *out);
 
 /* Parks the calling user thread until req completes (its SQEs are already
- * prepared in w's ring). Returns req->res. */
+ * prepared in w's ring, submitted with the worker's next batch). Returns
+ * req->res. */
 int weft__io_wait(struct weft__worker *w, struct weft__io_req *req, int nsqe);
+
+/* weft__io_wait, but the ring is submitted first (with everything queued
+ * before): the kernel has looked up the request's descriptor before the
+ * thread parks. Returns without parking when the request completed in the
+ * submission. */
+int weft__io_wait_now(struct weft__worker *w, struct weft__io_req *req, int nsqe);
 
 #endif

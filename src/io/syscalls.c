@@ -1,16 +1,21 @@
 /* syscalls.c: the weft_* mirrors of blocking system calls.
  *
- * From a user thread on a worker with a ring: prepare the SQE, park, return
- * the completion's result (errno = -res on failure), exactly as the call
- * mirrored. Without a ring: the call itself, its worker handed to another
- * kernel thread meanwhile (sched/machine.c). From a plain kernel thread:
- * the call itself.
+ * From a user thread on a worker with a ring: a read, write, recv, send,
+ * pread or pwrite is first made as a system call that does not wait; what
+ * would wait goes through the ring: prepare the SQE, park, return the
+ * completion's result (errno = -res on failure), exactly as the call
+ * mirrored. Files the ring cannot serve, and the rest of a blocking pipe
+ * write, take the hand-off path. Without a ring: the call itself, its
+ * worker handed to another kernel thread meanwhile (sched/machine.c). From
+ * a plain kernel thread: the call itself.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <poll.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -31,61 +36,224 @@ static long result(int res)
  * file's current position. */
 enum { RING_READ, RING_WRITE, RING_RECV, RING_SEND };
 
+static int positional(int kind, uint64_t off)
+{
+    return (kind == RING_READ || kind == RING_WRITE) && off != (uint64_t)-1;
+}
+
+/* The most one read or write moves, as the kernel clamps a count
+ * (MAX_RW_COUNT: INT_MAX rounded down to a page). An SQE's length has 32
+ * bits: unclamped, n = 4 GiB would be a read of 0 bytes. Only what goes
+ * into an SQE is clamped: a system call checks the caller's whole buffer
+ * (EFAULT) before it clamps, so it gets n as given. */
+#define RW_COUNT_MAX 0x7ffff000u
+
+static size_t clamp_count(size_t n)
+{
+    return n > RW_COUNT_MAX ? RW_COUNT_MAX : n;
+}
+
 static long fallback_rw(int kind, int fd, void *buf, size_t n, uint64_t off, int flags);
 
 #if WEFT__HAVE_URING
 #include <fcntl.h>
+#include <limits.h>
 #include <liburing.h>
+#include <sys/uio.h>
 struct io_uring_sqe *weft__io_sqe(struct weft__worker *w);
 
-/* io_uring waits for data even on O_NONBLOCK files, where the mirrored call
- * would fail with EAGAIN. So a read, write, recv or send is first tried
- * without waiting (RWF_NOWAIT / MSG_DONTWAIT, still batched in the ring);
- * only when that would block is the file's O_NONBLOCK flag read, and the
- * call either fails with EAGAIN or is queued again, waiting this time. An
- * operation that completes at once costs no extra system call. */
+/* A pending call stays on the file it started on, as a blocked system call
+ * does, even when another thread closes the descriptor and the number names
+ * another file before the call ends. io_uring looks a descriptor up when it
+ * issues the SQE, and a queued SQE waits for the worker's next submission
+ * while other user threads run (uring.c): so a stream call (read, write,
+ * recv, send) is first made right away as a system call that never waits
+ * (RWF_NOWAIT, MSG_DONTWAIT), which looks the descriptor up at the call;
+ * only when that would block does it go to the ring, and that SQE is
+ * submitted before its thread parks, so the kernel holds the file from
+ * then on. The attempt also answers the O_NONBLOCK question: io_uring
+ * waits for data even on O_NONBLOCK files, where the mirrored call fails
+ * with EAGAIN, so a would-block result reads the file's flags. A call that
+ * completes at once costs one system call and no switch. */
 static int nonblocking(int fd)
 {
     int fl = fcntl(fd, F_GETFL);
     return fl >= 0 && (fl & O_NONBLOCK);
 }
 
-static long ring_rw(struct weft__worker *w, int kind, int fd, void *buf, size_t n, uint64_t off,
-                    int flags)
+/* The caller's descriptor fails a would-block call with EAGAIN: it is
+ * O_NONBLOCK, and not a regular file or block device, where O_NONBLOCK
+ * means nothing (read(2) waits for the disk) and RWF_NOWAIT's EAGAIN only
+ * says the data is not cached. */
+static int never_waits(int kind, int fd)
 {
-    /* Positional I/O is for files that can seek, where O_NONBLOCK means
-     * nothing: no first try without waiting. */
-    int first = off == (uint64_t)-1 || kind == RING_RECV || kind == RING_SEND;
-    for (int nowait = first;; nowait = 0) {
-        if (!nowait && first) {
-            /* the first attempt may have resumed us on another worker */
-            w = weft__tls_worker;
-            if (!weft__io_ring(w))
-                return fallback_rw(kind, fd, buf, n, off, flags);
-        }
-        struct weft__io_req req = { w->current, 0, 1, 0 };
-        struct io_uring_sqe *sqe = weft__io_sqe(w);
-        switch (kind) {
-        case RING_READ:
-            io_uring_prep_read(sqe, fd, buf, (unsigned)n, off);
-            sqe->rw_flags = nowait ? RWF_NOWAIT : 0;
-            break;
-        case RING_WRITE:
-            io_uring_prep_write(sqe, fd, buf, (unsigned)n, off);
-            sqe->rw_flags = nowait ? RWF_NOWAIT : 0;
-            break;
-        case RING_RECV:
-            io_uring_prep_recv(sqe, fd, buf, n, flags | (nowait ? MSG_DONTWAIT : 0));
-            break;
-        default:
-            io_uring_prep_send(sqe, fd, buf, n, flags | (nowait ? MSG_DONTWAIT : 0));
-            break;
-        }
-        io_uring_sqe_set_data(sqe, &req);
-        int res = weft__io_wait(w, &req, 1);
-        if (res != -EAGAIN || !nowait || (flags & MSG_DONTWAIT) || nonblocking(fd))
-            return result(res);
+    if (!nonblocking(fd))
+        return 0;
+    struct stat st;
+    if (kind == RING_RECV || kind == RING_SEND || fstat(fd, &st) != 0)
+        return 1;
+    return !S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode);
+}
+
+/* A call that completed without waiting still ends at a scheduling point,
+ * as one that went through the ring does: the caller goes behind the
+ * worker's other ready threads, which a thread making only such calls
+ * would otherwise keep from running. */
+static long at_once(long r)
+{
+    int err = errno;
+    weft_yield();
+    errno = err;
+    return r;
+}
+
+/* The attempt that never waits. A count past SSIZE_MAX, which an iovec
+ * cannot carry, fails as read(2) fails it (EFAULT: no buffer is that long). */
+static long try_now(int kind, int fd, void *buf, size_t n, int flags)
+{
+    struct iovec iov = { buf, n > SSIZE_MAX ? (size_t)SSIZE_MAX : n };
+    switch (kind) {
+    case RING_READ: return preadv2(fd, &iov, 1, -1, RWF_NOWAIT);
+    case RING_WRITE: return pwritev2(fd, &iov, 1, -1, RWF_NOWAIT);
+    case RING_RECV: return recv(fd, buf, n, flags | MSG_DONTWAIT);
+    default: return send(fd, buf, n, flags | MSG_DONTWAIT);
     }
+}
+
+/* One transfer through the ring of the calling thread's worker w. now: the
+ * SQE is submitted before the thread parks (a call that may wait on
+ * another party: the file is held from the call on); otherwise it is
+ * batched with the worker's other requests (positional I/O, which never
+ * waits on another party). */
+static long ring_rw(struct weft__worker *w, int kind, int fd, void *buf, size_t n, uint64_t off,
+                    int flags, int now)
+{
+    struct weft__io_req req = { w->current, 0, 1, 0 };
+    struct io_uring_sqe *sqe = weft__io_sqe(w);
+    switch (kind) {
+    case RING_READ: io_uring_prep_read(sqe, fd, buf, (unsigned)n, off); break;
+    case RING_WRITE: io_uring_prep_write(sqe, fd, buf, (unsigned)n, off); break;
+    case RING_RECV: io_uring_prep_recv(sqe, fd, buf, n, flags); break;
+    default: io_uring_prep_send(sqe, fd, buf, n, flags); break;
+    }
+    io_uring_sqe_set_data(sqe, &req);
+    return result(now ? weft__io_wait_now(w, &req, 1) : weft__io_wait(w, &req, 1));
+}
+
+/* A file that cannot be read or written without waiting, or through
+ * io_uring: RWF_NOWAIT is refused (EOPNOTSUPP) by tmpfs, /proc and /sys
+ * files, directories and terminals, and by buffered writes on file systems
+ * without asynchronous ones; some files refuse it or a ring request with
+ * EINVAL. The call itself then runs on the hand-off path, whose result is
+ * the system call's own (the data, EISDIR, or a genuine EINVAL). */
+static int ring_cannot(int err)
+{
+    return err == EOPNOTSUPP || err == EINVAL;
+}
+
+static long fallback_write_all(int fd, void *buf, size_t n, const struct stat *id);
+
+/* A ring send that failed with EPIPE after waiting, made what send(2) and
+ * write(2) make of it: a socket error the peer left (ECONNRESET: it closed
+ * with data unread) comes first, as the blocking call's wait reports it;
+ * otherwise SIGPIPE is raised on the calling thread unless MSG_NOSIGNAL
+ * (the ring's sends never raise it). Sets errno. */
+static void pipe_error(int fd, int flags)
+{
+    int soerr = 0;
+    socklen_t len = sizeof soerr;
+    if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &len) == 0 && soerr != 0) {
+        errno = soerr;
+        return;
+    }
+    if (!(flags & MSG_NOSIGNAL))
+        raise(SIGPIPE);
+    errno = EPIPE;
+}
+
+/* The rest of a write or send on a blocking descriptor, all of it, as the
+ * blocking call writes it: on a socket one ring send with MSG_WAITALL (the
+ * kernel sends piece by piece as room appears, on the file it looked up at
+ * the submission); on anything else (a pipe, a terminal) the hand-off
+ * path's write(2), which loops in the kernel and holds its file. A failure
+ * after some bytes went out returns their count, as the kernel does. */
+static long write_rest(struct weft__worker *w, int kind, int fd, char *buf, size_t n, size_t done,
+                       int flags)
+{
+    long r;
+    struct stat id;
+    if (kind != RING_SEND && fstat(fd, &id) != 0)
+        return done ? (long)done : -1;
+    if (kind == RING_SEND || S_ISSOCK(id.st_mode)) {
+        r = ring_rw(w, RING_SEND, fd, buf + done, n - done, (uint64_t)-1, flags | MSG_WAITALL, 1);
+        if (r < 0 && errno == EAGAIN) /* seen when the peer shuts down: the call decides */
+            r = fallback_rw(RING_SEND, fd, buf + done, n - done, (uint64_t)-1, flags);
+        else if (r < 0 && errno == EPIPE && !done)
+            pipe_error(fd, flags);
+    } else {
+        r = fallback_write_all(fd, buf + done, n - done, &id);
+    }
+    if (r < 0)
+        return done ? (long)done : -1;
+    return (long)(done + (size_t)r);
+}
+
+/* Positional I/O from a user thread on w: first the system call that does
+ * not wait (preadv2/pwritev2 at off with RWF_NOWAIT). It checks what the
+ * ring does not: a descriptor that cannot seek gives ESPIPE (the ring
+ * would read a pipe from its current position and consume the data). It
+ * also completes what needs no waiting, such as reads from the page cache.
+ * What would wait (uncached data, a buffered write on a file system
+ * without asynchronous ones) goes to the ring with the worker's next batch:
+ * files that seek do not wait on another party. A part done at once is
+ * completed there, as a blocking pread or pwrite of a file does. */
+static long positional_rw(struct weft__worker *w, int kind, int fd, void *buf, size_t n, uint64_t off)
+{
+    struct iovec iov = { buf, n > SSIZE_MAX ? (size_t)SSIZE_MAX : n };
+    long r = kind == RING_READ ? preadv2(fd, &iov, 1, (off_t)off, RWF_NOWAIT)
+                               : pwritev2(fd, &iov, 1, (off_t)off, RWF_NOWAIT);
+    size_t want = clamp_count(n);
+    if (r == 0 || r == (long)want || (r < 0 && errno != EAGAIN && !ring_cannot(errno)))
+        return at_once(r);
+    size_t done = r > 0 ? (size_t)r : 0;
+    long rest = ring_rw(w, kind, fd, (char *)buf + done, want - done, off + done, 0, 0);
+    if (rest < 0 && !done && ring_cannot(errno))
+        return fallback_rw(kind, fd, buf, n, off, 0);
+    if (rest < 0)
+        return done ? (long)done : -1;
+    return (long)(done + (size_t)rest);
+}
+
+/* A stream transfer from a user thread on w: tried at once, then waited
+ * for in the ring unless the caller asked not to wait. A write or send on
+ * a blocking descriptor returns only when all n bytes went out (or an
+ * error came); a recv with MSG_WAITALL waits in the ring at once (the
+ * kernel knows which sockets it fills and which return one message). */
+static long stream_rw(struct weft__worker *w, int kind, int fd, void *buf, size_t n, int flags)
+{
+    int out = kind == RING_WRITE || kind == RING_SEND;
+    int waitall = kind == RING_RECV && (flags & MSG_WAITALL) && !(flags & MSG_DONTWAIT);
+    long r = -1;
+    errno = EAGAIN;
+    if (!waitall) {
+        r = try_now(kind, fd, buf, n, flags); /* n as given: see clamp_count */
+        if (r < 0 && (kind == RING_READ || kind == RING_WRITE) && ring_cannot(errno))
+            return fallback_rw(kind, fd, buf, n, (uint64_t)-1, flags);
+        if (out ? r == (long)clamp_count(n) || (r < 0 && errno != EAGAIN) : r >= 0 || errno != EAGAIN)
+            return at_once(r);
+    }
+    n = clamp_count(n);
+    size_t done = r > 0 ? (size_t)r : 0;
+    if ((flags & MSG_DONTWAIT) || never_waits(kind, fd)) {
+        if (waitall)
+            return at_once(try_now(kind, fd, buf, n, flags)); /* never waits either */
+        if (!done)
+            errno = EAGAIN;
+        return at_once(done ? (long)done : -1);
+    }
+    if (out)
+        return write_rest(w, kind, fd, buf, n, done, flags);
+    return ring_rw(w, kind, fd, buf, n, (uint64_t)-1, flags, 1);
 }
 #endif
 
@@ -102,7 +270,8 @@ static struct weft__worker *ring_worker(void)
 
 /* ---- the spare-thread path: one record per call ------------------------- */
 
-enum { OP_READ, OP_WRITE, OP_PREAD, OP_PWRITE, OP_RECV, OP_SEND, OP_ACCEPT, OP_CONNECT, OP_POLL, OP_SLEEP };
+enum { OP_READ, OP_WRITE, OP_WRITE_ALL, OP_PREAD, OP_PWRITE, OP_RECV, OP_SEND, OP_ACCEPT, OP_CONNECT,
+       OP_POLL, OP_SLEEP };
 
 struct call {
     int op, fd, flags;
@@ -113,14 +282,37 @@ struct call {
     socklen_t *alen;
     socklen_t clen;
     uint64_t ns;
+    const struct stat *id; /* OP_WRITE_ALL: the file fd named at the call */
     long ret;
 };
+
+/* write(2) until all n bytes went out (the rest of a blocking write, see
+ * write_rest). A blocking write(2) stops early when a signal is pending,
+ * and a kernel thread that submitted ring requests gets the equivalent
+ * (TIF_NOTIFY_SIGNAL) whenever one of them completes: so it goes on, as
+ * long as the number still names the same file (each write(2) looks it up
+ * again, and the worker runs other user threads meanwhile). */
+static long write_all(int fd, const char *buf, size_t n, const struct stat *id)
+{
+    size_t done = 0;
+    for (;;) {
+        ssize_t r = write(fd, buf + done, n - done);
+        if (r < 0)
+            return done ? (long)done : -1;
+        done += (size_t)r;
+        struct stat now;
+        if (done == n || r == 0 || fstat(fd, &now) != 0 || now.st_dev != id->st_dev ||
+            now.st_ino != id->st_ino)
+            return (long)done;
+    }
+}
 
 static long direct(struct call *c)
 {
     switch (c->op) {
     case OP_READ: return read(c->fd, c->buf, c->n);
     case OP_WRITE: return write(c->fd, c->buf, c->n);
+    case OP_WRITE_ALL: return write_all(c->fd, c->buf, c->n, c->id);
     case OP_PREAD: return pread(c->fd, c->buf, c->n, c->off);
     case OP_PWRITE: return pwrite(c->fd, c->buf, c->n, c->off);
     case OP_RECV: return recv(c->fd, c->buf, c->n, c->flags);
@@ -158,6 +350,14 @@ static long fallback(struct call *c)
     return c->ret;
 }
 
+#if WEFT__HAVE_URING
+static long fallback_write_all(int fd, void *buf, size_t n, const struct stat *id)
+{
+    struct call c = { .op = OP_WRITE_ALL, .fd = fd, .buf = buf, .n = n, .id = id };
+    return fallback(&c);
+}
+#endif
+
 static long fallback_rw(int kind, int fd, void *buf, size_t n, uint64_t off, int flags)
 {
     long res;
@@ -189,9 +389,16 @@ static int nonblocking(int fd) { (void)fd; return 0; }
 static long transfer(int kind, int fd, void *buf, size_t n, uint64_t off, int flags)
 {
 #if WEFT__HAVE_URING
+    /* A read or write of 0 bytes through an iovec returns 0 without asking
+     * the file, where read(2) and write(2) do ask it (EISDIR, an eventfd's
+     * EINVAL, a socket's empty datagram or EPIPE): it is made as itself. */
     struct weft__worker *w = ring_worker();
+    if (w && n == 0 && (kind == RING_READ || kind == RING_WRITE))
+        w = NULL;
+    if (w && positional(kind, off))
+        return positional_rw(w, kind, fd, buf, n, off);
     if (w)
-        return ring_rw(w, kind, fd, buf, n, off, flags);
+        return stream_rw(w, kind, fd, buf, n, flags);
 #endif
     return fallback_rw(kind, fd, buf, n, off, flags);
 }
@@ -243,7 +450,7 @@ int weft_accept(int fd, struct sockaddr *addr, socklen_t *len)
         struct io_uring_sqe *sqe = weft__io_sqe(w);
         io_uring_prep_accept(sqe, fd, addr, len, 0);
         io_uring_sqe_set_data(sqe, &req);
-        return (int)result(weft__io_wait(w, &req, 1));
+        return (int)result(weft__io_wait_now(w, &req, 1));
 #endif
     }
     struct call c = { .op = OP_ACCEPT, .fd = fd, .addr = addr, .alen = len };
@@ -261,7 +468,7 @@ int weft_connect(int fd, const struct sockaddr *addr, socklen_t len)
         struct io_uring_sqe *sqe = weft__io_sqe(w);
         io_uring_prep_connect(sqe, fd, addr, len);
         io_uring_sqe_set_data(sqe, &req);
-        return (int)result(weft__io_wait(w, &req, 1));
+        return (int)result(weft__io_wait_now(w, &req, 1));
 #endif
     }
     struct call c = { .op = OP_CONNECT, .fd = fd, .addr = (struct sockaddr *)addr, .clen = len };
@@ -299,11 +506,13 @@ int weft_poll(int fd, short events, int timeout_ms)
             req.pending = 2;
             nsqe = 2;
         }
-        int res = weft__io_wait(w, &req, nsqe);
+        int res = weft__io_wait_now(w, &req, nsqe);
         if (res == -ECANCELED && timeout_ms > 0)
             return 0; /* the timeout fired */
         if (res == -EBADF)
             return POLLNVAL; /* poll(2) reports a closed descriptor in revents */
+        if (res > 0) /* the ring also reports what was not asked for (POLLRDHUP) */
+            res &= (unsigned short)events | POLLERR | POLLHUP | POLLNVAL;
         return (int)result(res);
 #endif
     }

@@ -5,15 +5,26 @@
  * ------
  * A user thread that makes a weft_* system call prepares its SQE(s) in its
  * worker's ring, tagged with a request record on its own stack, and parks.
- * Nothing enters the kernel yet: the worker sets WEFT__ATTN_IO and goes on
- * running other threads. At its scheduling points (weft__attend, reached
- * from every pick of a next thread) it submits the queued SQEs in one
- * io_uring_enter when (a) it has no other local work, (b) a batch is full,
- * or (c) a bounded number of scheduling points went by (latency bound), and
- * it reaps completions from the shared CQ ring without a system call
- * whenever there are any. Each completion readies its thread. This is seed
- * 3's "wrapped system calls": many requests, one kernel crossing; and seed
- * 2's point: a thread waiting in the kernel holds no processor.
+ * For positional I/O and sleeps nothing enters the kernel yet: the worker
+ * sets WEFT__ATTN_IO and goes on running other threads. At its scheduling
+ * points (weft__attend, reached from every pick of a next thread) it
+ * submits the queued SQEs in one io_uring_enter when (a) it has no other
+ * local work, (b) a batch is full, or (c) a bounded number of scheduling
+ * points went by (latency bound), and it reaps completions from the shared
+ * CQ ring without a system call whenever there are any. Each completion
+ * readies its thread. This is seed 3's "wrapped system calls": many
+ * requests, one kernel crossing; and seed 2's point: a thread waiting in
+ * the kernel holds no processor.
+ *
+ * A call that may wait for another party (a stream read or write that
+ * would block, accept, connect, poll) is different: io_uring looks its
+ * descriptor up when the SQE is issued, and a batched SQE would be issued
+ * after other user threads of this worker ran, one of which may have closed
+ * the descriptor and reused its number: the call would then wait on, read
+ * or write another file. Such a call is first tried as a system call that
+ * does not wait (syscalls.c); if it must wait, weft__io_wait_now submits
+ * the ring (with whatever else is queued) before its thread parks, and the
+ * kernel holds the file from then on, as it does for a blocked system call.
  *
  * A worker with nothing to run but I/O in flight sleeps in the ring
  * (io_uring_enter waiting for one completion). Other workers and plain
@@ -207,6 +218,23 @@ int weft__io_wait(struct weft__worker *w, struct weft__io_req *req, int nsqe)
     return req->res;
 }
 
+int weft__io_wait_now(struct weft__worker *w, struct weft__io_req *req, int nsqe)
+{
+    struct weft__io_state *io = w->io;
+    io->queued += (unsigned)nsqe;
+    io->inflight++;
+    io->c.calls++;
+    submit(io);
+    if (io_uring_cq_ready(&io->ring))
+        reap(w, io); /* marks req done if it completed in the submission */
+    if (req->done)
+        return req->res;
+    /* relaxed: only this worker reads the IO bit */
+    atomic_fetch_or_explicit(&w->attn, WEFT__ATTN_IO, memory_order_relaxed);
+    weft__park(io_commit, req);
+    return req->res;
+}
+
 int weft__io_pending(struct weft__worker *w)
 {
     return w->io && (w->io->inflight || w->io->queued);
@@ -283,5 +311,9 @@ int weft__io_wait(struct weft__worker *w, struct weft__io_req *req, int nsqe)
 {
     (void)w; (void)nsqe;
     return req->res;
+}
+int weft__io_wait_now(struct weft__worker *w, struct weft__io_req *req, int nsqe)
+{
+    return weft__io_wait(w, req, nsqe);
 }
 #endif
