@@ -33,6 +33,14 @@ _Noreturn void weft__panic(const char *fmt, ...) __attribute__((format(printf, 1
 /* One line on stderr prefixed "weft: ". */
 void weft__notice(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* errno of the kernel thread that runs the caller at the moment of the call.
+ * glibc declares __errno_location const, so a compiler may compute errno's
+ * address once and reuse it after a call that parks the user thread and
+ * resumes it on another kernel thread; code after such a call (a ring
+ * wait, a park) reads and writes errno through these (base/errno.c). */
+int  weft__errno_get(void);
+void weft__errno_set(int e);
+
 /* A full (seq_cst) fence. TSan does not model standalone fences; there a
  * seq_cst read-modify-write on a private word stands in for it. */
 #if defined(WEFT_SANITIZE_THREAD)

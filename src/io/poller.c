@@ -102,8 +102,8 @@ static void *poller_main(void *arg)
     struct epoll_event ev[POLL_BATCH];
     for (;;) {
         int n = epoll_wait(pl.epfd, ev, POLL_BATCH, -1);
-        if (n < 0 && errno != EINTR)
-            weft__panic("io: the poller's epoll_wait failed: %s", strerror(errno));
+        if (n < 0 && weft__errno_get() != EINTR)
+            weft__panic("io: the poller's epoll_wait failed: %s", strerror(weft__errno_get()));
         for (int i = 0; i < n; i++) {
             struct pwait *p = ev[i].data.ptr;
             if (!p)
@@ -164,7 +164,7 @@ void weft__poller_shutdown(void)
     if (atomic_load_explicit(&pl.state, memory_order_relaxed) == P_ON) {
         uint64_t one = 1;
         if (write(pl.stopfd, &one, sizeof one) != (ssize_t)sizeof one)
-            weft__panic("io: cannot stop the poller: %s", strerror(errno));
+            weft__panic("io: cannot stop the poller: %s", strerror(weft__errno_get()));
         pthread_join(pl.pt, NULL);
         close(pl.stopfd);
         close(pl.epfd);
@@ -182,7 +182,7 @@ static int arm(void *arg, struct weft_thread *self)
     struct epoll_event ev = { .events = p->events | EPOLLONESHOT, .data.ptr = p };
     if (epoll_ctl(pl.epfd, EPOLL_CTL_ADD, p->fd, &ev) == 0)
         return 1;
-    p->err = errno;
+    p->err = weft__errno_get();
     return 0;
 }
 
@@ -193,7 +193,7 @@ static int wait_ready(int fd, uint32_t events)
     struct pwait p = { weft__self(), fd, events, 0 };
     weft__park(arm, &p);
     if (p.err) {
-        errno = p.err;
+        weft__errno_set(p.err);
         return -1;
     }
     epoll_ctl(pl.epfd, EPOLL_CTL_DEL, fd, NULL);
@@ -207,6 +207,21 @@ static long try_once(int out, int sock, int fd, void *buf, size_t n, int flags)
         return out ? send(fd, buf, n, flags | MSG_DONTWAIT) : recv(fd, buf, n, flags | MSG_DONTWAIT);
     struct iovec iov = { buf, n };
     return out ? pwritev2(fd, &iov, 1, -1, RWF_NOWAIT) : preadv2(fd, &iov, 1, -1, RWF_NOWAIT);
+}
+
+/* After a send waited: the error a send blocked in the kernel would have
+ * woken with. A peer that closes with data unread leaves ECONNRESET as the
+ * socket's pending error, which the blocked send reports (and clears), while
+ * a new send sees the shutdown first and fails with EPIPE (and SIGPIPE).
+ * Returns -1 with errno set to the pending error, or 0. */
+static long woken_error(int fd)
+{
+    int e = 0;
+    socklen_t len = sizeof e;
+    if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &len) != 0 || e == 0)
+        return 0;
+    weft__errno_set(e);
+    return -1;
 }
 
 /* 1 when a blocking call on fd would not wait: O_NONBLOCK, or a timeout
@@ -310,9 +325,9 @@ int weft__poller_transfer(int out, int sockcall, int fd, void *buf, size_t n, in
                 break;
             continue; /* a blocking write goes on until all is written */
         }
-        if (errno == EINTR)
+        if (weft__errno_get() == EINTR)
             continue;
-        if (errno != EAGAIN && errno != EWOULDBLOCK)
+        if (weft__errno_get() != EAGAIN && weft__errno_get() != EWOULDBLOCK)
             break;
         if (own < 0) {
             int ww = wont_wait(fd, sock, out, flags);
@@ -339,15 +354,17 @@ int weft__poller_transfer(int out, int sockcall, int fd, void *buf, size_t n, in
                 done += (size_t)r;
             break;
         }
+        if (sock && out && (r = woken_error(own)) < 0)
+            break;
     }
-    int err = errno;
+    int err = weft__errno_get();
     if (own >= 0)
         close(own);
     if (done > 0) {
         *res = (long)done;
     } else {
         *res = r;
-        errno = err;
+        weft__errno_set(err);
     }
     return 1;
 }

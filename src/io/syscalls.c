@@ -26,7 +26,7 @@
 static long result(int res)
 {
     if (res < 0) {
-        errno = -res;
+        weft__errno_set(-res);
         return -1;
     }
     return res;
@@ -54,6 +54,7 @@ static size_t clamp_count(size_t n)
 }
 
 static long fallback_rw(int kind, int fd, void *buf, size_t n, uint64_t off, int flags);
+static long handoff_rw(int kind, int fd, void *buf, size_t n, uint64_t off, int flags);
 
 #if WEFT__HAVE_URING
 #include <fcntl.h>
@@ -101,9 +102,9 @@ static int never_waits(int kind, int fd)
  * would otherwise keep from running. */
 static long at_once(long r)
 {
-    int err = errno;
+    int err = weft__errno_get();
     weft_yield();
-    errno = err;
+    weft__errno_set(err);
     return r;
 }
 
@@ -163,12 +164,12 @@ static void pipe_error(int fd, int flags)
     int soerr = 0;
     socklen_t len = sizeof soerr;
     if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &len) == 0 && soerr != 0) {
-        errno = soerr;
+        weft__errno_set(soerr);
         return;
     }
     if (!(flags & MSG_NOSIGNAL))
         raise(SIGPIPE);
-    errno = EPIPE;
+    weft__errno_set(EPIPE);
 }
 
 /* The rest of a write or send on a blocking descriptor, all of it, as the
@@ -186,9 +187,9 @@ static long write_rest(struct weft__worker *w, int kind, int fd, char *buf, size
         return done ? (long)done : -1;
     if (kind == RING_SEND || S_ISSOCK(id.st_mode)) {
         r = ring_rw(w, RING_SEND, fd, buf + done, n - done, (uint64_t)-1, flags | MSG_WAITALL, 1);
-        if (r < 0 && errno == EAGAIN) /* seen when the peer shuts down: the call decides */
-            r = fallback_rw(RING_SEND, fd, buf + done, n - done, (uint64_t)-1, flags);
-        else if (r < 0 && errno == EPIPE && !done)
+        if (r < 0 && weft__errno_get() == EAGAIN) /* seen when the peer shuts down: the call decides */
+            r = handoff_rw(RING_SEND, fd, buf + done, n - done, (uint64_t)-1, flags);
+        else if (r < 0 && weft__errno_get() == EPIPE && !done)
             pipe_error(fd, flags);
     } else {
         r = fallback_write_all(fd, buf + done, n - done, &id);
@@ -213,11 +214,11 @@ static long positional_rw(struct weft__worker *w, int kind, int fd, void *buf, s
     long r = kind == RING_READ ? preadv2(fd, &iov, 1, (off_t)off, RWF_NOWAIT)
                                : pwritev2(fd, &iov, 1, (off_t)off, RWF_NOWAIT);
     size_t want = clamp_count(n);
-    if (r == 0 || r == (long)want || (r < 0 && errno != EAGAIN && !ring_cannot(errno)))
+    if (r == 0 || r == (long)want || (r < 0 && weft__errno_get() != EAGAIN && !ring_cannot(weft__errno_get())))
         return at_once(r);
     size_t done = r > 0 ? (size_t)r : 0;
     long rest = ring_rw(w, kind, fd, (char *)buf + done, want - done, off + done, 0, 0);
-    if (rest < 0 && !done && ring_cannot(errno))
+    if (rest < 0 && !done && ring_cannot(weft__errno_get()))
         return fallback_rw(kind, fd, buf, n, off, 0);
     if (rest < 0)
         return done ? (long)done : -1;
@@ -234,12 +235,12 @@ static long stream_rw(struct weft__worker *w, int kind, int fd, void *buf, size_
     int out = kind == RING_WRITE || kind == RING_SEND;
     int waitall = kind == RING_RECV && (flags & MSG_WAITALL) && !(flags & MSG_DONTWAIT);
     long r = -1;
-    errno = EAGAIN;
+    weft__errno_set(EAGAIN);
     if (!waitall) {
         r = try_now(kind, fd, buf, n, flags); /* n as given: see clamp_count */
-        if (r < 0 && (kind == RING_READ || kind == RING_WRITE) && ring_cannot(errno))
+        if (r < 0 && (kind == RING_READ || kind == RING_WRITE) && ring_cannot(weft__errno_get()))
             return fallback_rw(kind, fd, buf, n, (uint64_t)-1, flags);
-        if (out ? r == (long)clamp_count(n) || (r < 0 && errno != EAGAIN) : r >= 0 || errno != EAGAIN)
+        if (out ? r == (long)clamp_count(n) || (r < 0 && weft__errno_get() != EAGAIN) : r >= 0 || weft__errno_get() != EAGAIN)
             return at_once(r);
     }
     n = clamp_count(n);
@@ -248,7 +249,7 @@ static long stream_rw(struct weft__worker *w, int kind, int fd, void *buf, size_
         if (waitall)
             return at_once(try_now(kind, fd, buf, n, flags)); /* never waits either */
         if (!done)
-            errno = EAGAIN;
+            weft__errno_set(EAGAIN);
         return at_once(done ? (long)done : -1);
     }
     if (out)
@@ -327,12 +328,12 @@ static long direct(struct call *c)
     case OP_SLEEP: {
         struct timespec ts = { (time_t)(c->ns / 1000000000u), (long)(c->ns % 1000000000u) };
         while (nanosleep(&ts, &ts) != 0)
-            if (errno != EINTR)
+            if (weft__errno_get() != EINTR)
                 return -1;
         return 0;
     }
     }
-    errno = ENOSYS;
+    weft__errno_set(ENOSYS);
     return -1;
 }
 
@@ -358,13 +359,9 @@ static long fallback_write_all(int fd, void *buf, size_t n, const struct stat *i
 }
 #endif
 
-static long fallback_rw(int kind, int fd, void *buf, size_t n, uint64_t off, int flags)
+/* The call itself on the hand-off path (the worker lent meanwhile). */
+static long handoff_rw(int kind, int fd, void *buf, size_t n, uint64_t off, int flags)
 {
-    long res;
-    if (off == (uint64_t)-1 &&
-        weft__poller_transfer(kind == RING_WRITE || kind == RING_SEND,
-                              kind == RING_RECV || kind == RING_SEND, fd, buf, n, flags, &res))
-        return res; /* a pipe or socket: waited for without a kernel thread */
     struct call c = { .fd = fd, .buf = buf, .n = n, .flags = flags, .off = (off_t)off };
     if (kind == RING_READ)
         c.op = off == (uint64_t)-1 ? OP_READ : OP_PREAD;
@@ -373,6 +370,16 @@ static long fallback_rw(int kind, int fd, void *buf, size_t n, uint64_t off, int
     else
         c.op = kind == RING_RECV ? OP_RECV : OP_SEND;
     return fallback(&c);
+}
+
+static long fallback_rw(int kind, int fd, void *buf, size_t n, uint64_t off, int flags)
+{
+    long res;
+    if ((off == (uint64_t)-1 || kind == RING_RECV || kind == RING_SEND) &&
+        weft__poller_transfer(kind == RING_WRITE || kind == RING_SEND,
+                              kind == RING_RECV || kind == RING_SEND, fd, buf, n, flags, &res))
+        return res; /* a pipe or socket: waited for without a kernel thread */
+    return handoff_rw(kind, fd, buf, n, off, flags);
 }
 
 /* ---- the mirrors ---------------------------------------------------------- */
@@ -416,7 +423,7 @@ ssize_t weft_write(int fd, const void *buf, size_t n)
 ssize_t weft_pread(int fd, void *buf, size_t n, off_t off)
 {
     if (off < 0) {
-        errno = EINVAL;
+        weft__errno_set(EINVAL);
         return -1;
     }
     return transfer(RING_READ, fd, buf, n, (uint64_t)off, 0);
@@ -425,7 +432,7 @@ ssize_t weft_pread(int fd, void *buf, size_t n, off_t off)
 ssize_t weft_pwrite(int fd, const void *buf, size_t n, off_t off)
 {
     if (off < 0) {
-        errno = EINVAL;
+        weft__errno_set(EINVAL);
         return -1;
     }
     return transfer(RING_WRITE, fd, (void *)buf, n, (uint64_t)off, 0);
