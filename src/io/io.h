@@ -43,6 +43,10 @@ int weft__io_uring_usable(void);
 /* The ring of the calling worker, created on first use; NULL: unusable. */
 struct io_uring *weft__io_ring(struct weft__worker *w);
 
+/* The scheduler reaches the next four through this table (sched.h: struct
+ * weft__sched_io), which weft_init registers: sched/ is below io/. */
+extern const struct weft__sched_io weft__io_sched;
+
 /* Queues nothing: called from weft__attend when WEFT__ATTN_IO is set. Submits
  * when the worker has no other local work, the batch is full or it has
  * waited long enough; reaps ready completions without a system call. */

@@ -317,3 +317,10 @@ int weft__io_wait_now(struct weft__worker *w, struct weft__io_req *req, int nsqe
     return weft__io_wait(w, req, nsqe);
 }
 #endif
+
+const struct weft__sched_io weft__io_sched = {
+    .attend = weft__io_attend,
+    .pending = weft__io_pending,
+    .idle_wait = weft__io_idle_wait,
+    .wake = weft__io_wake,
+};

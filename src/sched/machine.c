@@ -56,7 +56,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "io/io.h"
 #include "os/futex.h"
 #include "os/kstack.h"
 #include "sched/sched.h"

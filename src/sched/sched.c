@@ -20,7 +20,6 @@
 #include <stddef.h>
 #include <stdlib.h>
 
-#include "io/io.h"
 #include "os/futex.h"
 #include "sched/machine.h"
 #include "os/kwait.h"
@@ -66,7 +65,7 @@ void weft__attend(struct weft__worker *w)
         }
     }
     if (a & WEFT__ATTN_IO)
-        weft__io_attend(w);
+        weft__rt.io->attend(w);
     if (a & WEFT__ATTN_WANT) {
         atomic_fetch_and_explicit(&w->attn, ~WEFT__ATTN_WANT, memory_order_relaxed);
         if (weft__rt.pool)
@@ -317,7 +316,7 @@ static void go_to_sleep(struct weft__worker *w)
 {
     __atomic_store_n(&w->nsleeps, w->nsleeps + 1, __ATOMIC_RELAXED); /* weft_stats_get reads it */
     /* I/O in flight: sleep in the ring, where completions also wake us. */
-    int ring = weft__io_pending(w);
+    int ring = weft__rt.io->pending(w);
     atomic_store_explicit(&w->sleep_in_ring, (uint32_t)ring, memory_order_seq_cst);
     atomic_store_explicit(&w->sleeping, 1, memory_order_seq_cst);
     /* seq_cst: pairs with the fences in weft__maybe_wake / weft__inject. */
@@ -325,7 +324,7 @@ static void go_to_sleep(struct weft__worker *w)
     if (!has_work_anywhere(w) && !atomic_load_explicit(&weft__rt.stopping, memory_order_seq_cst)) {
         if (ring) {
             if (atomic_load_explicit(&w->wake, memory_order_acquire) < WEFT__WORD_DONE)
-                weft__io_idle_wait(w); /* one completion or a wake-up */
+                weft__rt.io->idle_wait(w); /* one completion or a wake-up */
         } else {
             /* The wait policy's kernel-thread wait (sync/wait.c): UMWAIT
              * where the CPU has it, then the futex; the waker pays a futex
@@ -356,7 +355,7 @@ static int claim_and_knock(struct weft__worker *v, uint32_t val)
     } while (!atomic_compare_exchange_weak_explicit(&v->wake, &cur, val, memory_order_acq_rel,
                                                     memory_order_relaxed));
     if (atomic_load_explicit(&v->sleep_in_ring, memory_order_seq_cst))
-        weft__io_wake(v);
+        weft__rt.io->wake(v);
     else if (cur & WEFT__WORD_SLEEPER)
         weft__futex_wake(&v->wake, 1);
     return 1;
@@ -498,7 +497,7 @@ void weft__worker_loop(struct weft__worker *w)
         }
         if (atomic_load_explicit(&weft__rt.stopping, memory_order_acquire))
             return;
-        if (policy == WEFT__WAIT_SPIN && !weft__io_pending(w)) {
+        if (policy == WEFT__WAIT_SPIN && !weft__rt.io->pending(w)) {
             if ((++rounds & 1023) == 0)
                 sched_yield();
             for (int i = 0; i < 32; i++)

@@ -70,6 +70,16 @@ struct weft__pool_ops {
     int (*has_work)(struct weft__worker *w);                   /* racy hint for idling */
 };
 
+/* What a worker needs of the I/O layer, which sits above the scheduler
+ * (io/uring.c fills it; weft_init registers it before any worker runs). */
+struct weft__sched_io {
+    void (*attend)(struct weft__worker *w);    /* WEFT__ATTN_IO is set: submit, reap */
+    int  (*pending)(struct weft__worker *w);   /* I/O queued or in flight on w (owner) */
+    int  (*idle_wait)(struct weft__worker *w); /* idle with I/O in flight: wait in the ring;
+                                                  0 without waiting (then sleep on the futex) */
+    void (*wake)(struct weft__worker *v);      /* ends v's idle_wait */
+};
+
 struct weft__worker {
     /* hot, owner only */
     struct weft_thread *current;    /* see invariants; read by the SIGSEGV handler */
@@ -152,6 +162,7 @@ struct weft__rt {
     _Atomic uint64_t id_next;           /* next thread id (weft_thread_id) */
     _Atomic uint64_t ext_spawned;       /* spawns from plain kernel threads */
     _Atomic int64_t bound_live;         /* bound threads not yet finished */
+    const struct weft__sched_io *io;    /* io/'s hooks; set by weft_init, immutable while running */
     int (*finalize)(void);              /* runtime/'s weft_finalize, set by weft_init:
                                            weft_exit of the initial thread ends the
                                            runtime through it (thread/ is below runtime/) */
