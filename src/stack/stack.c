@@ -23,6 +23,19 @@
  * pop/push with no lock and no system call. Overflowing or empty caches move
  * batches to/from the class's global list under its lock.
  *
+ * The caches. Besides the default-size list, each worker caches slots of
+ * one other size: the last one it allocated. A program whose frames outgrow
+ * the default passes one stack_size at every spawn, and without this cache
+ * each of its spawns and joins took the size's class lock (and the class
+ * table's), shared by all workers. The other list follows a new size once
+ * that size has missed OTHER_SWITCH times in a row while the list held
+ * slots (an empty list follows at once): a program that alternates sizes
+ * keeps its lists, and one that moves on to a new size takes it along. On
+ * a switch the old list goes back to its class whole (its tail is kept for
+ * that). A slot's class never changes, so only slots of ocls join the list.
+ * Canary slots enter no cache: the slow paths check canaries (see below).
+ * weft__stack_cache_drain empties both lists (finalize).
+ *
  * Guard pages must not cap the thread count. A PROT_NONE page in the middle
  * of a slab splits it: two kernel mappings per stack, and Debian's
  * vm.max_map_count (65,530) would stop us near 32,000 threads. So:
@@ -83,6 +96,7 @@
 #define SLAB_TARGET     ((size_t)4 << 20)
 #define CACHE_MAX       WEFT__STACK_CACHE_MAX
 #define CACHE_BATCH     32u
+#define OTHER_SWITCH    8u  /* misses before the other-size list follows a new size */
 #define CANARY          0x5745465443414e59ull /* "WEFTCANY" */
 #define DESC_BYTES      ((sizeof(struct weft_thread) + 63) & ~(size_t)63)
 
@@ -333,9 +347,11 @@ static void canary_gates(void)
         g.on_canary();
 }
 
-/* Refills a worker cache from the default class: up to CACHE_BATCH slots. */
-static WEFT_NOINLINE struct weft_thread *refill(struct weft__stack_cache *cache,
-                                                struct weft__stack_class *c)
+/* Takes a slot of class c for the caller and, for the calling worker's
+ * cache, up to CACHE_BATCH - 1 more: those go to the empty list *head (its
+ * last slot to *tail, their count to *n). */
+static struct weft_thread *refill_list(struct weft__stack_class *c, struct weft_thread **head,
+                                       struct weft_thread **tail, unsigned *n)
 {
     /* Canary slots never enter a cache, so that every spawn that takes one
      * goes through the slow spawn path, which checks the spawning thread's
@@ -345,23 +361,88 @@ static WEFT_NOINLINE struct weft_thread *refill(struct weft__stack_cache *cache,
     struct weft_thread *t = c->free;
     if (t) {
         struct weft_thread *last = t;
-        unsigned n = 1;
-        while (n < batch && last->next) {
+        unsigned k = 1;
+        while (k < batch && last->next) {
             last = last->next;
-            n++;
+            k++;
         }
         c->free = last->next;
-        c->nfree -= n;
+        c->nfree -= k;
         last->next = NULL;
         /* hand all but the first to the cache */
-        cache->head = t->next;
-        cache->n = n - 1;
+        *head = t->next;
+        *tail = last;
+        *n = k - 1;
     } else {
         t = carve(c);
     }
     pthread_mutex_unlock(&c->lock);
     canary_gates();
     return t;
+}
+
+/* Refills a worker cache from the default class. */
+static WEFT_NOINLINE struct weft_thread *refill(struct weft__stack_cache *cache,
+                                                struct weft__stack_class *c)
+{
+    struct weft_thread *tail;
+    return refill_list(c, &cache->head, &tail, &cache->n);
+}
+
+/* Puts the list head..tail (n slots of class c) back on c's shared list. */
+static void give_back(struct weft__stack_class *c, struct weft_thread *head, struct weft_thread *tail,
+                      unsigned n)
+{
+    pthread_mutex_lock(&c->lock);
+    tail->next = c->free;
+    c->free = head;
+    c->nfree += n;
+    pthread_mutex_unlock(&c->lock);
+}
+
+/* A slot of class c off its shared list, or a new one. */
+static struct weft_thread *take_one(struct weft__stack_class *c)
+{
+    pthread_mutex_lock(&c->lock);
+    struct weft_thread *t = c->free;
+    if (t) {
+        c->free = t->next;
+        c->nfree--;
+    } else {
+        t = carve(c);
+    }
+    pthread_mutex_unlock(&c->lock);
+    canary_gates();
+    return t;
+}
+
+/* weft__stack_alloc of a size that is not the default, for a worker: from
+ * its other-size list (stack.c, "The caches"). */
+static WEFT_NOINLINE struct weft_thread *alloc_other(struct weft__stack_cache *cache, size_t size)
+{
+    struct weft_thread *t = cache->ohead;
+    if (size == cache->osize) {
+        if (t) {
+            cache->ohead = t->next;
+            cache->on--;
+            cache->omiss = 0;
+            return t;
+        }
+        return refill_list(cache->ocls, &cache->ohead, &cache->otail, &cache->on);
+    }
+    struct weft__stack_class *c = class_for(size);
+    if (!c)
+        return NULL;
+    if (t && ++cache->omiss < OTHER_SWITCH)
+        return take_one(c);
+    if (t)
+        give_back(cache->ocls, t, cache->otail, cache->on);
+    cache->ohead = NULL;
+    cache->on = 0;
+    cache->ocls = c;
+    cache->osize = size;
+    cache->omiss = 0;
+    return refill_list(c, &cache->ohead, &cache->otail, &cache->on);
 }
 
 struct weft_thread *weft__stack_alloc(struct weft__stack_cache *cache, size_t size)
@@ -376,42 +457,34 @@ struct weft_thread *weft__stack_alloc(struct weft__stack_cache *cache, size_t si
         }
         return refill(cache, c);
     }
+    if (cache)
+        return alloc_other(cache, size);
     if (size != 0 || !c)
         c = class_for(size ? size : WEFT__STACK_DEFAULT);
     if (!c)
         return NULL;
-    pthread_mutex_lock(&c->lock);
-    struct weft_thread *t = c->free;
-    if (t) {
-        c->free = t->next;
-        c->nfree--;
-    } else {
-        t = carve(c);
-    }
-    pthread_mutex_unlock(&c->lock);
-    canary_gates();
-    return t;
+    return take_one(c);
 }
 
-static WEFT_NOINLINE void spill(struct weft__stack_cache *cache, struct weft__stack_class *c)
+/* Moves the older slots of a full cache list (head, *n slots of class c)
+ * to the class list, keeping CACHE_MAX - CACHE_BATCH; returns the list's
+ * new last slot. */
+static WEFT_NOINLINE struct weft_thread *spill(struct weft_thread *head, unsigned *n,
+                                               struct weft__stack_class *c)
 {
-    /* Move the older half of the cache to the class list. */
-    struct weft_thread *keep = cache->head, *last = keep;
+    struct weft_thread *last = head;
     for (unsigned i = 1; i < CACHE_MAX - CACHE_BATCH; i++)
         last = last->next;
     struct weft_thread *give = last->next, *tail = give;
-    unsigned n = 1;
+    unsigned k = 1;
     while (tail->next) {
         tail = tail->next;
-        n++;
+        k++;
     }
     last->next = NULL;
-    cache->n -= n;
-    pthread_mutex_lock(&c->lock);
-    tail->next = c->free;
-    c->free = give;
-    c->nfree += n;
-    pthread_mutex_unlock(&c->lock);
+    *n -= k;
+    give_back(c, give, tail, k);
+    return last;
 }
 
 void weft__stack_free(struct weft__stack_cache *cache, struct weft_thread *t)
@@ -427,31 +500,40 @@ void weft__stack_free(struct weft__stack_cache *cache, struct weft_thread *t)
         t->next = cache->head;
         cache->head = t;
         if (WEFT_UNLIKELY(++cache->n >= CACHE_MAX))
-            spill(cache, c);
+            spill(cache->head, &cache->n, c);
         return;
     }
-    pthread_mutex_lock(&c->lock);
-    t->next = c->free;
-    c->free = t;
-    c->nfree++;
-    pthread_mutex_unlock(&c->lock);
+    if (cache && c == cache->ocls && t->guard != WEFT__GUARD_CANARY) {
+        t->next = cache->ohead;
+        if (!cache->ohead)
+            cache->otail = t;
+        cache->ohead = t;
+        if (WEFT_UNLIKELY(++cache->on >= CACHE_MAX))
+            cache->otail = spill(cache->ohead, &cache->on, c);
+        return;
+    }
+    t->next = NULL;
+    give_back(c, t, t, 1);
 }
 
 void weft__stack_cache_drain(struct weft__stack_cache *cache)
 {
     struct weft__stack_class *c = g.dflt;
-    if (!c || !cache->head)
-        return;
-    struct weft_thread *tail = cache->head;
-    while (tail->next)
-        tail = tail->next;
-    pthread_mutex_lock(&c->lock);
-    tail->next = c->free;
-    c->free = cache->head;
-    c->nfree += cache->n;
-    pthread_mutex_unlock(&c->lock);
+    if (c && cache->head) {
+        struct weft_thread *tail = cache->head;
+        while (tail->next)
+            tail = tail->next;
+        give_back(c, cache->head, tail, cache->n);
+    }
     cache->head = NULL;
     cache->n = 0;
+    if (cache->ohead)
+        give_back(cache->ocls, cache->ohead, cache->otail, cache->on);
+    cache->ohead = cache->otail = NULL;
+    cache->on = 0;
+    cache->ocls = NULL;
+    cache->osize = 0;
+    cache->omiss = 0;
 }
 
 void weft__stack_shutdown(void)
@@ -495,7 +577,17 @@ void weft__stack_stats(struct weft__stack_stats *out)
 {
     pthread_mutex_lock(&g.lock);
     *out = g.stats;
+    struct weft__stack_class *c = g.classes;
     pthread_mutex_unlock(&g.lock);
+    /* Classes are only ever prepended, and unlinked by shutdown alone, so
+     * the chain from the head read under g.lock stays put; each class's
+     * lock is taken without g.lock (grow_class takes them the other way). */
+    out->free_slots = 0;
+    for (; c; c = c->next) {
+        pthread_mutex_lock(&c->lock);
+        out->free_slots += c->nfree;
+        pthread_mutex_unlock(&c->lock);
+    }
 }
 
 /* ---- overflow report ----------------------------------------------------- */

@@ -9,10 +9,20 @@
 #include "base/base.h"
 #include "thread/thread.h"
 
-/* A worker's private cache of free default-size slots (LIFO: hot in cache). */
+/* A worker's private caches of free slots (LIFO: hot in cache): one of
+ * default-size slots, and one of the last other size the worker allocated
+ * (a program that sizes its stacks passes one size at every spawn). Neither
+ * ever holds a canary slot (stack.c, "The caches"). */
 struct weft__stack_cache {
-    struct weft_thread *head; /* owner worker only */
-    unsigned n;               /* owner worker only */
+    struct weft_thread *head;       /* owner worker only */
+    unsigned n;                     /* owner worker only */
+    unsigned on;                    /* owner worker only: slots on ohead */
+    struct weft_thread *ohead;      /* owner worker only: free slots of ocls */
+    struct weft_thread *otail;      /* owner worker only: ohead's last; valid while on > 0 */
+    struct weft__stack_class *ocls; /* owner worker only: the other size's class, or NULL */
+    size_t osize;                   /* owner worker only: ocls's nominal size, 0 if none */
+    unsigned omiss;                 /* owner worker only: allocations of yet other sizes
+                                       since ocls last served one (stack.c, "The caches") */
 };
 
 #define WEFT__STACK_MIN     ((size_t)16 << 10)
@@ -53,6 +63,21 @@ static inline struct weft_thread *weft__stack_cache_pop(struct weft__stack_cache
     return t;
 }
 
+/* A cached slot of `size` (not 0, not the default) bytes, or NULL: then
+ * weft__stack_alloc. */
+static inline struct weft_thread *weft__stack_cache_pop_sized(struct weft__stack_cache *c, size_t size)
+{
+    struct weft_thread *t = c->ohead;
+    if (__builtin_expect(t != NULL && size == c->osize, 1)) {
+        c->ohead = t->next;
+        c->on--;
+        c->omiss = 0;
+    } else {
+        t = NULL;
+    }
+    return t;
+}
+
 /* Returns 0 when t must take the slow path (weft__stack_free). */
 static inline int weft__stack_cache_push(struct weft__stack_cache *c, struct weft_thread *t)
 {
@@ -60,11 +85,19 @@ static inline int weft__stack_cache_push(struct weft__stack_cache *c, struct wef
     (void)c; (void)t;
     return 0; /* the slow path unpoisons the stack */
 #else
-    if (__builtin_expect(!t->cacheable || c->n >= WEFT__STACK_CACHE_MAX, 0))
+    if (__builtin_expect(t->cacheable && c->n < WEFT__STACK_CACHE_MAX, 1)) {
+        t->next = c->head;
+        c->head = t;
+        c->n++;
+        return 1;
+    }
+    /* The other-size list; the slow path spills it when full. */
+    if (t->cls != c->ocls || t->guard == WEFT__GUARD_CANARY || !c->ohead ||
+        c->on >= WEFT__STACK_CACHE_MAX - 1)
         return 0;
-    t->next = c->head;
-    c->head = t;
-    c->n++;
+    t->next = c->ohead;
+    c->ohead = t;
+    c->on++;
     return 1;
 #endif
 }
@@ -88,9 +121,10 @@ void weft__altstack_pop(void *token);
  * stack to report from. Returns the token for weft__altstack_pop. */
 void *weft__stack_bound_enter(struct weft_thread *t);
 
-/* Counters for tests and stats. */
+/* Counters for tests and stats. free_slots: slots on the classes' shared
+ * lists (the rest are in use or in a worker's cache). */
 struct weft__stack_stats {
-    size_t slabs, slots, guard_madvise, guard_mprotect, guard_canary;
+    size_t slabs, slots, guard_madvise, guard_mprotect, guard_canary, free_slots;
 };
 void weft__stack_stats(struct weft__stack_stats *out);
 
