@@ -43,6 +43,7 @@
 #include <stdint.h>
 
 #include "base/base.h"
+#include "sched/sched.h"
 #include "sync/wait.h"
 #include "thread/group.h"
 #include "thread/thread.h"
@@ -71,15 +72,32 @@ static inline struct weft_thread *next_member(struct weft_thread *t)
     return (struct weft_thread *)*weft__member_link(t);
 }
 
-/* Joins (and so frees) every member of a list taken out by the caller. */
+/* Frees every member of a list taken out by the caller. A finished member
+ * (the usual case in fork-join code) is freed here without weft_join's CAS:
+ * taking it out of the list made the caller its only owner, since nobody
+ * else holds its handle, so a plain store moves it to FREED. One still
+ * running is joined. */
 WEFT_INLINE void join_members(uintptr_t list)
 {
+    struct weft__worker *w = weft__tls_worker;
     struct weft_thread *t = (struct weft_thread *)list;
     while (t) {
-        struct weft_thread *next = next_member(t); /* before the join frees t */
-        int rc = weft_join(t, NULL);
-        WEFT_ASSERT(rc == 0); /* only the holder joins a member */
-        (void)rc;
+        struct weft_thread *next = next_member(t); /* before the free: t may be reused */
+        /* acquire: pairs with the release of the exit's DONE (as in
+         * weft_join): the member's effects happen before our return. */
+        if (WEFT_LIKELY(w && w->current &&
+                        atomic_load_explicit(&t->join, memory_order_acquire) == WEFT__J_DONE)) {
+            /* relaxed: only stale handles read FREED, and a member has none */
+            atomic_store_explicit(&t->join, WEFT__J_FREED, memory_order_relaxed);
+            if (WEFT_LIKELY(weft__stack_cache_push(&w->cache, t)))
+                weft__san_thread_destroyed(t);
+            else
+                weft__free_thread(w, t); /* bound, odd-sized, canary or cache full */
+        } else {
+            int rc = weft_join(t, NULL);
+            WEFT_ASSERT(rc == 0); /* only the holder joins a member */
+            (void)rc;
+        }
         t = next;
     }
 }
