@@ -34,7 +34,10 @@
  * the free from the resumed side) instead of the one-CAS exit of a thread
  * whose joiner comes later, plus two RMWs on the counter, and the last
  * member must touch the group after the count that lets a waiter return
- * and destroy it.
+ * and destroy it. A member exit of its own (decrement the group, free the
+ * slot from the resumed side with no CAS on the join word) would cost two
+ * RMWs per member, as a join does, against three here (push, exit, take),
+ * but needs a new exit kind in the scheduler's hand-off.
  *
  * Several waiters: only one holds BUSY at a time; the others queue a
  * record (sync/wait.h) under LOCK, set WAITERS and block; the holder, once
