@@ -4,16 +4,29 @@
  * ------
  * A member is an ordinary joinable thread that nobody else can name. The
  * spawn links it into the group's list (thread/group.h: one word, head, a
- * Treiber stack through each member's link word, flags in the low bits)
- * before it can run. A waiter takes the whole list out with one CAS, which
- * also sets BUSY, joins each member, and repeats while members were added
- * meanwhile (members may spawn into their own group; a member is linked in
- * before the member that spawned it can finish, so once the waiter has
- * joined that one, the newcomer is in the list). It then clears BUSY with
- * one more CAS. In the common case of fork-join code the members have
- * finished by then and each join is a load and a push to the stack cache,
- * so a group costs what the joins it replaces cost plus the list's three
- * CASes (push, take, release) and no allocation.
+ * Treiber stack through each member's link word, flags in the low bits, a
+ * take count in the top bits) before it can run.
+ *
+ * Fast take: in fork-join code the waiter finds every member finished
+ * (under work-first each ran to its end before the spawn returned). It
+ * checks that from head as read, then empties head with one CAS and frees
+ * the members itself (a plain store to FREED: it is their only owner), so
+ * a group costs the joins it replaces plus the push and this CAS per
+ * batch. Without BUSY, another waiter may return as soon as head is empty;
+ * that is right because the members taken were all finished. The check
+ * reads the list before owning it: another waiter may have taken that list
+ * meanwhile, and a new member in a reused descriptor made head equal again,
+ * with members not checked. The take count makes that CAS fail: every take
+ * adds one. (Wrapping needs 65,536 takes of this group inside one check of
+ * a few members.) The check looks at FAST_TAKE_MAX members at most; longer
+ * lists take the general way, whose two CASes they share.
+ *
+ * General take: a waiter takes the whole list out with one CAS, which also
+ * sets BUSY, joins each member (parking on those still running), and
+ * repeats while members were added meanwhile (members may spawn into their
+ * own group; a member is linked in before the member that spawned it can
+ * finish, so once the waiter has joined that one, the newcomer is in the
+ * list). It then clears BUSY with one more CAS.
  *
  * Rejected: a counter of live members with detached members that decrement
  * it at exit and wake the waiters. Every member then takes the detached
@@ -21,7 +34,10 @@
  * the free from the resumed side) instead of the one-CAS exit of a thread
  * whose joiner comes later, plus two RMWs on the counter, and the last
  * member must touch the group after the count that lets a waiter return
- * and destroy it.
+ * and destroy it. A member exit of its own (decrement the group, free the
+ * slot from the resumed side with no CAS on the join word) would cost two
+ * RMWs per member, as a join does, against three here (push, exit, take),
+ * but needs a new exit kind in the scheduler's hand-off.
  *
  * Several waiters: only one holds BUSY at a time; the others queue a
  * record (sync/wait.h) under LOCK, set WAITERS and block; the holder, once
@@ -32,9 +48,10 @@
  * is set only its holder writes head (spawns wait it out), so the holder can
  * release it with a plain store.
  *
- * Lifetime: whoever clears the last flag does it with its last access to
- * the group (a CAS or store that leaves head 0 or a bare list), so a waiter
- * that then sees head == 0 may return and the caller destroy the group.
+ * Lifetime: whoever clears the last flag, or empties head by a fast take,
+ * does it with its last access to the group (a CAS or store that leaves
+ * head empty, no member and no flag, or a bare list), so a waiter that then
+ * sees head empty may return and the caller destroy the group.
  */
 #include <assert.h>
 #include <errno.h>
@@ -43,6 +60,7 @@
 #include <stdint.h>
 
 #include "base/base.h"
+#include "sched/sched.h"
 #include "sync/wait.h"
 #include "thread/group.h"
 #include "thread/thread.h"
@@ -50,7 +68,7 @@
 
 /* The layout behind weft_group (weft.h). */
 struct weft__group {
-    _Atomic uintptr_t head; /* members | WEFT__G_* flags; see above */
+    _Atomic uintptr_t head; /* take count | members | WEFT__G_* flags; see above */
     struct weft__waitq q;   /* waiters behind the BUSY one; under LOCK */
 };
 
@@ -62,17 +80,25 @@ static inline struct weft__group *weft__group_of(weft_group *g)
 static_assert(sizeof(struct weft__group) <= sizeof(weft_group), "weft_group storage too small");
 static_assert(alignof(struct weft__group) <= alignof(weft_group), "weft_group storage misaligned");
 
-#define MEMBERS(v) ((v) & ~WEFT__G_FLAGS)
+#define MEMBERS(v) ((v) & WEFT__G_PTR)
+/* No member and no flag: a waiter may return. */
+#define EMPTY(v) (((v) << (64 - WEFT__G_TAG_SHIFT)) == 0)
+/* The take count of v, plus the take about to happen. */
+#define TAKEN(v) ((((v) >> WEFT__G_TAG_SHIFT) + 1) << WEFT__G_TAG_SHIFT)
+
+/* The longest list the fast take checks (see above). */
+#define FAST_TAKE_MAX 8
 
 #define impl weft__group_of
 
 static inline struct weft_thread *next_member(struct weft_thread *t)
 {
-    return (struct weft_thread *)*weft__member_link(t);
+    /* relaxed: the link may be stale; see weft__member_link */
+    return (struct weft_thread *)atomic_load_explicit(weft__member_link(t), memory_order_relaxed);
 }
 
 /* Joins (and so frees) every member of a list taken out by the caller. */
-WEFT_INLINE void join_members(uintptr_t list)
+static void join_members(uintptr_t list)
 {
     struct weft_thread *t = (struct weft_thread *)list;
     while (t) {
@@ -82,6 +108,47 @@ WEFT_INLINE void join_members(uintptr_t list)
         (void)rc;
         t = next;
     }
+}
+
+/* free_finished's slow part: t onwards, t refused by w's cache. */
+static WEFT_NOINLINE void free_rest(struct weft__worker *w, struct weft_thread *t)
+{
+    while (t) {
+        struct weft_thread *next = next_member(t);
+        atomic_store_explicit(&t->join, WEFT__J_FREED, memory_order_relaxed); /* as below */
+        if (weft__stack_cache_push(&w->cache, t))
+            weft__san_thread_destroyed(t);
+        else
+            weft__free_thread(w, t); /* bound, odd-sized, canary or cache full */
+        t = next;
+    }
+}
+
+/* Frees the members of a list taken out by a fast take: all finished.
+ * Taking them out made the caller their only owner (nobody else holds a
+ * member's handle), so no CAS is needed to claim them as weft_join does: a
+ * plain store moves each to FREED, and it goes to the worker's stack cache
+ * as weft_join's fast path would put it. No call on the usual path, so
+ * that the wait keeps nothing in callee-saved registers. */
+WEFT_INLINE void free_finished(struct weft_thread *t)
+{
+    struct weft__worker *w = weft__tls_worker;
+    if (WEFT_UNLIKELY(!w)) { /* a kernel thread: weft_join frees */
+        join_members((uintptr_t)t);
+        return;
+    }
+    do {
+        struct weft_thread *next = next_member(t); /* before the free: t may be reused */
+        WEFT_ASSERT(atomic_load_explicit(&t->join, memory_order_relaxed) == WEFT__J_DONE);
+        /* relaxed: only stale handles read FREED, and a member has none */
+        atomic_store_explicit(&t->join, WEFT__J_FREED, memory_order_relaxed);
+        if (WEFT_UNLIKELY(!weft__stack_cache_push(&w->cache, t))) {
+            free_rest(w, t);
+            return;
+        }
+        weft__san_thread_destroyed(t);
+        t = next;
+    } while (t);
 }
 
 /* Ends the caller's hold (BUSY): puts `list` (members it took out and did
@@ -99,9 +166,9 @@ static void release(struct weft__group *g, uintptr_t list)
             v = atomic_load_explicit(&g->head, memory_order_relaxed);
             continue;
         }
-        if (tail)
-            *weft__member_link(tail) = MEMBERS(v);
-        uintptr_t next = list ? list : MEMBERS(v);
+        if (tail) /* relaxed: published by the CAS or store below */
+            atomic_store_explicit(weft__member_link(tail), MEMBERS(v), memory_order_relaxed);
+        uintptr_t next = (list ? list : MEMBERS(v)) | (v & WEFT__G_TAG);
         if (!(v & WEFT__G_WAITERS)) {
             /* release: our joins (the members' effects) and the relinked
              * list happen before whatever sees head without BUSY; pairs
@@ -149,7 +216,7 @@ static void hold(struct weft__group *g, uintptr_t list)
                 release(g, 0);
                 return;
             }
-            if (atomic_compare_exchange_weak_explicit(&g->head, &v, v & WEFT__G_FLAGS,
+            if (atomic_compare_exchange_weak_explicit(&g->head, &v, (v & WEFT__G_FLAGS) | TAKEN(v),
                                                       memory_order_acquire, memory_order_acquire))
                 break;
         }
@@ -189,24 +256,42 @@ int weft_group_init(weft_group *g)
     return 0;
 }
 
-/* weft_group_wait after the fast path: other waiters, flags, members added
- * during the wait. */
+/* weft_group_wait after the fast take: other waiters, flags, members
+ * still running, long lists, members added during the wait. */
 static WEFT_NOINLINE int wait_slow(struct weft__group *g, uintptr_t v)
 {
     for (;;) {
-        if (v == 0)
+        if (EMPTY(v))
             return 0;
         if (v & WEFT__G_FLAGS) {
             v = queue_and_block(g, v);
             continue;
         }
         /* acquire: the members' links (pairs with weft__group_push). */
-        if (atomic_compare_exchange_weak_explicit(&g->head, &v, WEFT__G_BUSY, memory_order_acquire,
-                                                  memory_order_acquire)) {
-            hold(g, v);
+        if (atomic_compare_exchange_weak_explicit(&g->head, &v, WEFT__G_BUSY | TAKEN(v),
+                                                  memory_order_acquire, memory_order_acquire)) {
+            hold(g, MEMBERS(v));
             return 0;
         }
     }
+}
+
+/* 1 if every member of list has finished and there are at most
+ * FAST_TAKE_MAX of them. The list may be stale (see above): the caller's
+ * CAS with the take count decides whether it was the one in head. */
+WEFT_INLINE int all_finished(struct weft_thread *t)
+{
+    for (int n = 0; n < FAST_TAKE_MAX; n++) {
+        /* acquire: pairs with the release of the exit's DONE: the members'
+         * effects happen before our return (and, through the take's
+         * release, before that of waiters that then find head empty). */
+        if (atomic_load_explicit(&t->join, memory_order_acquire) != WEFT__J_DONE)
+            return 0;
+        t = next_member(t);
+        if (!t)
+            return 1;
+    }
+    return 0;
 }
 
 int weft_group_wait(weft_group *gp)
@@ -214,26 +299,26 @@ int weft_group_wait(weft_group *gp)
     if (WEFT_UNLIKELY(!gp))
         return EINVAL;
     struct weft__group *g = impl(gp);
-    /* acquire: pairs with the release of the last holder (the members'
-     * effects) when head is 0, and of the pushes otherwise. */
+    /* acquire: pairs with the release of whoever emptied head (the
+     * members' effects) when it is empty, and with the pushes (the links)
+     * otherwise. */
     uintptr_t v = atomic_load_explicit(&g->head, memory_order_acquire);
-    if (v == 0)
+    struct weft_thread *first = (struct weft_thread *)MEMBERS(v);
+    if (WEFT_LIKELY(first && !(v & WEFT__G_FLAGS))) {
+        /* Fast take (see above). acq_rel: release passes on the members'
+         * effects to waiters that find head empty; acquire as the load
+         * above when it fails. */
+        if (WEFT_LIKELY(all_finished(first) &&
+                        atomic_compare_exchange_strong_explicit(&g->head, &v, TAKEN(v),
+                                                                memory_order_acq_rel,
+                                                                memory_order_acquire))) {
+            free_finished(first);
+            return 0;
+        }
+    } else if (EMPTY(v)) {
         return 0;
-    /* Fast path: nobody else waits; take the members out (BUSY), join
-     * them, and release if nothing came meanwhile. acquire: the members'
-     * links (pairs with weft__group_push). */
-    if (WEFT_UNLIKELY((v & WEFT__G_FLAGS) ||
-                      !atomic_compare_exchange_strong_explicit(&g->head, &v, WEFT__G_BUSY,
-                                                               memory_order_acquire,
-                                                               memory_order_acquire)))
-        return wait_slow(g, v);
-    join_members(v);
-    uintptr_t busy = WEFT__G_BUSY;
-    /* release: as in release(). */
-    if (WEFT_UNLIKELY(!atomic_compare_exchange_strong_explicit(&g->head, &busy, 0, memory_order_release,
-                                                               memory_order_relaxed)))
-        hold(g, 0);
-    return 0;
+    }
+    return wait_slow(g, v);
 }
 
 int weft_group_destroy(weft_group *gp)
@@ -244,30 +329,31 @@ int weft_group_destroy(weft_group *gp)
     /* acquire: as in weft_group_wait. */
     uintptr_t v = atomic_load_explicit(&g->head, memory_order_acquire);
     for (;;) {
-        if (v == 0)
+        if (EMPTY(v))
             return 0;
         if (v & WEFT__G_FLAGS)
             return EBUSY; /* a thread waits */
-        if (atomic_compare_exchange_weak_explicit(&g->head, &v, WEFT__G_BUSY, memory_order_acquire,
-                                                  memory_order_acquire))
+        if (atomic_compare_exchange_weak_explicit(&g->head, &v, WEFT__G_BUSY | TAKEN(v),
+                                                  memory_order_acquire, memory_order_acquire))
             break;
     }
     /* Members nobody waited for: free them if every one has finished, else
      * put them back and report the group busy. */
+    uintptr_t list = MEMBERS(v);
     int busy = 0;
-    for (struct weft_thread *t = (struct weft_thread *)v; t && !busy; t = next_member(t))
+    for (struct weft_thread *t = (struct weft_thread *)list; t && !busy; t = next_member(t))
         /* acquire: pairs with the release that marks t DONE (as in weft_join). */
         busy = atomic_load_explicit(&t->join, memory_order_acquire) != WEFT__J_DONE;
     if (!busy) {
-        join_members(v);
-        v = 0;
+        join_members(list);
+        list = 0;
     }
-    release(g, v);
+    release(g, list);
     if (busy)
         return EBUSY;
     /* relaxed: a snapshot, as for the other objects' destroy; a spawn racing
      * with destroy is the caller's bug. */
-    return atomic_load_explicit(&g->head, memory_order_relaxed) ? EBUSY : 0;
+    return EMPTY(atomic_load_explicit(&g->head, memory_order_relaxed)) ? 0 : EBUSY;
 }
 
 /* The spawn itself is thread/'s (weft__spawn_member); a group is a waiting

@@ -1,17 +1,18 @@
 /* group.h: a group's member list, shared by the spawn that links a member in (thread.c) and the waits that take members out (sync/group.c).
  *
  * A group is one word, head: the newest member's descriptor (a Treiber
- * stack linked through each member's link word) with flags in the low bits,
- * free because descriptors are 64-byte aligned. Members are joinable user
- * threads nobody else can name; the waiter that takes them out joins them,
- * so a member costs what the join it replaces costs, plus the link and the
- * two CASes of its batch (sync/group.c has the protocol).
+ * stack linked through each member's link word), flags in the low bits,
+ * free because descriptors are 64-byte aligned, and a take count in the
+ * top bits, free because user-space addresses fit in 48 bits. Members are
+ * joinable user threads nobody else can name; the waiter that takes them
+ * out frees them (sync/group.c has the protocol).
  *
- * Where a member's words live: a spawn may reserve bytes at the top of the
- * child's stack, below its descriptor (the stack starts below them): first
- * the link word (group members), then the copy of the argument
- * (weft_spawn_copy, weft_group_spawn with arg_size > 0). A bound thread has
- * no slot: they follow its descriptor in the same allocation instead.
+ * Where a spawn's extra words live: the link word is a descriptor field
+ * (member_link); the copy of the argument (weft_spawn_copy,
+ * weft_group_spawn with arg_size > 0) is reserved at the top of the
+ * child's stack, below its descriptor (the stack starts below it). A bound
+ * thread has no slot: the copy follows its descriptor in the same
+ * allocation instead.
  */
 #ifndef WEFT_THREAD_GROUP_H
 #define WEFT_THREAD_GROUP_H
@@ -30,11 +31,17 @@
 #define WEFT__G_LOCK    ((uintptr_t)4) /* head and the waiter queue are being changed: only
                                           the holder writes head until it clears the bit */
 #define WEFT__G_FLAGS   ((uintptr_t)63)
+/* The take count: every take of members out of head adds one (wrapping), so
+ * a CAS that expects a head read before another waiter took that list and
+ * the same descriptor came back fails (ABA; sync/group.c). */
+#define WEFT__G_TAG_SHIFT 48
+#define WEFT__G_TAG_ONE   ((uintptr_t)1 << WEFT__G_TAG_SHIFT)
+#define WEFT__G_TAG       (~(uintptr_t)0 << WEFT__G_TAG_SHIFT)
+/* The newest member's descriptor. */
+#define WEFT__G_PTR (~(WEFT__G_TAG | WEFT__G_FLAGS))
 
 /* The largest argument a spawn copies (weft_spawn_copy, weft_group_spawn). */
 #define WEFT__ARG_COPY_MAX ((size_t)4096)
-/* Bytes reserved for a member's link word; keeps the stack top 16-aligned. */
-#define WEFT__MEMBER_HDR ((size_t)16)
 /* Alignment of the argument copy: that of malloc's memory. */
 #define WEFT__ARG_ALIGN ((size_t)_Alignof(max_align_t))
 
@@ -44,20 +51,19 @@ static inline size_t weft__arg_reserve(size_t arg_size)
 }
 
 /* The link word of member t: the next older member (a descriptor, no
- * flags). Written by the spawn before the push, read by the waiter that
- * took t out, before it joins (and so frees) t. */
-static inline uintptr_t *weft__member_link(struct weft_thread *t)
+ * flags). Written by the spawn before the push, read by waiters, which may
+ * read a stale one (sync/group.c: the fast take's check): hence a field of
+ * the descriptor, which stays mapped, and relaxed atomics. */
+static inline _Atomic uintptr_t *weft__member_link(struct weft_thread *t)
 {
-    if (WEFT_UNLIKELY(t->bound))
-        return (uintptr_t *)(void *)(t + 1);
-    return (uintptr_t *)(void *)((char *)t - WEFT__MEMBER_HDR);
+    return &t->member_link;
 }
 
-/* Links t (spawned, not yet started) in as the newest member; link is
- * weft__member_link(t). Waits out a LOCK holder, which alone may write head
- * meanwhile (a few instructions). */
-static inline void weft__group_push(_Atomic uintptr_t *head, struct weft_thread *t, uintptr_t *link)
+/* Links t (spawned, not yet started) in as the newest member. Waits out a
+ * LOCK holder, which alone may write head meanwhile (a few instructions). */
+static inline void weft__group_push(_Atomic uintptr_t *head, struct weft_thread *t)
 {
+    WEFT_ASSERT(((uintptr_t)t & ~WEFT__G_PTR) == 0); /* 48-bit user addresses */
     uintptr_t v = atomic_load_explicit(head, memory_order_relaxed);
     for (;;) {
         if (WEFT_UNLIKELY(v & WEFT__G_LOCK)) {
@@ -65,10 +71,11 @@ static inline void weft__group_push(_Atomic uintptr_t *head, struct weft_thread 
             v = atomic_load_explicit(head, memory_order_relaxed);
             continue;
         }
-        *link = v & ~WEFT__G_FLAGS;
+        /* relaxed: published by the CAS below */
+        atomic_store_explicit(&t->member_link, v & WEFT__G_PTR, memory_order_relaxed);
         /* release: publishes the link and t's descriptor to the waiter that
-         * takes t out (pairs with its acquire CAS in group.c). */
-        if (atomic_compare_exchange_weak_explicit(head, &v, (uintptr_t)t | (v & WEFT__G_FLAGS),
+         * takes t out (pairs with its acquire load or CAS in group.c). */
+        if (atomic_compare_exchange_weak_explicit(head, &v, (uintptr_t)t | (v & ~WEFT__G_PTR),
                                                   memory_order_release, memory_order_relaxed))
             return;
     }

@@ -297,13 +297,12 @@ static struct {
     struct weft_thread *spare; /* freed; linked through ->next; under lock */
 } bound_list = { PTHREAD_MUTEX_INITIALIZER, NULL, NULL };
 
-/* Bytes of a bound thread's descriptor: room after it for a group
- * member's link word and the largest argument copy (thread/group.h), so
+/* Bytes of a bound thread's descriptor: room after it for the largest
+ * argument copy (thread/group.h), so
  * that any spare descriptor fits any bound thread; a multiple of 64 keeps
  * aligned_alloc's rule. A kernel thread's stack dwarfs it. */
 #define BOUND_BYTES                                                                                \
-    ((sizeof(struct weft_thread) + WEFT__MEMBER_HDR + weft__arg_reserve(WEFT__ARG_COPY_MAX) + 63) &  \
-     ~(size_t)63)
+    ((sizeof(struct weft_thread) + weft__arg_reserve(WEFT__ARG_COPY_MAX) + 63) & ~(size_t)63)
 
 /* A zeroed descriptor for a bound thread, or NULL. */
 static struct weft_thread *bound_alloc(void)
@@ -427,7 +426,7 @@ static int spawn_bound(weft_thread **out, weft_fn fn, const void *arg, size_t ar
     t->fn = fn;
     t->arg = (void *)arg;
     if (arg_size) {
-        t->arg = (char *)(t + 1) + (group ? WEFT__MEMBER_HDR : 0);
+        t->arg = (char *)(t + 1);
         memcpy(t->arg, arg, arg_size);
     }
     t->name = attr->name;
@@ -457,7 +456,7 @@ static int spawn_bound(weft_thread **out, weft_fn fn, const void *arg, size_t ar
      * for); still before this spawn returns, and before the spawning
      * member, if it is one, can finish. */
     if (group)
-        weft__group_push(group, t, weft__member_link(t));
+        weft__group_push(group, t);
     return 0;
 }
 
@@ -495,12 +494,11 @@ WEFT_INLINE void init_thread(struct weft__worker *w, struct weft_thread *t, weft
 #define SMALL_COPY_MIN 8
 #define SMALL_COPY_MAX 32
 
-/* Reserves the top of t's stack for a member's link word (group) and the
- * copy of arg (arg_size > 0), makes the copy and returns where the stack
- * starts (thread/group.h). */
-WEFT_INLINE void *place_arg(struct weft_thread *t, const void *arg, size_t arg_size, int member)
+/* Reserves the top of t's stack for the copy of arg (arg_size > 0), makes
+ * the copy and returns where the stack starts (thread/group.h). */
+WEFT_INLINE void *place_arg(struct weft_thread *t, const void *arg, size_t arg_size)
 {
-    char *top = (char *)t - (member ? WEFT__MEMBER_HDR : 0) - weft__arg_reserve(arg_size);
+    char *top = (char *)t - weft__arg_reserve(arg_size);
     if (arg_size) {
         t->arg = top;
 #if defined(__x86_64__) && !defined(WEFT_SANITIZE_ADDRESS) && !defined(WEFT_SANITIZE_THREAD)
@@ -578,9 +576,9 @@ static int spawn_any(weft_thread **out, weft_fn fn, const void *arg, size_t arg_
     if (!t)
         return ENOMEM;
     init_thread(w, t, fn, (void *)arg, attr->name, attr->detached);
-    void *top = place_arg(t, arg, arg_size, group != NULL);
-    if (group) /* a stack slot: the link word is just below the descriptor */
-        weft__group_push(group, t, (uintptr_t *)(void *)((char *)t - WEFT__MEMBER_HDR));
+    void *top = place_arg(t, arg, arg_size);
+    if (group)
+        weft__group_push(group, t);
     if (out)
         *out = t;
     if (w) {
@@ -702,9 +700,9 @@ WEFT_INLINE int spawn_into(weft_thread **out, weft_fn fn, const void *arg, size_
         return attr ? spawn_attr_into(out, fn, arg, arg_size, attr, group)
                     : spawn_slow(out, fn, arg, arg_size, attr, group);
     init_thread(w, t, fn, (void *)arg, NULL, 0);
-    void *top = place_arg(t, arg, arg_size, group != NULL);
-    if (group) /* a stack slot: the link word is just below the descriptor */
-        weft__group_push(group, t, (uintptr_t *)(void *)((char *)t - WEFT__MEMBER_HDR));
+    void *top = place_arg(t, arg, arg_size);
+    if (group)
+        weft__group_push(group, t);
     else
         *out = t;
     count_spawn(w);

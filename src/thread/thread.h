@@ -79,6 +79,9 @@ struct weft_thread {
     void *san_fake_stack;        /* ASan fake stack while switched out */
     void *san_fiber;             /* TSan fiber */
     void *bound_handle;          /* bound threads: previous in the bound list (thread.c) */
+    _Atomic uintptr_t member_link; /* group members: the next older member (thread/group.h);
+                                      set by the spawn before the push; relaxed atomics, as
+                                      a waiter may read it stale */
 } __attribute__((aligned(64)));
 
 /* A FIFO of threads linked through ->next, guarded by whatever lock its
