@@ -648,9 +648,9 @@ WEFT_INLINE int spawn_sized(weft_thread **out, weft_fn fn, const void *arg, size
     if (WEFT_UNLIKELY(!t))
         return spawn_slow(out, fn, arg, arg_size, attr, group);
     init_thread(w, t, fn, (void *)arg, attr->name, 0);
-    void *top = place_arg(t, arg, arg_size, group != NULL);
-    if (group) /* a stack slot: the link word is just below the descriptor */
-        weft__group_push(group, t, (uintptr_t *)(void *)((char *)t - WEFT__MEMBER_HDR));
+    void *top = place_arg(t, arg, arg_size);
+    if (group)
+        weft__group_push(group, t);
     else
         *out = t;
     count_spawn(w);
