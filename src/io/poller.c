@@ -44,7 +44,6 @@
  * name another file by the time it fires); switching the program's file to
  * O_NONBLOCK (the flag belongs to every process sharing the file).
  */
-#define _GNU_SOURCE
 #include "io/poller.h"
 
 #include <errno.h>

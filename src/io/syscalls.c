@@ -9,7 +9,6 @@
  * worker handed to another kernel thread meanwhile (sched/machine.c). From
  * a plain kernel thread: the call itself.
  */
-#define _GNU_SOURCE
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>

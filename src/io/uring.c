@@ -40,7 +40,6 @@
  * Rejected: one ring for all workers (a lock on every call, and a single
  * waiter); a poller thread (an extra wake-up per completion).
  */
-#define _GNU_SOURCE
 #include "io/io.h"
 
 #include <errno.h>

@@ -1,5 +1,4 @@
 /* futex.c: thin wrappers over the futex system call. */
-#define _GNU_SOURCE
 #include "os/futex.h"
 
 #include <errno.h>

@@ -7,7 +7,6 @@
  * I/O mode) or keeps (affinity, stats). A malformed value prints one notice
  * naming the variable and the default kept, and never stops the program.
  */
-#define _GNU_SOURCE
 #include "runtime/config.h"
 
 #include <errno.h>

@@ -8,7 +8,6 @@
  * weft_finalize waits (yielding, then napping) until every other user thread
  * has finished, stops the workers and releases everything.
  */
-#define _GNU_SOURCE
 #include "runtime/runtime.h"
 
 #include <errno.h>

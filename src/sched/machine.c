@@ -47,7 +47,6 @@
  * for good when none is left to come back, or when those blocked wait for
  * the queued call).
  */
-#define _GNU_SOURCE
 #include "sched/machine.h"
 
 #include <errno.h>

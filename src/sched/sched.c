@@ -13,7 +13,6 @@
  * untargeted wake could only cost parallelism; the injection queue and the
  * pinned initial thread use reliable (targeted) wake-ups.
  */
-#define _GNU_SOURCE
 #include "sched/sched.h"
 
 #include <sched.h>

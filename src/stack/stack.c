@@ -61,7 +61,6 @@
  * slot goes back to its class. Retained memory is bounded by the peak
  * number of live threads.
  */
-#define _GNU_SOURCE
 #include "stack/stack.h"
 
 #include <errno.h>

@@ -13,7 +13,6 @@
  * straight to it: a join of a running child costs the child's exit one
  * switch and nothing else.
  */
-#define _GNU_SOURCE
 #include "thread/thread.h"
 
 #include <errno.h>

@@ -11,7 +11,6 @@
  * access must show the frame that called the thread's function under its
  * three frames. Skipped outside TSan builds.
  */
-#define _GNU_SOURCE
 #include <pthread.h>
 #include <string.h>
 #include <unistd.h>

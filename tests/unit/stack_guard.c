@@ -5,7 +5,6 @@
  * faults; and the mode falls back from mprotect to canary when the mapping
  * budget runs out, with a one-time notice. Each case runs in a child process
  * (re-executing this program). */
-#define _GNU_SOURCE
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>

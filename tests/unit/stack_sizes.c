@@ -11,7 +11,6 @@
  *    (weft_spawn, weft_spawn_copy, weft_group_spawn), each of which writes
  *    its whole stack, lets the others run, checks it and recurses through
  *    it; init/finalize cycles start from the same stack state each time. */
-#define _GNU_SOURCE
 #include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>

@@ -4,7 +4,6 @@
  * the service restarts after weft__timer_shutdown; a kernel thread's
  * weft__wait_word returns the waker's value or times out at its deadline,
  * and a woken word is never timed out afterwards. No runtime needed. */
-#define _GNU_SOURCE
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>

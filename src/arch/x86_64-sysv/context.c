@@ -1,5 +1,4 @@
 /* context.c: builds the initial frame of a fresh x86-64 context. */
-#define _GNU_SOURCE /* REG_RSP */
 #include "arch/context.h"
 
 #include <stdint.h>
