@@ -4,7 +4,9 @@
 #include <stdio.h>
 #include <weft.h>
 
-struct range { long lo, hi; };
+struct range {
+    long lo, hi;
+};
 
 static void *sum(void *arg)
 {

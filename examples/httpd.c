@@ -77,16 +77,15 @@ int main(int argc, char **argv)
         case 'p': use_pthreads = 1; break;
         case 'w': workers = atoi(optarg); break;
         case 'P': port = atoi(optarg); break;
-        default:
-            fprintf(stderr, "usage: %s [-p] [-w WORKERS] [-P PORT]\n", argv[0]);
-            return 2;
+        default: fprintf(stderr, "usage: %s [-p] [-w WORKERS] [-P PORT]\n", argv[0]); return 2;
         }
     }
     signal(SIGPIPE, SIG_IGN);
     int ls = socket(AF_INET, SOCK_STREAM, 0);
     int one = 1;
     setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+    struct sockaddr_in a = { .sin_family = AF_INET,
+                             .sin_port = htons((uint16_t)port),
                              .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
     if (bind(ls, (struct sockaddr *)&a, sizeof a) != 0 || listen(ls, 4096) != 0) {
         perror("httpd: bind/listen");

@@ -40,9 +40,9 @@ extern "C" {
  * Runtime and threads
  * ------------------------------------------------------------------------ */
 
-typedef struct mltp_thread mltp_thread_t;              /* opaque; a weft_thread */
-typedef void  mltp_userf_t(void *p0);
-typedef void  mltp_vuserf_t(int nargs, void **args);   /* a copy of the variadic arguments */
+typedef struct mltp_thread mltp_thread_t; /* opaque; a weft_thread */
+typedef void mltp_userf_t(void *p0);
+typedef void mltp_vuserf_t(int nargs, void **args); /* a copy of the variadic arguments */
 typedef void *mltp_buserf_t(void *p0);
 
 /* Starts the runtime with `virtual_processors` kernel threads sharing one
@@ -103,12 +103,28 @@ WEFT_API void mltp_yield_to_first(void);
  * condition; a barrier needs mltp_barrier_init. None needs destroying.
  * ------------------------------------------------------------------------ */
 
-typedef struct mltp_lock    { uint64_t mltp_private_[2]; } mltp_lock_t;
-typedef struct mltp_barrier { uint64_t mltp_private_[4]; } mltp_barrier_t;
-typedef struct mltp_cond    { uint64_t mltp_private_[3]; } mltp_cond_t;
+typedef struct mltp_lock {
+    uint64_t mltp_private_[2];
+} mltp_lock_t;
+typedef struct mltp_barrier {
+    uint64_t mltp_private_[4];
+} mltp_barrier_t;
+typedef struct mltp_cond {
+    uint64_t mltp_private_[3];
+} mltp_cond_t;
 
-#define MLTP_LOCK_INIT { { 0 } } /* an unlocked MLTP_LOCK_SPIN lock */
-#define MLTP_COND_INIT { { 0 } }
+#define MLTP_LOCK_INIT                                                                             \
+    {                                                                                              \
+        {                                                                                          \
+            0                                                                                      \
+        }                                                                                          \
+    } /* an unlocked MLTP_LOCK_SPIN lock */
+#define MLTP_COND_INIT                                                                             \
+    {                                                                                              \
+        {                                                                                          \
+            0                                                                                      \
+        }                                                                                          \
+    }
 
 /* Lock kinds.
  *  MLTP_LOCK_SPIN: a ticket lock: waiters are served in arrival order and
@@ -128,13 +144,13 @@ enum { MLTP_LOCK_SPIN, MLTP_LOCK_YIELD, MLTP_LOCK_YIELD_FRONT };
 
 /* Initialises an unlocked lock of the given kind: 0, or EINVAL (l NULL or
  * unknown kind). Never on a lock in use. */
-WEFT_API int  mltp_lock_init(mltp_lock_t *l, int kind);
+WEFT_API int mltp_lock_init(mltp_lock_t *l, int kind);
 WEFT_API void mltp_lock(mltp_lock_t *l);   /* not recursive */
 WEFT_API void mltp_unlock(mltp_lock_t *l); /* by the holder only */
 
 /* Initialises a barrier for count threads: 0, or EINVAL (b NULL or count
  * < 1). Never on a barrier in use. */
-WEFT_API int  mltp_barrier_init(mltp_barrier_t *b, int count);
+WEFT_API int mltp_barrier_init(mltp_barrier_t *b, int count);
 
 /* Waits until count threads have called it in this episode; then all of
  * them go on and the barrier is ready for the next episode. The last
@@ -144,7 +160,7 @@ WEFT_API int  mltp_barrier_init(mltp_barrier_t *b, int count);
 WEFT_API void mltp_barrier(mltp_barrier_t *b);
 
 /* Initialises an empty condition: 0, or EINVAL (c NULL). */
-WEFT_API int  mltp_cond_init(mltp_cond_t *c);
+WEFT_API int mltp_cond_init(mltp_cond_t *c);
 
 /* Queues the caller on c, releases l (which it must hold), waits until a
  * signal or broadcast takes it from the queue, then takes l again. A signal

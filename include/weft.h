@@ -47,8 +47,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include <sys/types.h>
 #include <sys/socket.h>
+#include <sys/types.h>
 #include <time.h>
 
 #ifdef __cplusplus
@@ -65,14 +65,15 @@ extern "C" {
  * Lifecycle
  * ------------------------------------------------------------------------ */
 
-#define WEFT_WORK_FIRST 0 /* spawn runs the child at once; the parent's continuation may be stolen */
+#define WEFT_WORK_FIRST                                                                            \
+    0 /* spawn runs the child at once; the parent's continuation may be stolen */
 #define WEFT_HELP_FIRST 1 /* spawn queues the child; the parent continues */
 
 typedef struct weft_config {
-    int    workers;      /* kernel threads running user threads; 0 = CPUs in affinity mask */
-    size_t stack_size;   /* default user-thread stack; 0 = library default (64 KiB) */
-    int    spawn_policy; /* WEFT_WORK_FIRST (default) | WEFT_HELP_FIRST */
-    long   quantum_us;   /* time slice; 0 = library default (10 ms), < 0 = never preempt.
+    int workers;       /* kernel threads running user threads; 0 = CPUs in affinity mask */
+    size_t stack_size; /* default user-thread stack; 0 = library default (64 KiB) */
+    int spawn_policy;  /* WEFT_WORK_FIRST (default) | WEFT_HELP_FIRST */
+    long quantum_us;   /* time slice; 0 = library default (10 ms), < 0 = never preempt.
                             Accepted and validated; this release never preempts (see below) */
 } weft_config;
 
@@ -103,14 +104,17 @@ typedef struct weft_thread weft_thread;
 typedef void *(*weft_fn)(void *arg);
 
 typedef struct weft_attr {
-    size_t      stack_size; /* 0 = config default */
-    int         detached;   /* no join; resources freed at exit */
-    int         bound;      /* runs on a kernel thread of its own (may block freely) */
-    const char *name;       /* shown by debugging and tracing tools; may be NULL;
+    size_t stack_size; /* 0 = config default */
+    int detached;      /* no join; resources freed at exit */
+    int bound;         /* runs on a kernel thread of its own (may block freely) */
+    const char *name;  /* shown by debugging and tracing tools; may be NULL;
                                the string must outlive the thread */
-    int         priority;   /* WEFT_PRIO_*; 0 = WEFT_PRIO_NORMAL; out of range: EINVAL */
+    int priority;      /* WEFT_PRIO_*; 0 = WEFT_PRIO_NORMAL; out of range: EINVAL */
 } weft_attr;
-#define WEFT_ATTR_INIT { 0, 0, 0, NULL, 0 }
+#define WEFT_ATTR_INIT                                                                             \
+    {                                                                                              \
+        0, 0, 0, NULL, 0                                                                           \
+    }
 
 /* Priority classes (attr.priority). Accepted and validated; this release
  * schedules every class alike. */
@@ -178,8 +182,15 @@ WEFT_API int weft_spawn_copy(weft_thread **out, weft_fn fn, const void *arg, siz
  * used again. A group costs what the joins it replaces cost. All-zero
  * storage (WEFT_GROUP_INIT) is an initialised group; its fields are
  * private. */
-typedef struct weft_group { uint64_t weft_private_[4]; } weft_group;
-#define WEFT_GROUP_INIT { { 0 } }
+typedef struct weft_group {
+    uint64_t weft_private_[4];
+} weft_group;
+#define WEFT_GROUP_INIT                                                                            \
+    {                                                                                              \
+        {                                                                                          \
+            0                                                                                      \
+        }                                                                                          \
+    }
 
 /* EINVAL g NULL. */
 WEFT_API int weft_group_init(weft_group *g);
@@ -201,9 +212,10 @@ WEFT_API int weft_group_wait(weft_group *g);
  * EINVAL g NULL. Finished members nobody waited for are freed. */
 WEFT_API int weft_group_destroy(weft_group *g);
 
-WEFT_API weft_thread *weft_self(void);                   /* NULL outside user threads */
-WEFT_API uint64_t     weft_thread_id(const weft_thread *t); /* unique for the runtime's life; 0 for NULL */
-WEFT_API const char  *weft_thread_name(const weft_thread *t); /* attr.name or NULL */
+WEFT_API weft_thread *weft_self(void); /* NULL outside user threads */
+WEFT_API uint64_t
+weft_thread_id(const weft_thread *t); /* unique for the runtime's life; 0 for NULL */
+WEFT_API const char *weft_thread_name(const weft_thread *t); /* attr.name or NULL */
 
 /* errno of the calling thread, read through a call no compiler caches. */
 WEFT_API int weft_errno(void);
@@ -213,26 +225,58 @@ WEFT_API int weft_errno(void);
  * fields are private. All-zero storage is an initialised object.
  * ------------------------------------------------------------------------ */
 
-typedef struct weft_mutex   { uint64_t weft_private_[4]; } weft_mutex;
-typedef struct weft_cond    { uint64_t weft_private_[4]; } weft_cond;
-typedef struct weft_rwlock  { uint64_t weft_private_[6]; } weft_rwlock;
-typedef struct weft_barrier { uint64_t weft_private_[6]; } weft_barrier;
-typedef struct weft_sem     { uint64_t weft_private_[4]; } weft_sem;
-typedef struct weft_spin    { uint64_t weft_private_[1]; } weft_spin;
+typedef struct weft_mutex {
+    uint64_t weft_private_[4];
+} weft_mutex;
+typedef struct weft_cond {
+    uint64_t weft_private_[4];
+} weft_cond;
+typedef struct weft_rwlock {
+    uint64_t weft_private_[6];
+} weft_rwlock;
+typedef struct weft_barrier {
+    uint64_t weft_private_[6];
+} weft_barrier;
+typedef struct weft_sem {
+    uint64_t weft_private_[4];
+} weft_sem;
+typedef struct weft_spin {
+    uint64_t weft_private_[1];
+} weft_spin;
 
-#define WEFT_MUTEX_INIT  { { 0 } }
-#define WEFT_COND_INIT   { { 0 } }
-#define WEFT_RWLOCK_INIT { { 0 } }
-#define WEFT_SPIN_INIT   { { 0 } }
+#define WEFT_MUTEX_INIT                                                                            \
+    {                                                                                              \
+        {                                                                                          \
+            0                                                                                      \
+        }                                                                                          \
+    }
+#define WEFT_COND_INIT                                                                             \
+    {                                                                                              \
+        {                                                                                          \
+            0                                                                                      \
+        }                                                                                          \
+    }
+#define WEFT_RWLOCK_INIT                                                                           \
+    {                                                                                              \
+        {                                                                                          \
+            0                                                                                      \
+        }                                                                                          \
+    }
+#define WEFT_SPIN_INIT                                                                             \
+    {                                                                                              \
+        {                                                                                          \
+            0                                                                                      \
+        }                                                                                          \
+    }
 
 WEFT_API int weft_mutex_init(weft_mutex *m);
-WEFT_API int weft_mutex_destroy(weft_mutex *m);   /* EBUSY if locked or waited on */
-WEFT_API int weft_mutex_lock(weft_mutex *m);      /* EDEADLK if the caller owns it */
-WEFT_API int weft_mutex_trylock(weft_mutex *m);   /* EBUSY */
-WEFT_API int weft_mutex_unlock(weft_mutex *m);    /* EPERM if not owner */
+WEFT_API int weft_mutex_destroy(weft_mutex *m); /* EBUSY if locked or waited on */
+WEFT_API int weft_mutex_lock(weft_mutex *m);    /* EDEADLK if the caller owns it */
+WEFT_API int weft_mutex_trylock(weft_mutex *m); /* EBUSY */
+WEFT_API int weft_mutex_unlock(weft_mutex *m);  /* EPERM if not owner */
 
 WEFT_API int weft_cond_init(weft_cond *c);
-WEFT_API int weft_cond_destroy(weft_cond *c);     /* EBUSY if waited on */
+WEFT_API int weft_cond_destroy(weft_cond *c); /* EBUSY if waited on */
 WEFT_API int weft_cond_wait(weft_cond *c, weft_mutex *m);
 WEFT_API int weft_cond_timedwait(weft_cond *c, weft_mutex *m,
                                  const struct timespec *abstime); /* CLOCK_REALTIME; ETIMEDOUT */
@@ -272,8 +316,8 @@ typedef struct weft_stats {
     uint64_t io_calls;                        /* requests queued in io_uring rings */
     uint64_t io_enters;                       /* io_uring_enter crossings */
     uint64_t io_completions;                  /* completions reaped */
-    uint64_t io_offloaded;                    /* blocking calls run in place: no kernel thread to be had */
-    uint64_t io_handoffs;                     /* workers handed to another kernel thread (weft_blocking) */
+    uint64_t io_offloaded; /* blocking calls run in place: no kernel thread to be had */
+    uint64_t io_handoffs;  /* workers handed to another kernel thread (weft_blocking) */
 } weft_stats;
 WEFT_API int weft_stats_get(weft_stats *out);
 
@@ -287,11 +331,12 @@ WEFT_API ssize_t weft_pread(int fd, void *buf, size_t n, off_t off);
 WEFT_API ssize_t weft_pwrite(int fd, const void *buf, size_t n, off_t off);
 WEFT_API ssize_t weft_recv(int fd, void *buf, size_t n, int flags);
 WEFT_API ssize_t weft_send(int fd, const void *buf, size_t n, int flags);
-WEFT_API int     weft_accept(int fd, struct sockaddr *addr, socklen_t *len);
-WEFT_API int     weft_connect(int fd, const struct sockaddr *addr, socklen_t len);
-WEFT_API int     weft_poll(int fd, short events, int timeout_ms); /* revents, 0 on timeout, -1 + errno */
-WEFT_API int     weft_sleep_ns(uint64_t ns);
-WEFT_API int     weft_blocking(void (*fn)(void *arg), void *arg);
+WEFT_API int weft_accept(int fd, struct sockaddr *addr, socklen_t *len);
+WEFT_API int weft_connect(int fd, const struct sockaddr *addr, socklen_t len);
+WEFT_API int weft_poll(int fd, short events,
+                       int timeout_ms); /* revents, 0 on timeout, -1 + errno */
+WEFT_API int weft_sleep_ns(uint64_t ns);
+WEFT_API int weft_blocking(void (*fn)(void *arg), void *arg);
 
 #ifdef __cplusplus
 }

@@ -68,10 +68,22 @@ static ssize_t xrecv(int fd, void *b, size_t n)
     return (ssize_t)n;
 }
 
-static void q_lock(struct outq *q) { use_pthreads ? pthread_mutex_lock(&q->pm) : weft_mutex_lock(&q->wm); }
-static void q_unlock(struct outq *q) { use_pthreads ? pthread_mutex_unlock(&q->pm) : weft_mutex_unlock(&q->wm); }
-static void q_wait(struct outq *q) { use_pthreads ? pthread_cond_wait(&q->pc, &q->pm) : weft_cond_wait(&q->wc, &q->wm); }
-static void q_signal(struct outq *q) { use_pthreads ? pthread_cond_signal(&q->pc) : weft_cond_signal(&q->wc); }
+static void q_lock(struct outq *q)
+{
+    use_pthreads ? pthread_mutex_lock(&q->pm) : weft_mutex_lock(&q->wm);
+}
+static void q_unlock(struct outq *q)
+{
+    use_pthreads ? pthread_mutex_unlock(&q->pm) : weft_mutex_unlock(&q->wm);
+}
+static void q_wait(struct outq *q)
+{
+    use_pthreads ? pthread_cond_wait(&q->pc, &q->pm) : weft_cond_wait(&q->wc, &q->wm);
+}
+static void q_signal(struct outq *q)
+{
+    use_pthreads ? pthread_cond_signal(&q->pc) : weft_cond_signal(&q->wc);
+}
 
 static void q_put(struct outq *q, const char *m)
 {
@@ -212,11 +224,13 @@ int main(int argc, char **argv)
     if (quiet) {
         printf("%.0f\n", delivered);
     } else {
-        printf("RESULT bench=chatroom impl=%s workers=%d param=c%d_m%d median_ns=%.1f runs=1 msgs_per_s=%.0f",
+        printf("RESULT bench=chatroom impl=%s workers=%d param=c%d_m%d median_ns=%.1f runs=1 "
+               "msgs_per_s=%.0f",
                use_pthreads ? "pthread" : "weft", workers, nclients, nmsgs, dt / delivered * 1e9,
                delivered / dt);
         if (!use_pthreads)
-            printf(" calls_per_enter=%.1f", st.io_enters ? (double)st.io_calls / (double)st.io_enters : 0.0);
+            printf(" calls_per_enter=%.1f",
+                   st.io_enters ? (double)st.io_calls / (double)st.io_enters : 0.0);
         printf(" commit=%s\n", BENCH_COMMIT);
     }
     return 0;

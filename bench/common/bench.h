@@ -66,24 +66,24 @@ extern "C" {
 
 typedef struct bench_list {
     long v[BENCH_MAX_LIST];
-    int  len;
+    int len;
 } bench_list;
 
 typedef struct bench_opts {
-    bench_list  n;         /* -n; empty = the program's default */
-    bench_list  workers;   /* -w; 0 already replaced by the CPU count */
-    int         workers_given; /* -w was on the command line */
-    bench_list  threads;   /* -k */
-    int         threads_given; /* -k was on the command line */
-    int         reps;      /* -r */
-    const char *policy;    /* -p: "work-first", "help-first" or "both" */
-    const char *impl;      /* -i: "all" or one implementation name */
-    int         callgrind; /* --callgrind */
+    bench_list n;       /* -n; empty = the program's default */
+    bench_list workers; /* -w; 0 already replaced by the CPU count */
+    int workers_given;  /* -w was on the command line */
+    bench_list threads; /* -k */
+    int threads_given;  /* -k was on the command line */
+    int reps;           /* -r */
+    const char *policy; /* -p: "work-first", "help-first" or "both" */
+    const char *impl;   /* -i: "all" or one implementation name */
+    int callgrind;      /* --callgrind */
 } bench_opts;
 
 typedef struct bench_stats {
     double median, min, max;
-    int    runs;
+    int runs;
 } bench_stats;
 
 static inline uint64_t bench_now_ns(void)
@@ -153,8 +153,10 @@ static inline int bench_parse_list(const char *s, bench_list *out)
 static inline void bench_usage(const char *prog, const char *extra)
 {
     fprintf(stderr,
-            "usage: %s [-n LIST] [-r REPS] [-w LIST] [-k LIST] [-p POLICY] [-i IMPL] [--callgrind]\n"
-            "  -n size (iterations, yields per thread or fib argument)  -r repetitions (>= 1, default 5)\n"
+            "usage: %s [-n LIST] [-r REPS] [-w LIST] [-k LIST] [-p POLICY] [-i IMPL] "
+            "[--callgrind]\n"
+            "  -n size (iterations, yields per thread or fib argument)  -r repetitions (>= 1, "
+            "default 5)\n"
             "  -w workers, 0 = all CPUs (default 1,0)  -k user threads for yield (default 2,100)\n"
             "  -p work-first|help-first|both  -i all|<impl>  --callgrind: 1 run, first -w only\n%s",
             prog, extra ? extra : "");
@@ -164,9 +166,9 @@ static inline void bench_usage(const char *prog, const char *extra)
 static inline void bench_parse(int argc, char **argv, bench_opts *o, const char *extra_usage)
 {
     static const struct option longs[] = {
-        {"callgrind", no_argument, NULL, 'C'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
+        { "callgrind", no_argument, NULL, 'C' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
     };
     memset(o, 0, sizeof *o);
     o->reps = 5;
@@ -194,7 +196,8 @@ static inline void bench_parse(int argc, char **argv, bench_opts *o, const char 
         }
         case 'p':
             o->policy = optarg;
-            if (strcmp(optarg, "work-first") && strcmp(optarg, "help-first") && strcmp(optarg, "both"))
+            if (strcmp(optarg, "work-first") && strcmp(optarg, "help-first") &&
+                strcmp(optarg, "both"))
                 bad = 1;
             break;
         case 'i': o->impl = optarg; break;
@@ -271,16 +274,17 @@ static inline bench_stats bench_report(const bench_opts *o, const char *bench, c
                                        int runs, const char *unit)
 {
     bench_stats s = bench_summarize(samples, runs);
-    printf("RESULT bench=%s impl=%s workers=%ld param=%s median_ns=%.1f min_ns=%.1f max_ns=%.1f runs=%d "
+    printf("RESULT bench=%s impl=%s workers=%ld param=%s median_ns=%.1f min_ns=%.1f max_ns=%.1f "
+           "runs=%d "
            "commit=%s\n",
            bench, impl, workers, param, s.median, s.min, s.max, s.runs, BENCH_COMMIT);
     if (!o->callgrind) {
         if (s.median >= 1e6)
-            printf("  %-16s %-10s workers=%-3ld %-6s %12.3f ms  (min %.3f, max %.3f, %d runs)\n", bench,
-                   impl, workers, param, s.median / 1e6, s.min / 1e6, s.max / 1e6, s.runs);
+            printf("  %-16s %-10s workers=%-3ld %-6s %12.3f ms  (min %.3f, max %.3f, %d runs)\n",
+                   bench, impl, workers, param, s.median / 1e6, s.min / 1e6, s.max / 1e6, s.runs);
         else
-            printf("  %-16s %-10s workers=%-3ld %-6s %12.1f %s  (min %.1f, max %.1f, %d runs)\n", bench,
-                   impl, workers, param, s.median, unit, s.min, s.max, s.runs);
+            printf("  %-16s %-10s workers=%-3ld %-6s %12.1f %s  (min %.1f, max %.1f, %d runs)\n",
+                   bench, impl, workers, param, s.median, unit, s.min, s.max, s.runs);
     }
     fflush(stdout);
     return s;
@@ -326,10 +330,11 @@ static inline bench_stats bench_fib_serial_report(const bench_opts *o, const cha
 }
 
 /* The human summary of one fib size: T1/Ts and the speedup on p workers. */
-static inline void bench_fib_summary(const char *impl, long n, double ts, double t1, long p, double tp)
+static inline void bench_fib_summary(const char *impl, long n, double ts, double t1, long p,
+                                     double tp)
 {
-    printf("  fib(%ld) %s: T1/Ts = %.2f, speedup T1/T%ld = %.2f, Ts/T%ld = %.2f\n", n, impl, t1 / ts, p,
-           t1 / tp, p, ts / tp);
+    printf("  fib(%ld) %s: T1/Ts = %.2f, speedup T1/T%ld = %.2f, Ts/T%ld = %.2f\n", n, impl,
+           t1 / ts, p, t1 / tp, p, ts / tp);
     fflush(stdout);
 }
 

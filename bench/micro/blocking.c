@@ -98,11 +98,15 @@ static double round_pthread(void (*fn)(void *), long k, long n)
 int main(int argc, char **argv)
 {
     bench_opts o;
-    bench_parse(argc, argv, &o, "  -n CALLS  -k LIST (concurrent callers for blocking_sleep, default 64)\n"
-                                "  -i all|weft|pthread\n");
+    bench_parse(argc, argv, &o,
+                "  -n CALLS  -k LIST (concurrent callers for blocking_sleep, default 64)\n"
+                "  -i all|weft|pthread\n");
     long n = o.n.len > 0 ? o.n.v[0] : 20000;
     double s[BENCH_MAX_RUNS];
-    static const struct { const char *name; call_fn call; } impls[] = {
+    static const struct {
+        const char *name;
+        call_fn call;
+    } impls[] = {
         { "weft", weft_blocking },
     };
     for (int ii = 0; ii < (int)(sizeof impls / sizeof impls[0]); ii++) {
@@ -111,7 +115,8 @@ int main(int argc, char **argv)
         for (int wi = 0; wi < o.workers.len; wi++) {
             for (int r = 0; r < o.reps; r++)
                 s[r] = round_weft(impls[ii].call, noop, o.workers.v[wi], 1, n);
-            bench_report(&o, "blocking_noop", impls[ii].name, o.workers.v[wi], "1", s, o.reps, "ns/call");
+            bench_report(&o, "blocking_noop", impls[ii].name, o.workers.v[wi], "1", s, o.reps,
+                         "ns/call");
         }
     }
     long ks[BENCH_MAX_LIST], nk = 0;
@@ -130,7 +135,8 @@ int main(int argc, char **argv)
             for (int wi = 0; wi < o.workers.len; wi++) {
                 for (int r = 0; r < o.reps; r++)
                     s[r] = round_weft(impls[ii].call, nap, o.workers.v[wi], k, calls);
-                bench_report(&o, "blocking_sleep", impls[ii].name, o.workers.v[wi], param, s, o.reps, "ns/call");
+                bench_report(&o, "blocking_sleep", impls[ii].name, o.workers.v[wi], param, s,
+                             o.reps, "ns/call");
             }
         }
         if (bench_wants(&o, "pthread")) {

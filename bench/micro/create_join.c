@@ -77,8 +77,8 @@ static void run_weft(const bench_opts *o, long n, long workers, int policy)
     rc = weft_finalize();
     if (rc != 0)
         bench_die("weft_finalize", rc);
-    bench_report(o, "create_join", policy == WEFT_HELP_FIRST ? "weft-hf" : "weft", workers, "empty", samples,
-                 o->reps, "ns/op");
+    bench_report(o, "create_join", policy == WEFT_HELP_FIRST ? "weft-hf" : "weft", workers, "empty",
+                 samples, o->reps, "ns/op");
 }
 
 static void run_pthread(const bench_opts *o, long n, long workers)

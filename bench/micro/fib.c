@@ -47,7 +47,8 @@ static double run(const bench_opts *o, long n, long workers, int policy)
         long v = (long)(intptr_t)fib_task((void *)(intptr_t)n);
         samples[r] = (double)(bench_now_ns() - t0);
         if (v != bench_fib_expected(n)) {
-            fprintf(stderr, "bench: weft fib(%ld) = %ld, expected %ld\n", n, v, bench_fib_expected(n));
+            fprintf(stderr, "bench: weft fib(%ld) = %ld, expected %ld\n", n, v,
+                    bench_fib_expected(n));
             exit(1);
         }
     }
@@ -55,8 +56,8 @@ static double run(const bench_opts *o, long n, long workers, int policy)
     if (rc != 0)
         bench_die("weft_finalize", rc);
     snprintf(param, sizeof param, "%ld", n);
-    return bench_report(o, "fib", policy == WEFT_HELP_FIRST ? "weft-hf" : "weft", workers, param, samples,
-                        o->reps, "ns")
+    return bench_report(o, "fib", policy == WEFT_HELP_FIRST ? "weft-hf" : "weft", workers, param,
+                        samples, o->reps, "ns")
         .median;
 }
 
@@ -78,7 +79,8 @@ int main(int argc, char **argv)
         if (!bench_wants(&o, "weft"))
             continue;
         for (int pi = 0; pi < np; pi++)
-            bench_fib_sweep(&o, policies[pi] == WEFT_HELP_FIRST ? "weft-hf" : "weft", n, ts, run, policies[pi]);
+            bench_fib_sweep(&o, policies[pi] == WEFT_HELP_FIRST ? "weft-hf" : "weft", n, ts, run,
+                            policies[pi]);
     }
     return 0;
 }

@@ -132,7 +132,8 @@ static long fib_timed(int impl, long n, double *ns)
 int main(int argc, char **argv)
 {
     bench_opts o;
-    bench_parse(argc, argv, &o, "  -i all|join|group|group-copy (default all); default -n 30, -w 1\n");
+    bench_parse(argc, argv, &o,
+                "  -i all|join|group|group-copy (default all); default -n 30, -w 1\n");
     bench_default_n(&o, 30);
     if (!o.workers_given) {
         o.workers.v[0] = 1;
@@ -173,14 +174,14 @@ int main(int argc, char **argv)
             double med[NIMPL] = { 0 };
             for (int i = 0; i < NIMPL; i++)
                 if (bench_wants(&o, impl_names[i]))
-                    med[i] = bench_report(&o, "fib_group", impl_names[i], workers, param, samples[i], o.reps,
-                                          "ns")
+                    med[i] = bench_report(&o, "fib_group", impl_names[i], workers, param,
+                                          samples[i], o.reps, "ns")
                                  .median;
             if (med[IMPL_JOIN] > 0 && !o.callgrind) {
                 for (int i = IMPL_GROUP; i < NIMPL; i++)
                     if (med[i] > 0)
-                        printf("  fib(%ld) %ld workers: %s / join = %.3f\n", n, workers, impl_names[i],
-                               med[i] / med[IMPL_JOIN]);
+                        printf("  fib(%ld) %ld workers: %s / join = %.3f\n", n, workers,
+                               impl_names[i], med[i] / med[IMPL_JOIN]);
             }
         }
     }

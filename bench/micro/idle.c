@@ -70,7 +70,8 @@ int main(int argc, char **argv)
         double pct = 100.0 * used / wall;
         weft_stats st;
         weft_stats_get(&st);
-        printf("RESULT bench=idle impl=weft workers=%ld param=%lds cpu_pct=%.4f handoffs=%llu commit=%s\n",
+        printf("RESULT bench=idle impl=weft workers=%ld param=%lds cpu_pct=%.4f handoffs=%llu "
+               "commit=%s\n",
                o.workers.v[wi], secs, pct, (unsigned long long)st.io_handoffs, BENCH_COMMIT);
         printf("  idle runtime, %ld workers (+ spare kernel threads after %llu hand-offs): "
                "%.4f%% of a core over %.1f s\n",

@@ -104,14 +104,17 @@ int main(int argc, char **argv)
     qsort(tp, (size_t)reps, sizeof tp[0], cmp);
     qsort(per_enter, (size_t)reps, sizeof per_enter[0], cmp);
     double ops = (double)nthreads * nwrites;
-    printf("RESULT bench=io_batch impl=weft workers=%d param=%dx%d median_ns=%.1f min_ns=%.1f max_ns=%.1f runs=%d calls_per_enter=%.1f commit=%s\n",
+    printf("RESULT bench=io_batch impl=weft workers=%d param=%dx%d median_ns=%.1f min_ns=%.1f "
+           "max_ns=%.1f runs=%d calls_per_enter=%.1f commit=%s\n",
            workers, nthreads, nwrites, tw[reps / 2] / ops * 1e9, tw[0] / ops * 1e9,
            tw[reps - 1] / ops * 1e9, reps, per_enter[reps / 2], BENCH_COMMIT);
-    printf("RESULT bench=io_batch impl=pthread workers=%d param=%dx%d median_ns=%.1f min_ns=%.1f max_ns=%.1f runs=%d commit=%s\n",
+    printf("RESULT bench=io_batch impl=pthread workers=%d param=%dx%d median_ns=%.1f min_ns=%.1f "
+           "max_ns=%.1f runs=%d commit=%s\n",
            nthreads, nthreads, nwrites, tp[reps / 2] / ops * 1e9, tp[0] / ops * 1e9,
            tp[reps - 1] / ops * 1e9, reps, BENCH_COMMIT);
     printf("  %d threads x %d pwrites of 4 KiB: weft %.0f ns/write, %.1f calls per io_uring_enter; "
-           "pthreads %.0f ns/write\n", nthreads, nwrites, tw[reps / 2] / ops * 1e9, per_enter[reps / 2],
+           "pthreads %.0f ns/write\n",
+           nthreads, nwrites, tw[reps / 2] / ops * 1e9, per_enter[reps / 2],
            tp[reps / 2] / ops * 1e9);
     close(fd);
     return 0;

@@ -18,7 +18,7 @@
 
 typedef struct yield_arg {
     pthread_barrier_t *start;
-    long               n;
+    long n;
 } yield_arg;
 
 static void *yield_n(void *p)
@@ -36,7 +36,7 @@ BENCH_NOINLINE uint64_t bench_round_sched_yield(pthread_t *ts, long k, long n);
 BENCH_NOINLINE uint64_t bench_round_sched_yield(pthread_t *ts, long k, long n)
 {
     pthread_barrier_t start;
-    yield_arg a = {&start, n};
+    yield_arg a = { &start, n };
     pthread_barrier_init(&start, NULL, (unsigned)k + 1);
     for (long i = 0; i < k; i++) {
         int rc = pthread_create(&ts[i], NULL, yield_n, &a);
@@ -73,19 +73,19 @@ static void run_sched_yield(const bench_opts *o, long workers, long k, long n)
 
 typedef struct pingpong {
     pthread_mutex_t m;
-    pthread_cond_t  c;
-    int             turn; /* under m: whose turn it is, 0 or 1 */
-    long            n;
+    pthread_cond_t c;
+    int turn; /* under m: whose turn it is, 0 or 1 */
+    long n;
 } pingpong;
 
 typedef struct player {
     pingpong *pp;
-    int       id;
+    int id;
 } player;
 
 static void *play(void *p)
 {
-    player   *me = p;
+    player *me = p;
     pingpong *pp = me->pp;
     for (long i = 0; i < pp->n; i++) {
         pthread_mutex_lock(&pp->m);
@@ -103,8 +103,8 @@ BENCH_NOINLINE uint64_t bench_round_condvar(long n);
 
 BENCH_NOINLINE uint64_t bench_round_condvar(long n)
 {
-    pingpong  pp;
-    player    pl[2] = {{&pp, 0}, {&pp, 1}};
+    pingpong pp;
+    player pl[2] = { { &pp, 0 }, { &pp, 1 } };
     pthread_t t[2];
     pthread_mutex_init(&pp.m, NULL);
     pthread_cond_init(&pp.c, NULL);
@@ -141,7 +141,8 @@ int main(int argc, char **argv)
 {
     bench_opts o;
     bench_parse(argc, argv, &o,
-                "  -i all|sched_yield|condvar; default -n 1000000/K (sched_yield), 200000 (condvar);\n"
+                "  -i all|sched_yield|condvar; default -n 1000000/K (sched_yield), 200000 "
+                "(condvar);\n"
                 "  sched_yield runs on -w 1 unless -w is given\n");
     if (bench_wants(&o, "sched_yield")) {
         long w1 = 1;

@@ -34,7 +34,8 @@ static void *leaf(void *arg)
 static BENCH_NOINLINE void spawn_loop(long iters)
 {
     for (long i = 0; i < COUNT; i++) {
-        int rc = weft_spawn(&threads[i], leaf, (void *)(uintptr_t)((uint64_t)iters << 32 | (uint64_t)i), NULL);
+        int rc = weft_spawn(&threads[i], leaf,
+                            (void *)(uintptr_t)((uint64_t)iters << 32 | (uint64_t)i), NULL);
         if (rc != 0)
             bench_die("weft_spawn", rc);
     }
@@ -71,8 +72,8 @@ static double run(const bench_opts *o, long iters, long workers, int policy)
     if (rc != 0)
         bench_die("weft_finalize", rc);
     snprintf(param, sizeof param, "%ld", iters);
-    return bench_report(o, "spawn_loop", policy == WEFT_HELP_FIRST ? "weft-hf" : "weft", workers, param,
-                        samples, o->reps, "ns")
+    return bench_report(o, "spawn_loop", policy == WEFT_HELP_FIRST ? "weft-hf" : "weft", workers,
+                        param, samples, o->reps, "ns")
         .median;
 }
 
@@ -100,7 +101,8 @@ int main(int argc, char **argv)
             }
         }
         if (t1 > 0 && tp > 0 && p > 1 && !o.callgrind)
-            printf("  spawn_loop %s: speedup T1/T%ld = %.2f\n", pi ? "help-first" : "work-first", p, t1 / tp);
+            printf("  spawn_loop %s: speedup T1/T%ld = %.2f\n", pi ? "help-first" : "work-first", p,
+                   t1 / tp);
     }
     return 0;
 }

@@ -271,7 +271,8 @@ static void symmetric(const bench_opts *o, long n)
 
 static void asymmetric(const bench_opts *o, long n, const bench_list *levels)
 {
-    double total[BENCH_MAX_RUNS], twork[BENCH_MAX_RUNS], twake[BENCH_MAX_RUNS], tcall[BENCH_MAX_RUNS];
+    double total[BENCH_MAX_RUNS], twork[BENCH_MAX_RUNS], twake[BENCH_MAX_RUNS],
+        tcall[BENCH_MAX_RUNS];
     long workers = 1;
     for (int i = 0; i < o->workers.len; i++)
         if (o->workers.v[i] > workers)
@@ -320,15 +321,16 @@ static void asymmetric(const bench_opts *o, long n, const bench_list *levels)
             bench_report(o, "barrier_asym", impl, w, param, total, o->reps, "ns");
             bench_report(o, "barrier_twork", impl, w, param, twork, o->reps, "ns");
             if (timing) {
-                bench_stats cw = bench_summarize(twake, o->reps), cc = bench_summarize(tcall, o->reps);
+                bench_stats cw = bench_summarize(twake, o->reps),
+                            cc = bench_summarize(tcall, o->reps);
                 for (int rep = 0; rep < o->reps; rep++) {
                     twake[rep] /= tsc_per_ns;
                     tcall[rep] /= tsc_per_ns;
                 }
                 bench_report(o, "barrier_twakeup", impl, w, "0", twake, o->reps, "ns");
                 bench_report(o, "barrier_tcall", impl, w, "0", tcall, o->reps, "ns");
-                printf("  %-16s %-12s Twakeup %.0f cycles, Tcall %.0f cycles (medians)\n", "barrier_cycles",
-                       impl, cw.median, cc.median);
+                printf("  %-16s %-12s Twakeup %.0f cycles, Tcall %.0f cycles (medians)\n",
+                       "barrier_cycles", impl, cw.median, cc.median);
             }
         }
     }

@@ -18,14 +18,38 @@ struct ops {
     int (*signal)(void *);
 };
 
-static int wl(void *m) { return weft_mutex_lock(m); }
-static int wu(void *m) { return weft_mutex_unlock(m); }
-static int ww(void *c, void *m) { return weft_cond_wait(c, m); }
-static int ws(void *c) { return weft_cond_signal(c); }
-static int pl(void *m) { return pthread_mutex_lock(m); }
-static int pu(void *m) { return pthread_mutex_unlock(m); }
-static int pw(void *c, void *m) { return pthread_cond_wait(c, m); }
-static int ps(void *c) { return pthread_cond_signal(c); }
+static int wl(void *m)
+{
+    return weft_mutex_lock(m);
+}
+static int wu(void *m)
+{
+    return weft_mutex_unlock(m);
+}
+static int ww(void *c, void *m)
+{
+    return weft_cond_wait(c, m);
+}
+static int ws(void *c)
+{
+    return weft_cond_signal(c);
+}
+static int pl(void *m)
+{
+    return pthread_mutex_lock(m);
+}
+static int pu(void *m)
+{
+    return pthread_mutex_unlock(m);
+}
+static int pw(void *c, void *m)
+{
+    return pthread_cond_wait(c, m);
+}
+static int ps(void *c)
+{
+    return pthread_cond_signal(c);
+}
 
 static const struct ops weft_ops = { wl, wu, ww, ws }, pthread_ops = { pl, pu, pw, ps };
 
@@ -62,7 +86,10 @@ static void *play(void *arg)
     return NULL;
 }
 
-static void *weft_play(void *arg) { return play(arg); }
+static void *weft_play(void *arg)
+{
+    return play(arg);
+}
 
 static double handoff_weft(long workers, long rounds)
 {
@@ -121,7 +148,8 @@ int main(int argc, char **argv)
             long n = rounds / 20 > 1000 ? rounds / 20 : rounds;
             for (int r = 0; r < o.reps; r++)
                 s[r] = handoff_pthread(one, n);
-            bench_report(&o, "cond_handoff", "pthread", one ? 1 : bench_ncpus(), "2", s, o.reps, "ns/rt");
+            bench_report(&o, "cond_handoff", "pthread", one ? 1 : bench_ncpus(), "2", s, o.reps,
+                         "ns/rt");
         }
     return 0;
 }

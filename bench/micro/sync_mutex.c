@@ -30,10 +30,22 @@ struct ops {
     int (*unlock)(void *);
 };
 
-static int wl(void *m) { return weft_mutex_lock(m); }
-static int wu(void *m) { return weft_mutex_unlock(m); }
-static int pl(void *m) { return pthread_mutex_lock(m); }
-static int pu(void *m) { return pthread_mutex_unlock(m); }
+static int wl(void *m)
+{
+    return weft_mutex_lock(m);
+}
+static int wu(void *m)
+{
+    return weft_mutex_unlock(m);
+}
+static int pl(void *m)
+{
+    return pthread_mutex_lock(m);
+}
+static int pu(void *m)
+{
+    return pthread_mutex_unlock(m);
+}
 
 static const struct ops weft_ops = { wl, wu }, pthread_ops = { pl, pu };
 
@@ -87,8 +99,14 @@ static void *pp_b(void *arg)
     return NULL;
 }
 
-static void *weft_pp_a(void *arg) { return pp_a(arg); }
-static void *weft_pp_b(void *arg) { return pp_b(arg); }
+static void *weft_pp_a(void *arg)
+{
+    return pp_a(arg);
+}
+static void *weft_pp_b(void *arg)
+{
+    return pp_b(arg);
+}
 
 static void weft_start(long workers)
 {
@@ -159,7 +177,10 @@ static void *un_body(void *arg)
     return NULL;
 }
 
-static void *weft_un_body(void *arg) { return un_body(arg); }
+static void *weft_un_body(void *arg)
+{
+    return un_body(arg);
+}
 
 static double uncontended(const char *impl, long n)
 {
@@ -202,7 +223,10 @@ static void *cc_body(void *arg)
     return NULL;
 }
 
-static void *weft_cc_body(void *arg) { return cc_body(arg); }
+static void *weft_cc_body(void *arg)
+{
+    return cc_body(arg);
+}
 
 static double contended_weft(long workers, long k, long per)
 {
@@ -250,7 +274,8 @@ int main(int argc, char **argv)
     bench_parse(argc, argv, &o,
                 "  -n ROUNDS,PER,UN (ping-pong round trips, increments per thread, uncontended\n"
                 "     pairs; 0 skips)\n"
-                "  -k K: threads of the contended counter (default 100)  -i all|weft|weft_kthread|pthread\n");
+                "  -k K: threads of the contended counter (default 100)  -i "
+                "all|weft|weft_kthread|pthread\n");
     long rounds = o.n.len > 0 ? o.n.v[0] : 1000000;
     long per = o.n.len > 1 ? o.n.v[1] : 100000;
     long nun = o.n.len > 2 ? o.n.v[2] : 10000000;
@@ -263,14 +288,15 @@ int main(int argc, char **argv)
             for (int wi = 0; wi < o.workers.len; wi++) {
                 for (int r = 0; r < o.reps; r++)
                     s[r] = pingpong_weft(o.workers.v[wi], rounds);
-                bench_report(&o, "mutex_pingpong", "weft", o.workers.v[wi], "2", s, o.reps, "ns/rt");
+                bench_report(&o, "mutex_pingpong", "weft", o.workers.v[wi], "2", s, o.reps,
+                             "ns/rt");
             }
         if (bench_wants(&o, "pthread"))
             for (int one = 1; one >= 0; one--) {
                 for (int r = 0; r < o.reps; r++)
                     s[r] = pingpong_pthread(one, rounds / 10);
-                bench_report(&o, "mutex_pingpong", "pthread", one ? 1 : bench_ncpus(), "2", s, o.reps,
-                             "ns/rt");
+                bench_report(&o, "mutex_pingpong", "pthread", one ? 1 : bench_ncpus(), "2", s,
+                             o.reps, "ns/rt");
             }
     }
     if (nun > 0) {
@@ -289,12 +315,14 @@ int main(int argc, char **argv)
             for (int wi = 0; wi < o.workers.len; wi++) {
                 for (int r = 0; r < o.reps; r++)
                     s[r] = contended_weft(o.workers.v[wi], k, per);
-                bench_report(&o, "mutex_contended", "weft", o.workers.v[wi], param, s, o.reps, "ns/incr");
+                bench_report(&o, "mutex_contended", "weft", o.workers.v[wi], param, s, o.reps,
+                             "ns/incr");
             }
         if (bench_wants(&o, "pthread")) {
             for (int r = 0; r < o.reps; r++)
                 s[r] = contended_pthread(k, per);
-            bench_report(&o, "mutex_contended", "pthread", bench_ncpus(), param, s, o.reps, "ns/incr");
+            bench_report(&o, "mutex_contended", "pthread", bench_ncpus(), param, s, o.reps,
+                         "ns/incr");
         }
     }
     return 0;

@@ -14,7 +14,7 @@
 #define WARMUP_YIELDS 1000
 
 typedef struct yielder {
-    long         n;
+    long n;
     weft_thread *t;
 } yielder;
 
@@ -70,7 +70,8 @@ static void run(const bench_opts *o, long workers, long k, long n, int policy)
         bench_die("weft_finalize", rc);
     free(ys);
     snprintf(param, sizeof param, "%ld", k);
-    bench_report(o, "yield", policy == WEFT_HELP_FIRST ? "weft-hf" : "weft", workers, param, samples, o->reps, "ns/yield");
+    bench_report(o, "yield", policy == WEFT_HELP_FIRST ? "weft-hf" : "weft", workers, param,
+                 samples, o->reps, "ns/yield");
 }
 
 int main(int argc, char **argv)

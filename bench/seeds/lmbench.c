@@ -83,7 +83,7 @@ struct ring {
         weft_cond w;
         mltp_cond_t m;
         pthread_cond_t p;
-    } *cond; /* one per thread */
+    } * cond; /* one per thread */
 };
 
 static void r_lock(struct ring *r)
@@ -262,7 +262,8 @@ int main(int argc, char **argv)
                 create_once(impl, batches / 10); /* warm-up */
                 for (int r = 0; r < o.reps; r++)
                     samples[r] = create_once(impl, batches);
-                bench_report(&o, "create_delete", seeds_impl_name[impl], w, "10", samples, o.reps, "ns/thread");
+                bench_report(&o, "create_delete", seeds_impl_name[impl], w, "10", samples, o.reps,
+                             "ns/thread");
             }
             if (!strcmp(which, "all") || !strcmp(which, "ring")) {
                 for (int ki = 0; ki < o.threads.len; ki++) {
@@ -273,7 +274,8 @@ int main(int argc, char **argv)
                         samples[r] = ring_once(impl, n, h);
                     char param[32];
                     snprintf(param, sizeof param, "%d", n);
-                    bench_report(&o, "ring", seeds_impl_name[impl], w, param, samples, o.reps, "ns/hand-off");
+                    bench_report(&o, "ring", seeds_impl_name[impl], w, param, samples, o.reps,
+                                 "ns/hand-off");
                 }
             }
             seeds_stop(impl);

@@ -86,7 +86,8 @@ static void verify(int n)
         for (int k = 0; k < n; k++)
             want += amat[(size_t)i * n + k] * bmat[(size_t)k * n + j];
         if (cmat[(size_t)i * n + j] != want) {
-            fprintf(stderr, "matmul: C[%d][%d] = %g, want %g\n", i, j, cmat[(size_t)i * n + j], want);
+            fprintf(stderr, "matmul: C[%d][%d] = %g, want %g\n", i, j, cmat[(size_t)i * n + j],
+                    want);
             exit(1);
         }
     }
@@ -118,7 +119,8 @@ int main(int argc, char **argv)
             break;
         }
     bench_opts o;
-    bench_parse(argc, argv, &o, "  [-s dynamic|fixed|both]; default -n 512,1024 -w 1,2 -k 1,2,4,8\n");
+    bench_parse(argc, argv, &o,
+                "  [-s dynamic|fixed|both]; default -n 512,1024 -w 1,2 -k 1,2,4,8\n");
     static const long w12[] = { 1, 2 };
     bench_default_list(&o.workers, o.workers_given, w12, 2);
     static const long k[] = { 1, 2, 4, 8 }, sizes[] = { 512, 1024 };
@@ -150,7 +152,8 @@ int main(int argc, char **argv)
                             samples[r] = run_once(impl, n, t, d);
                         char param[32];
                         snprintf(param, sizeof param, "%d", t);
-                        bench_report(&o, bench, seeds_impl_name[impl], w, param, samples, reps, "ns");
+                        bench_report(&o, bench, seeds_impl_name[impl], w, param, samples, reps,
+                                     "ns");
                     }
                     seeds_stop(impl);
                 }

@@ -17,12 +17,12 @@
 #include "seeds.h"
 
 struct ocean {
-    int n;           /* interior points per side */
+    int n; /* interior points per side */
     int nthreads, iters;
-    double *u, *f;   /* (n+2)^2; u written by band owners between barriers */
+    double *u, *f; /* (n+2)^2; u written by band owners between barriers */
     double h2;
-    double acc;      /* under lock: this iteration's residual */
-    double last;     /* written by thread 0 in phase 4 */
+    double acc;  /* under lock: this iteration's residual */
+    double last; /* written by thread 0 in phase 4 */
     struct seeds_lock lock;
     struct seeds_barrier bar;
 };
@@ -83,8 +83,16 @@ static double run_once(enum seeds_impl impl, int side, int nthreads, int iters, 
 {
     int n = side - 2;
     size_t cells = (size_t)side * side;
-    struct ocean o = { n, nthreads, iters, calloc(cells, sizeof(double)), malloc(cells * sizeof(double)),
-                       1.0 / ((double)(n + 1) * (n + 1)), 0, 0, { 0 }, { 0 } };
+    struct ocean o = { n,
+                       nthreads,
+                       iters,
+                       calloc(cells, sizeof(double)),
+                       malloc(cells * sizeof(double)),
+                       1.0 / ((double)(n + 1) * (n + 1)),
+                       0,
+                       0,
+                       { 0 },
+                       { 0 } };
     if (!o.u || !o.f)
         bench_die("calloc", ENOMEM);
     for (int i = 0; i < side; i++)

@@ -45,7 +45,8 @@ static double run_once(enum seeds_impl impl, long steps, int nthreads)
     uint64_t t1 = bench_now_ns();
     seeds_lock_destroy(&p.lock);
     if (fabs(p.sum - M_PI) > 1e-6) {
-        fprintf(stderr, "pi: %s with %d threads computed %.9f\n", seeds_impl_name[impl], nthreads, p.sum);
+        fprintf(stderr, "pi: %s with %d threads computed %.9f\n", seeds_impl_name[impl], nthreads,
+                p.sum);
         exit(1);
     }
     return (double)(t1 - t0);

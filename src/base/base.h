@@ -24,10 +24,10 @@
 _Noreturn void weft__panic(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Internal invariant, checked in debug and sanitizer builds only. */
-#define WEFT_ASSERT(cond)                                                    \
-    do {                                                                     \
-        if (WEFT__CHECKED && WEFT_UNLIKELY(!(cond)))                         \
-            weft__panic("assertion failed: %s (%s:%d)", #cond, __FILE__, __LINE__); \
+#define WEFT_ASSERT(cond)                                                                          \
+    do {                                                                                           \
+        if (WEFT__CHECKED && WEFT_UNLIKELY(!(cond)))                                               \
+            weft__panic("assertion failed: %s (%s:%d)", #cond, __FILE__, __LINE__);                \
     } while (0)
 
 /* One line on stderr prefixed "weft: ". */
@@ -38,7 +38,7 @@ void weft__notice(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * address once and reuse it after a call that parks the user thread and
  * resumes it on another kernel thread; code after such a call (a ring
  * wait, a park) reads and writes errno through these (base/errno.c). */
-int  weft__errno_get(void);
+int weft__errno_get(void);
 void weft__errno_set(int e);
 
 /* A full (seq_cst) fence. TSan does not model standalone fences; there a
@@ -61,7 +61,9 @@ static inline void weft__cpu_relax(void)
 
 /* A test-and-test-and-set spin lock for short critical sections on slow
  * paths (never held across a switch). Zero = unlocked. */
-typedef struct { _Atomic uint32_t v; } weft__lock;
+typedef struct {
+    _Atomic uint32_t v;
+} weft__lock;
 
 static inline int weft__lock_try(weft__lock *l)
 {

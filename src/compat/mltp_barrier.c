@@ -24,15 +24,16 @@
 #include "sync/wait.h"
 
 struct barrier {
-    _Atomic uint32_t lock;     /* internal (weft__sync_lock); never held while blocking */
-    uint32_t count;            /* set by init; read-only while in use */
-    uint32_t arrived;          /* under lock: arrivals in this episode */
+    _Atomic uint32_t lock; /* internal (weft__sync_lock); never held while blocking */
+    uint32_t count;        /* set by init; read-only while in use */
+    uint32_t arrived;      /* under lock: arrivals in this episode */
     uint32_t unused;
-    struct weft__waitq q;      /* under lock: waiters of this episode */
+    struct weft__waitq q; /* under lock: waiters of this episode */
 };
 
 static_assert(sizeof(struct barrier) <= sizeof(mltp_barrier_t), "mltp_barrier_t storage too small");
-static_assert(alignof(struct barrier) <= alignof(mltp_barrier_t), "mltp_barrier_t storage misaligned");
+static_assert(alignof(struct barrier) <= alignof(mltp_barrier_t),
+              "mltp_barrier_t storage misaligned");
 
 static inline struct barrier *impl(mltp_barrier_t *b)
 {

@@ -17,9 +17,9 @@
 #include "sync/wait.h"
 
 struct cond {
-    _Atomic uint32_t lock;   /* internal (weft__sync_lock); never held while blocking */
+    _Atomic uint32_t lock; /* internal (weft__sync_lock); never held while blocking */
     uint32_t unused;
-    struct weft__waitq q;    /* under lock */
+    struct weft__waitq q; /* under lock */
 };
 
 static_assert(sizeof(struct cond) <= sizeof(mltp_cond_t), "mltp_cond_t storage too small");

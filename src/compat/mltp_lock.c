@@ -79,9 +79,7 @@ void mltp_lock(mltp_lock_t *l)
             weft__cpu_relax();
         }
         return;
-    default:
-        weft__ticket_lock(&k->word);
-        return;
+    default: weft__ticket_lock(&k->word); return;
     }
 }
 

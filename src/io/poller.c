@@ -67,15 +67,15 @@
 #include "sync/timer.h"
 #include "weft.h"
 
-#define POLL_BATCH   64                 /* events taken per epoll_wait */
-#define POLLER_STACK ((size_t)64 << 10) /* it only readies threads */
-#define NS_PER_S     1000000000L
-#define RW_MAX       0x7ffff000L /* the most one read or write moves (Linux MAX_RW_COUNT) */
-#define FD_RESERVE_DIV 16 /* descriptor space left to the program: 1/16 of it... */
-#define FD_RESERVE_MIN 64 /* ...and at least this many */
-#define YIELD_ROUNDS       64        /* no poller: yields between tries before sleeping... */
-#define YIELD_SLEEP_MIN_NS 10000L    /* ...from this long... */
-#define YIELD_SLEEP_MAX_NS 1000000L  /* ...doubling up to this */
+#define POLL_BATCH         64                 /* events taken per epoll_wait */
+#define POLLER_STACK       ((size_t)64 << 10) /* it only readies threads */
+#define NS_PER_S           1000000000L
+#define RW_MAX             0x7ffff000L /* the most one read or write moves (Linux MAX_RW_COUNT) */
+#define FD_RESERVE_DIV     16          /* descriptor space left to the program: 1/16 of it... */
+#define FD_RESERVE_MIN     64          /* ...and at least this many */
+#define YIELD_ROUNDS       64          /* no poller: yields between tries before sleeping... */
+#define YIELD_SLEEP_MIN_NS 10000L      /* ...from this long... */
+#define YIELD_SLEEP_MAX_NS 1000000L    /* ...doubling up to this */
 
 enum { P_OFF, P_ON, P_FAILED };
 
@@ -203,7 +203,8 @@ static int wait_ready(int fd, uint32_t events)
 static long try_once(int out, int sock, int fd, void *buf, size_t n, int flags)
 {
     if (sock)
-        return out ? send(fd, buf, n, flags | MSG_DONTWAIT) : recv(fd, buf, n, flags | MSG_DONTWAIT);
+        return out ? send(fd, buf, n, flags | MSG_DONTWAIT)
+                   : recv(fd, buf, n, flags | MSG_DONTWAIT);
     struct iovec iov = { buf, n };
     return out ? pwritev2(fd, &iov, 1, -1, RWF_NOWAIT) : preadv2(fd, &iov, 1, -1, RWF_NOWAIT);
 }
@@ -307,7 +308,7 @@ int weft__poller_transfer(int out, int sockcall, int fd, void *buf, size_t n, in
         return 0;
     int sock = S_ISSOCK(st.st_mode);
     if (!sock && !(S_ISFIFO(st.st_mode) && !sockcall))
-        return 0; /* recv and send on a pipe: ENOTSOCK from the call itself */
+        return 0;             /* recv and send on a pipe: ENOTSOCK from the call itself */
     int polled = poller_on(); /* else try, yield and try again (design block) */
     unsigned rounds = 0;
     if (n > (size_t)RW_MAX)

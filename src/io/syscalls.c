@@ -57,8 +57,8 @@ static long handoff_rw(int kind, int fd, void *buf, size_t n, uint64_t off, int 
 
 #if WEFT__HAVE_URING
 #include <fcntl.h>
-#include <limits.h>
 #include <liburing.h>
+#include <limits.h>
 #include <sys/uio.h>
 struct io_uring_sqe *weft__io_sqe(struct weft__worker *w);
 
@@ -186,7 +186,8 @@ static long write_rest(struct weft__worker *w, int kind, int fd, char *buf, size
         return done ? (long)done : -1;
     if (kind == RING_SEND || S_ISSOCK(id.st_mode)) {
         r = ring_rw(w, RING_SEND, fd, buf + done, n - done, (uint64_t)-1, flags | MSG_WAITALL, 1);
-        if (r < 0 && weft__errno_get() == EAGAIN) /* seen when the peer shuts down: the call decides */
+        if (r < 0 &&
+            weft__errno_get() == EAGAIN) /* seen when the peer shuts down: the call decides */
             r = handoff_rw(RING_SEND, fd, buf + done, n - done, (uint64_t)-1, flags);
         else if (r < 0 && weft__errno_get() == EPIPE && !done)
             pipe_error(fd, flags);
@@ -207,13 +208,15 @@ static long write_rest(struct weft__worker *w, int kind, int fd, char *buf, size
  * without asynchronous ones) goes to the ring with the worker's next batch:
  * files that seek do not wait on another party. A part done at once is
  * completed there, as a blocking pread or pwrite of a file does. */
-static long positional_rw(struct weft__worker *w, int kind, int fd, void *buf, size_t n, uint64_t off)
+static long positional_rw(struct weft__worker *w, int kind, int fd, void *buf, size_t n,
+                          uint64_t off)
 {
     struct iovec iov = { buf, n > SSIZE_MAX ? (size_t)SSIZE_MAX : n };
     long r = kind == RING_READ ? preadv2(fd, &iov, 1, (off_t)off, RWF_NOWAIT)
                                : pwritev2(fd, &iov, 1, (off_t)off, RWF_NOWAIT);
     size_t want = clamp_count(n);
-    if (r == 0 || r == (long)want || (r < 0 && weft__errno_get() != EAGAIN && !ring_cannot(weft__errno_get())))
+    if (r == 0 || r == (long)want ||
+        (r < 0 && weft__errno_get() != EAGAIN && !ring_cannot(weft__errno_get())))
         return at_once(r);
     size_t done = r > 0 ? (size_t)r : 0;
     long rest = ring_rw(w, kind, fd, (char *)buf + done, want - done, off + done, 0, 0);
@@ -239,7 +242,8 @@ static long stream_rw(struct weft__worker *w, int kind, int fd, void *buf, size_
         r = try_now(kind, fd, buf, n, flags); /* n as given: see clamp_count */
         if (r < 0 && (kind == RING_READ || kind == RING_WRITE) && ring_cannot(weft__errno_get()))
             return fallback_rw(kind, fd, buf, n, (uint64_t)-1, flags);
-        if (out ? r == (long)clamp_count(n) || (r < 0 && weft__errno_get() != EAGAIN) : r >= 0 || weft__errno_get() != EAGAIN)
+        if (out ? r == (long)clamp_count(n) || (r < 0 && weft__errno_get() != EAGAIN)
+                : r >= 0 || weft__errno_get() != EAGAIN)
             return at_once(r);
     }
     n = clamp_count(n);
@@ -270,8 +274,19 @@ static struct weft__worker *ring_worker(void)
 
 /* ---- the spare-thread path: one record per call ------------------------- */
 
-enum { OP_READ, OP_WRITE, OP_WRITE_ALL, OP_PREAD, OP_PWRITE, OP_RECV, OP_SEND, OP_ACCEPT, OP_CONNECT,
-       OP_POLL, OP_SLEEP };
+enum {
+    OP_READ,
+    OP_WRITE,
+    OP_WRITE_ALL,
+    OP_PREAD,
+    OP_PWRITE,
+    OP_RECV,
+    OP_SEND,
+    OP_ACCEPT,
+    OP_CONNECT,
+    OP_POLL,
+    OP_SLEEP
+};
 
 struct call {
     int op, fd, flags;
@@ -387,7 +402,11 @@ static long fallback_rw(int kind, int fd, void *buf, size_t n, uint64_t off, int
 #define ON_RING(w) ((w) = ring_worker()) != NULL
 #else
 #define ON_RING(w) (((w) = ring_worker()), 0)
-static int nonblocking(int fd) { (void)fd; return 0; }
+static int nonblocking(int fd)
+{
+    (void)fd;
+    return 0;
+}
 #endif
 
 /* A transfer through the ring of the calling user thread's worker, else
@@ -517,7 +536,7 @@ int weft_poll(int fd, short events, int timeout_ms)
             return 0; /* the timeout fired */
         if (res == -EBADF)
             return POLLNVAL; /* poll(2) reports a closed descriptor in revents */
-        if (res > 0) /* the ring also reports what was not asked for (POLLRDHUP) */
+        if (res > 0)         /* the ring also reports what was not asked for (POLLRDHUP) */
             res &= (unsigned short)events | POLLERR | POLLHUP | POLLNVAL;
         return (int)result(res);
 #endif
@@ -538,7 +557,8 @@ int weft_sleep_ns(uint64_t ns)
     if (ON_RING(w)) {
 #if WEFT__HAVE_URING
         struct weft__io_req req = { w->current, 0, 1, 0 };
-        struct __kernel_timespec ts = { (long long)(ns / 1000000000u), (long long)(ns % 1000000000u) };
+        struct __kernel_timespec ts = { (long long)(ns / 1000000000u),
+                                        (long long)(ns % 1000000000u) };
         struct io_uring_sqe *sqe = weft__io_sqe(w);
         io_uring_prep_timeout(sqe, &ts, 0, 0);
         io_uring_sqe_set_data(sqe, &req);

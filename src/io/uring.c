@@ -70,14 +70,14 @@ void weft__io_set_mode(enum weft__io_mode mode)
 #include <sys/eventfd.h>
 
 struct weft__io_state {
-    struct io_uring ring;          /* owner worker only */
-    int efd;                       /* eventfd: other threads write to wake us */
-    uint64_t efd_buf;              /* target of the armed eventfd read */
-    int efd_armed;                 /* owner only */
-    unsigned queued;               /* SQEs prepared, not yet submitted; owner only */
-    unsigned inflight;             /* requests without their last CQE; owner only */
-    unsigned defer;                /* scheduling points since the oldest queued SQE */
-    struct weft__io_counters c;    /* owner writes; weft_stats reads racily */
+    struct io_uring ring;       /* owner worker only */
+    int efd;                    /* eventfd: other threads write to wake us */
+    uint64_t efd_buf;           /* target of the armed eventfd read */
+    int efd_armed;              /* owner only */
+    unsigned queued;            /* SQEs prepared, not yet submitted; owner only */
+    unsigned inflight;          /* requests without their last CQE; owner only */
+    unsigned defer;             /* scheduling points since the oldest queued SQE */
+    struct weft__io_counters c; /* owner writes; weft_stats reads racily */
 };
 
 int weft__io_uring_usable(void)
@@ -87,7 +87,8 @@ int weft__io_uring_usable(void)
         return u;
     if (atomic_load_explicit(&io_mode, memory_order_relaxed) == WEFT__IO_BLOCKING) {
         u = 0;
-        weft__notice("WEFT_IO=blocking: blocking calls run in place, their worker handed to another kernel thread");
+        weft__notice("WEFT_IO=blocking: blocking calls run in place, their worker handed to "
+                     "another kernel thread");
     } else {
         struct io_uring probe;
         int rc = io_uring_queue_init(4, &probe, 0);
@@ -95,7 +96,8 @@ int weft__io_uring_usable(void)
         if (rc == 0)
             io_uring_queue_exit(&probe);
         else
-            weft__notice("io_uring unavailable (%s): blocking calls run in place, their worker handed to another kernel thread",
+            weft__notice("io_uring unavailable (%s): blocking calls run in place, their worker "
+                         "handed to another kernel thread",
                          strerror(-rc));
     }
     atomic_store_explicit(&usable, u, memory_order_relaxed);
@@ -111,8 +113,7 @@ struct io_uring *weft__io_ring(struct weft__worker *w)
     struct weft__io_state *io = calloc(1, sizeof *io);
     if (!io)
         return NULL;
-    int rc = io_uring_queue_init(RING_ENTRIES, &io->ring,
-                                 IORING_SETUP_COOP_TASKRUN);
+    int rc = io_uring_queue_init(RING_ENTRIES, &io->ring, IORING_SETUP_COOP_TASKRUN);
     if (rc == -EINVAL)
         rc = io_uring_queue_init(RING_ENTRIES, &io->ring, 0);
     if (rc != 0) {
@@ -141,7 +142,8 @@ static void reap(struct weft__worker *w, struct weft__io_state *io)
 {
     unsigned head, n = 0;
     struct io_uring_cqe *cqe;
-    io_uring_for_each_cqe(&io->ring, head, cqe) {
+    io_uring_for_each_cqe(&io->ring, head, cqe)
+    {
         n++;
         uint64_t d = cqe->user_data;
         if (d == EFD_TAG) {
@@ -293,22 +295,45 @@ void weft__io_counters(struct weft__io_counters *out)
 int weft__io_uring_usable(void)
 {
     if (atomic_exchange(&usable, 0) != 0)
-        weft__notice("built without liburing: blocking calls run in place, their worker handed to another kernel thread");
+        weft__notice("built without liburing: blocking calls run in place, their worker handed to "
+                     "another kernel thread");
     return 0;
 }
-struct io_uring *weft__io_ring(struct weft__worker *w) { (void)w; return NULL; }
+struct io_uring *weft__io_ring(struct weft__worker *w)
+{
+    (void)w;
+    return NULL;
+}
 void weft__io_attend(struct weft__worker *w)
 {
     atomic_fetch_and_explicit(&w->attn, ~WEFT__ATTN_IO, memory_order_relaxed);
 }
-int weft__io_idle_wait(struct weft__worker *w) { (void)w; return 0; }
-int weft__io_pending(struct weft__worker *w) { (void)w; return 0; }
-void weft__io_wake(struct weft__worker *v) { (void)v; }
-void weft__io_worker_fini(struct weft__worker *w) { (void)w; }
-void weft__io_counters(struct weft__io_counters *out) { memset(out, 0, sizeof *out); }
+int weft__io_idle_wait(struct weft__worker *w)
+{
+    (void)w;
+    return 0;
+}
+int weft__io_pending(struct weft__worker *w)
+{
+    (void)w;
+    return 0;
+}
+void weft__io_wake(struct weft__worker *v)
+{
+    (void)v;
+}
+void weft__io_worker_fini(struct weft__worker *w)
+{
+    (void)w;
+}
+void weft__io_counters(struct weft__io_counters *out)
+{
+    memset(out, 0, sizeof *out);
+}
 int weft__io_wait(struct weft__worker *w, struct weft__io_req *req, int nsqe)
 {
-    (void)w; (void)nsqe;
+    (void)w;
+    (void)nsqe;
     return req->res;
 }
 int weft__io_wait_now(struct weft__worker *w, struct weft__io_req *req, int nsqe)

@@ -12,11 +12,12 @@ int weft__futex_wait(_Atomic uint32_t *word, uint32_t expected, const struct tim
     return r == 0 ? 0 : errno;
 }
 
-int weft__futex_wait_abs(_Atomic uint32_t *word, uint32_t expected,
-                         const struct timespec *deadline, int realtime)
+int weft__futex_wait_abs(_Atomic uint32_t *word, uint32_t expected, const struct timespec *deadline,
+                         int realtime)
 {
     int op = FUTEX_WAIT_BITSET_PRIVATE | (realtime ? FUTEX_CLOCK_REALTIME : 0);
-    long r = syscall(SYS_futex, (uint32_t *)word, op, expected, deadline, NULL, FUTEX_BITSET_MATCH_ANY);
+    long r =
+        syscall(SYS_futex, (uint32_t *)word, op, expected, deadline, NULL, FUTEX_BITSET_MATCH_ANY);
     return r == 0 ? 0 : errno;
 }
 

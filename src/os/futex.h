@@ -12,8 +12,8 @@
 int weft__futex_wait(_Atomic uint32_t *word, uint32_t expected, const struct timespec *timeout);
 
 /* Same with an absolute CLOCK_REALTIME or CLOCK_MONOTONIC deadline. */
-int weft__futex_wait_abs(_Atomic uint32_t *word, uint32_t expected,
-                         const struct timespec *deadline, int realtime);
+int weft__futex_wait_abs(_Atomic uint32_t *word, uint32_t expected, const struct timespec *deadline,
+                         int realtime);
 
 /* Wakes up to n sleepers on word; returns how many were woken. */
 int weft__futex_wake(_Atomic uint32_t *word, int n);

@@ -119,9 +119,9 @@ static uint32_t spin_phase(_Atomic uint32_t *word, uint64_t budget_ns, int forev
  * light states; the kernel caps each UMWAIT (umwait_control/max_time), so
  * the loop re-arms until the budget is spent. */
 __attribute__((target("waitpkg"))) static uint32_t umwait_phase(_Atomic uint32_t *word,
-                                                                  uint64_t budget_ns,
-                                                                  const struct timespec **deadline,
-                                                                  int realtime)
+                                                                uint64_t budget_ns,
+                                                                const struct timespec **deadline,
+                                                                int realtime)
 {
     uint64_t end = weft__now_ns() + budget_ns;
     for (;;) {
@@ -200,7 +200,7 @@ uint32_t weft__wait_word_verdict(_Atomic uint32_t *word, uint64_t spin_ns,
 }
 
 uint32_t weft__wait_word(_Atomic uint32_t *word, uint64_t spin_ns, const struct timespec *deadline,
-                        int realtime)
+                         int realtime)
 {
     uint16_t verdict;
     return weft__wait_word_verdict(word, spin_ns, deadline, realtime, &verdict);
@@ -221,4 +221,3 @@ uint32_t weft__wake_word(_Atomic uint32_t *word, uint32_t v)
         weft__futex_wake(word, 1);
     return old;
 }
-

@@ -19,12 +19,12 @@
  * the waiter (kernel thread) or the timer service (user thread) alone
  * moves WAITING to TIMEDOUT. */
 enum {
-    WEFT__WORD_SLEEPER  = 1u, /* bit: parked or asleep in the kernel; the waker must wake it */
-    WEFT__WORD_WAITING  = 0u, /* phase: waiting; may time out */
-    WEFT__WORD_WAKING   = 2u, /* phase: claimed by a waker, which still reads the record;
+    WEFT__WORD_SLEEPER = 1u,  /* bit: parked or asleep in the kernel; the waker must wake it */
+    WEFT__WORD_WAITING = 0u,  /* phase: waiting; may time out */
+    WEFT__WORD_WAKING = 2u,   /* phase: claimed by a waker, which still reads the record;
                                  the waiter can no longer time out and must not return */
-    WEFT__WORD_DONE     = 4u, /* first final value */
-    WEFT__WORD_WOKEN    = 4u, /* final: woken by a waker */
+    WEFT__WORD_DONE = 4u,     /* first final value */
+    WEFT__WORD_WOKEN = 4u,    /* final: woken by a waker */
     WEFT__WORD_TIMEDOUT = 6u, /* final: the deadline passed first */
 };
 
@@ -69,7 +69,7 @@ uint64_t weft__now_ns(void);
  * the same word protocol: reset the word to WAITING, publish that you are
  * idle, check for work, then call this; a producer calls weft__wake_word. */
 uint32_t weft__wait_word(_Atomic uint32_t *word, uint64_t spin_ns, const struct timespec *deadline,
-                        int realtime);
+                         int realtime);
 
 /* Ends a wait: moves a non-final word to the final value v (>= DONE) and
  * wakes a kernel sleeper on the futex if SLEEPER was set. Returns the value

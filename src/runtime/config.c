@@ -54,9 +54,21 @@ int weft__parse_size(const char *s, size_t *out)
     }
     size_t mul = 1;
     switch (*p) {
-    case 'k': case 'K': mul = (size_t)1 << 10; p++; break;
-    case 'm': case 'M': mul = (size_t)1 << 20; p++; break;
-    case 'g': case 'G': mul = (size_t)1 << 30; p++; break;
+    case 'k':
+    case 'K':
+        mul = (size_t)1 << 10;
+        p++;
+        break;
+    case 'm':
+    case 'M':
+        mul = (size_t)1 << 20;
+        p++;
+        break;
+    case 'g':
+    case 'G':
+        mul = (size_t)1 << 30;
+        p++;
+        break;
     default: break;
     }
     if (*p == 'i' && mul != 1)
@@ -80,7 +92,8 @@ static void env_workers(weft_config *cfg)
     errno = 0;
     long v = strtol(s, &end, 10);
     if (errno || end == s || *end || v < 0 || v > WEFT__MAX_WORKERS) {
-        weft__notice("ignoring WEFT_WORKERS=\"%s\": expected an integer 0..%d; using the default (%d)",
+        weft__notice("ignoring WEFT_WORKERS=\"%s\": expected an integer 0..%d; using the default "
+                     "(%d)",
                      s, WEFT__MAX_WORKERS, cfg->workers);
         return;
     }
@@ -97,7 +110,8 @@ static void env_stack(weft_config *cfg)
      * means every CPU). */
     if (weft__parse_size(s, &v) != 0 || (v != 0 && (v < WEFT__STACK_MIN || v > WEFT__STACK_MAX))) {
         weft__notice("ignoring WEFT_STACK_SIZE=\"%s\": expected bytes with optional K/M/G suffix, "
-                     "16K..1G, or 0 for the default; using the default (%zu)", s, cfg->stack_size);
+                     "16K..1G, or 0 for the default; using the default (%zu)",
+                     s, cfg->stack_size);
         return;
     }
     cfg->stack_size = v ? v : WEFT__STACK_DEFAULT;
@@ -114,8 +128,8 @@ static void env_policy(weft_config *cfg)
         cfg->spawn_policy = WEFT_HELP_FIRST;
     else
         weft__notice("ignoring WEFT_SPAWN_POLICY=\"%s\": expected work-first or help-first; "
-                     "using the default (%s)", s,
-                     cfg->spawn_policy == WEFT_HELP_FIRST ? "help-first" : "work-first");
+                     "using the default (%s)",
+                     s, cfg->spawn_policy == WEFT_HELP_FIRST ? "help-first" : "work-first");
 }
 
 /* WEFT_QUANTUM: "10ms", "500us", "2000" (microseconds) or "off" (< 0). */
@@ -140,7 +154,8 @@ static void env_quantum(weft_config *cfg)
         v = -1;
     if (errno || end == s || v <= 0 || v > LONG_MAX / 1000) {
         weft__notice("ignoring WEFT_QUANTUM=\"%s\": expected a duration such as 10ms, 500us, "
-                     "2000 (microseconds) or off; using the default (%ld us)", s, cfg->quantum_us);
+                     "2000 (microseconds) or off; using the default (%ld us)",
+                     s, cfg->quantum_us);
         return;
     }
     cfg->quantum_us = (long)(v * mul);
@@ -175,7 +190,8 @@ static void env_guard(struct weft__env *env)
     else if (!strcmp(s, "canary"))
         env->stack_guard = WEFT__GUARDREQ_CANARY;
     else
-        weft__notice("ignoring WEFT_STACK_GUARD=\"%s\": expected auto, mprotect or canary; using auto", s);
+        weft__notice(
+            "ignoring WEFT_STACK_GUARD=\"%s\": expected auto, mprotect or canary; using auto", s);
 }
 
 /* WEFT_AFFINITY=0 turns pinning off; any other value, or none, leaves it on. */

@@ -147,9 +147,11 @@ static void release_all(int nstarted)
     if (env.stats) {
         struct weft__io_counters c;
         weft__io_counters(&c);
-        weft__notice("stats: io: calls %llu io_uring_enter %llu completions %llu (%.2f calls per crossing)",
+        weft__notice("stats: io: calls %llu io_uring_enter %llu completions %llu (%.2f calls per "
+                     "crossing)",
                      (unsigned long long)c.calls, (unsigned long long)c.enters,
-                     (unsigned long long)c.reaped, c.enters ? (double)c.calls / (double)c.enters : 0.0);
+                     (unsigned long long)c.reaped,
+                     c.enters ? (double)c.calls / (double)c.enters : 0.0);
         weft__notice("stats: blocking calls: %llu hand-offs, %llu queued for a kernel thread",
                      (unsigned long long)handoffs, (unsigned long long)queued);
     }
@@ -321,7 +323,8 @@ static int64_t live_threads(void)
     for (int i = 0; i < rt->nworkers; i++)
         spawned += atomic_load_explicit(&rt->workers[i]->nspawned, memory_order_acquire);
     spawned += atomic_load_explicit(&rt->ext_spawned, memory_order_acquire);
-    return (int64_t)(spawned - exited) + atomic_load_explicit(&rt->bound_live, memory_order_acquire);
+    return (int64_t)(spawned - exited) +
+           atomic_load_explicit(&rt->bound_live, memory_order_acquire);
 }
 
 int weft_finalize(void)

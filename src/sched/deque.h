@@ -29,18 +29,19 @@
 struct weft_thread;
 
 struct weft__deque_array {
-    int64_t mask;                          /* size - 1; immutable */
-    struct weft__deque_array *retired;     /* older arrays; owner only */
-    _Atomic(struct weft_thread *) slot[];  /* release by owner push; acquire by steal */
+    int64_t mask;                         /* size - 1; immutable */
+    struct weft__deque_array *retired;    /* older arrays; owner only */
+    _Atomic(struct weft_thread *) slot[]; /* release by owner push; acquire by steal */
 };
 
 struct weft__deque {
-    _Atomic int64_t top WEFT_ALIGNED;       /* thieves and owner CAS */
-    _Atomic int64_t bottom WEFT_ALIGNED;    /* owner writes; thieves read */
-    _Atomic(struct weft__deque_array *) array; /* owner replaces (release); thieves read (acquire) */
+    _Atomic int64_t top WEFT_ALIGNED;    /* thieves and owner CAS */
+    _Atomic int64_t bottom WEFT_ALIGNED; /* owner writes; thieves read */
+    _Atomic(struct weft__deque_array *)
+        array; /* owner replaces (release); thieves read (acquire) */
 };
 
-int  weft__deque_init(struct weft__deque *d, int64_t size);
+int weft__deque_init(struct weft__deque *d, int64_t size);
 void weft__deque_destroy(struct weft__deque *d);
 /* A twice-as-large copy of the array, installed; NULL when out of memory
  * (the old array stays). */
@@ -88,8 +89,8 @@ WEFT_INLINE struct weft_thread *weft__deque_pop(struct weft__deque *d)
         x = atomic_load_explicit(&a->slot[b & a->mask], memory_order_relaxed);
         if (t == b) {
             /* last element: race the thieves for it */
-            if (!atomic_compare_exchange_strong_explicit(&d->top, &t, t + 1,
-                                                         memory_order_seq_cst, memory_order_relaxed))
+            if (!atomic_compare_exchange_strong_explicit(&d->top, &t, t + 1, memory_order_seq_cst,
+                                                         memory_order_relaxed))
                 x = NULL;
             atomic_store_explicit(&d->bottom, b + 1, memory_order_relaxed);
         }
@@ -114,8 +115,8 @@ static inline struct weft_thread *weft__deque_steal(struct weft__deque *d)
     struct weft__deque_array *a = atomic_load_explicit(&d->array, memory_order_acquire);
     /* acquire: pairs with the release in push; publishes the descriptor. */
     struct weft_thread *x = atomic_load_explicit(&a->slot[t & a->mask], memory_order_acquire);
-    if (!atomic_compare_exchange_strong_explicit(&d->top, &t, t + 1,
-                                                 memory_order_seq_cst, memory_order_relaxed))
+    if (!atomic_compare_exchange_strong_explicit(&d->top, &t, t + 1, memory_order_seq_cst,
+                                                 memory_order_relaxed))
         return WEFT__STEAL_ABORT;
     return x;
 }

@@ -57,12 +57,12 @@
 
 #include "os/futex.h"
 #include "os/kstack.h"
-#include "sched/sched.h"
 #include "os/kwait.h"
+#include "sched/sched.h"
 
-#define MACHINES_SOFT  1024             /* spare machines kept once idle */
+#define MACHINES_SOFT 1024               /* spare machines kept once idle */
 static int machines_max = MACHINES_SOFT; /* weft__machines_set_max (tests); under mp.lock */
-#define MACHINE_STACK  ((size_t)64 << 10) /* home stacks: only scheduler glue runs there */
+#define MACHINE_STACK ((size_t)64 << 10) /* home stacks: only scheduler glue runs there */
 
 enum { LEND_PENDING = 1, LEND_TAKEN = 2, LEND_CANCELLED = 3 };
 /* go word: an idle machine spins (GO_SPIN) for MACHINE_SPIN_NS, then
@@ -75,8 +75,8 @@ enum { CLAIM_NONE = 0, CLAIM_WAITING = 1, CLAIM_GRANTED = 2 };
 
 /* Why a machine came back from a worker's scheduler (home->reason), besides
  * WEFT__HOME_LOOP_ENDED (machine.h). */
-#define HOME_RELEASED   ((uintptr_t)2) /* worker 0 released to the main kernel thread */
-#define HOME_INJECT     ((uintptr_t)1) /* tag: the thread left behind must be injected */
+#define HOME_RELEASED ((uintptr_t)2) /* worker 0 released to the main kernel thread */
+#define HOME_INJECT   ((uintptr_t)1) /* tag: the thread left behind must be injected */
 
 struct machine {
     pthread_t pt;
@@ -91,16 +91,16 @@ struct machine {
 
 static struct {
     pthread_mutex_t lock;
-    struct machine *idle;          /* under lock */
-    struct machine *free;          /* records of machines that ended (retire); under lock */
-    struct machine **all;          /* every machine running; under lock */
-    int nall, cap_all;             /* under lock */
-    int nspares;                   /* machines beyond the workers' own; under lock */
-    int stopping;                  /* under lock */
-    int nspinning;                 /* idle machines spinning; under lock */
-    uint64_t last_cancel;          /* when a lend was last cancelled (ns); under lock */
-    uint64_t handoffs, inplace;    /* hand-offs; calls run in place (no machine); under lock */
-    _Atomic uint32_t up;           /* machines that reached their first job (start-up) */
+    struct machine *idle;       /* under lock */
+    struct machine *free;       /* records of machines that ended (retire); under lock */
+    struct machine **all;       /* every machine running; under lock */
+    int nall, cap_all;          /* under lock */
+    int nspares;                /* machines beyond the workers' own; under lock */
+    int stopping;               /* under lock */
+    int nspinning;              /* idle machines spinning; under lock */
+    uint64_t last_cancel;       /* when a lend was last cancelled (ns); under lock */
+    uint64_t handoffs, inplace; /* hand-offs; calls run in place (no machine); under lock */
+    _Atomic uint32_t up;        /* machines that reached their first job (start-up) */
 } mp = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 __thread struct weft__home *weft__tls_home __attribute__((tls_model("initial-exec")));
@@ -251,8 +251,8 @@ static void *machine_main(void *arg)
          * do block leave time enough to wake a sleeping machine, and
          * spinning would only take CPU from the machines coming back. */
         uint64_t now = weft__now_ns();
-        int spin_ok = mp.nspinning < (weft__rt.nworkers + 1) / 2 &&
-                      now - mp.last_cancel < SHORT_CALLS_NS;
+        int spin_ok =
+            mp.nspinning < (weft__rt.nworkers + 1) / 2 && now - mp.last_cancel < SHORT_CALLS_NS;
         mp.nspinning += spin_ok;
         atomic_store_explicit(&m->go, GO_SPIN, memory_order_relaxed);
         pthread_mutex_unlock(&mp.lock);
@@ -291,7 +291,8 @@ static void wake_machine(struct machine *m, uint32_t go)
 
 /* A new machine (under mp.lock) given job w; NULL on failure, with the
  * reason in *err (an errno value). */
-static struct machine *machine_new_locked(struct weft__worker *w, uint64_t lend, int spare, int *err)
+static struct machine *machine_new_locked(struct weft__worker *w, uint64_t lend, int spare,
+                                          int *err)
 {
     if (mp.nall == mp.cap_all) {
         int cap = mp.cap_all ? 2 * mp.cap_all : 16;
@@ -497,7 +498,8 @@ int weft__handoff_call(void (*fn)(void *), void *arg)
         if (!atomic_flag_test_and_set_explicit(&told, memory_order_relaxed)) {
             int saved = errno;
             weft__notice("no kernel thread for a blocking call (%s): such calls run in place, "
-                         "stalling their worker", strerror(why));
+                         "stalling their worker",
+                         strerror(why));
             errno = saved;
         }
         fn(arg);
@@ -510,8 +512,9 @@ int weft__handoff_call(void (*fn)(void *), void *arg)
 
     uint64_t expect = lend;
     /* acq_rel: on success we own w again (the machine never took it). */
-    int cancelled = atomic_compare_exchange_strong_explicit(&w->lend, &expect, (gen << 2) | LEND_CANCELLED,
-                                                            memory_order_acq_rel, memory_order_relaxed);
+    int cancelled =
+        atomic_compare_exchange_strong_explicit(&w->lend, &expect, (gen << 2) | LEND_CANCELLED,
+                                                memory_order_acq_rel, memory_order_relaxed);
     if (cancelled || !home) {
         if (cancelled)
             retract(m, w);

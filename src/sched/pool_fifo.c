@@ -12,8 +12,8 @@
 
 static struct {
     weft__lock lock;
-    struct weft__tqueue tq;          /* under lock */
-    _Atomic size_t n;                /* under lock; read racily as a hint */
+    struct weft__tqueue tq; /* under lock */
+    _Atomic size_t n;       /* under lock; read racily as a hint */
 } q;
 
 static void fifo_init(void)

@@ -27,16 +27,46 @@ struct weft__home;
 void weft__san_switch_to_home(void **fake_save, struct weft__home *h);
 void *weft__san_current_fiber(void);
 #else
-static inline void weft__san_switch_to_thread(void **fake_save, struct weft_thread *to) { (void)fake_save; (void)to; }
-static inline void weft__san_switch_to_sched(void **fake_save, struct weft__worker *w) { (void)fake_save; (void)w; }
-static inline void weft__san_resumed(void *fake) { (void)fake; }
-static inline void weft__san_exit_to_thread(struct weft_thread *to) { (void)to; }
-static inline void weft__san_exit_to_sched(struct weft__worker *w) { (void)w; }
-static inline void weft__san_thread_created(struct weft_thread *t) { (void)t; }
-static inline void weft__san_thread_destroyed(struct weft_thread *t) { (void)t; }
+static inline void weft__san_switch_to_thread(void **fake_save, struct weft_thread *to)
+{
+    (void)fake_save;
+    (void)to;
+}
+static inline void weft__san_switch_to_sched(void **fake_save, struct weft__worker *w)
+{
+    (void)fake_save;
+    (void)w;
+}
+static inline void weft__san_resumed(void *fake)
+{
+    (void)fake;
+}
+static inline void weft__san_exit_to_thread(struct weft_thread *to)
+{
+    (void)to;
+}
+static inline void weft__san_exit_to_sched(struct weft__worker *w)
+{
+    (void)w;
+}
+static inline void weft__san_thread_created(struct weft_thread *t)
+{
+    (void)t;
+}
+static inline void weft__san_thread_destroyed(struct weft_thread *t)
+{
+    (void)t;
+}
 struct weft__home;
-static inline void weft__san_switch_to_home(void **fake_save, struct weft__home *h) { (void)fake_save; (void)h; }
-static inline void *weft__san_current_fiber(void) { return NULL; }
+static inline void weft__san_switch_to_home(void **fake_save, struct weft__home *h)
+{
+    (void)fake_save;
+    (void)h;
+}
+static inline void *weft__san_current_fiber(void)
+{
+    return NULL;
+}
 #endif
 
 #endif

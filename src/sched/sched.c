@@ -20,15 +20,15 @@
 #include <stdlib.h>
 
 #include "os/futex.h"
-#include "sched/machine.h"
 #include "os/kwait.h"
+#include "sched/machine.h"
 
 struct weft__rt weft__rt;
 __thread struct weft__worker *weft__tls_worker __attribute__((tls_model("initial-exec")));
 __thread struct weft_thread *weft__tls_bound __attribute__((tls_model("initial-exec")));
 
-#define SPIN_NS 50000 /* how long an idle worker looks for work before sleeping */
-#define WAKE_TOKEN 8u  /* a final wait-word value: woken, holding rt.waking */
+#define SPIN_NS    50000 /* how long an idle worker looks for work before sleeping */
+#define WAKE_TOKEN 8u    /* a final wait-word value: woken, holding rt.waking */
 
 /* ---- mailbox and attention ------------------------------------------------ */
 
@@ -205,18 +205,10 @@ struct weft__worker *weft__xfer_slow(struct weft__worker *w, uintptr_t x)
 {
     struct weft_thread *t = (struct weft_thread *)(x & ~XF_MASK);
     switch (x & XF_MASK) {
-    case XF_EXIT:
-        weft__finish_exit(w, t);
-        break;
-    case XF_PUSH:
-        weft__make_ready(w, t);
-        break;
-    case XF_YIELD:
-        weft__push_yield(w, t);
-        break;
-    case XF_FRONT:
-        weft__push_front(w, t);
-        break;
+    case XF_EXIT: weft__finish_exit(w, t); break;
+    case XF_PUSH: weft__make_ready(w, t); break;
+    case XF_YIELD: weft__push_yield(w, t); break;
+    case XF_FRONT: weft__push_front(w, t); break;
     case XF_PARK: {
         /* Copy before commit: once committed, the parked thread may be
          * readied and resumed elsewhere, ending the record's life. */
@@ -228,8 +220,7 @@ struct weft__worker *weft__xfer_slow(struct weft__worker *w, uintptr_t x)
             weft__make_ready(w, pt);
         break;
     }
-    default:
-        weft__panic("sched: bad xfer %#lx", (unsigned long)x);
+    default: weft__panic("sched: bad xfer %#lx", (unsigned long)x);
     }
     return w;
 }
@@ -384,7 +375,6 @@ void weft__wake_worker(struct weft__worker *v)
         claim_and_knock(v, WEFT__WORD_WOKEN);
 }
 
-
 /* ---- exit and free -------------------------------------------------------- */
 
 void weft__free_thread(struct weft__worker *w, struct weft_thread *t)
@@ -408,7 +398,8 @@ void weft__publish_done(struct weft__worker *w, struct weft_thread *t)
      * find it DONE once it is on its way to a cache. */
     uintptr_t old = atomic_load_explicit(&t->join, memory_order_relaxed);
     while (!atomic_compare_exchange_weak_explicit(&t->join, &old,
-                                                  old == WEFT__J_DETACHED ? WEFT__J_FREED : WEFT__J_DONE,
+                                                  old == WEFT__J_DETACHED ? WEFT__J_FREED
+                                                                          : WEFT__J_DONE,
                                                   memory_order_acq_rel, memory_order_relaxed))
         ;
     if (old & WEFT__J_DETACHED) {
@@ -432,8 +423,7 @@ void weft__finish_exit(struct weft__worker *w, struct weft_thread *t)
 {
     weft__publish_done(w, t);
     /* release: the exit is complete before finalize can count it. */
-    atomic_store_explicit(&w->nexited,
-                          atomic_load_explicit(&w->nexited, memory_order_relaxed) + 1,
+    atomic_store_explicit(&w->nexited, atomic_load_explicit(&w->nexited, memory_order_relaxed) + 1,
                           memory_order_release);
 }
 

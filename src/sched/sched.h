@@ -64,20 +64,21 @@ struct weft__pool_ops {
     void (*destroy)(void); /* at weft_finalize, after the workers stopped */
     void (*push)(struct weft__worker *w, struct weft_thread *t);       /* ready */
     void (*push_yield)(struct weft__worker *w, struct weft_thread *t); /* behind all ready ones */
-    void (*push_front)(struct weft__worker *w, struct weft_thread *t); /* ahead of all (may be NULL) */
+    void (*push_front)(struct weft__worker *w,
+                       struct weft_thread *t); /* ahead of all (may be NULL) */
     struct weft_thread *(*pop)(struct weft__worker *w);
     struct weft_thread *(*steal)(struct weft__worker *thief); /* from anywhere else; may be NULL */
-    int (*has_work)(struct weft__worker *w);                   /* racy hint for idling */
+    int (*has_work)(struct weft__worker *w);                  /* racy hint for idling */
 };
 
 /* What a worker needs of the I/O layer, which sits above the scheduler
  * (io/uring.c fills it; weft_init registers it before any worker runs). */
 struct weft__sched_io {
-    void (*attend)(struct weft__worker *w);    /* WEFT__ATTN_IO is set: submit, reap */
-    int  (*pending)(struct weft__worker *w);   /* I/O queued or in flight on w (owner) */
-    int  (*idle_wait)(struct weft__worker *w); /* idle with I/O in flight: wait in the ring;
+    void (*attend)(struct weft__worker *w);   /* WEFT__ATTN_IO is set: submit, reap */
+    int (*pending)(struct weft__worker *w);   /* I/O queued or in flight on w (owner) */
+    int (*idle_wait)(struct weft__worker *w); /* idle with I/O in flight: wait in the ring;
                                                   0 without waiting (then sleep on the futex) */
-    void (*wake)(struct weft__worker *v);      /* ends v's idle_wait */
+    void (*wake)(struct weft__worker *v);     /* ends v's idle_wait */
 };
 
 struct weft__worker {
@@ -92,7 +93,7 @@ struct weft__worker {
     uint64_t rng;                   /* victim selection; owner only */
     uint64_t nsteals, nsleeps;      /* owner only; WEFT_STATS report */
 
-    struct weft__deque dq;          /* default pool: owner bottom, thieves top */
+    struct weft__deque dq; /* default pool: owner bottom, thieves top */
 
     /* yield FIFO: owner only, so a yielding thread is queued before it
      * switches, with no lock. Thieves never touch it; they raise
@@ -117,53 +118,54 @@ struct weft__worker {
         _Atomic uint64_t attn_any; /* hot-path test only: attn | gate != 0 */
     } WEFT_ALIGNED;
     weft__lock mb_lock;
-    struct weft__tqueue mb;         /* under mb_lock */
+    struct weft__tqueue mb; /* under mb_lock */
 
     /* idling */
     _Atomic uint32_t sleeping WEFT_ALIGNED; /* 1 while in (or entering) futex sleep; seq_cst */
-    _Atomic uint32_t sleep_in_ring; /* 1: sleeps in its io_uring, wake through the eventfd; seq_cst */
-    _Atomic uint32_t wake;          /* an os/kwait.h wait word: WAITING (+SLEEPER) while idle;
+    _Atomic uint32_t
+        sleep_in_ring;     /* 1: sleeps in its io_uring, wake through the eventfd; seq_cst */
+    _Atomic uint32_t wake; /* an os/kwait.h wait word: WAITING (+SLEEPER) while idle;
                                        WOKEN or WAKE_TOKEN (sched.c) once claimed by a waker (CAS) */
 
     /* hand-off (machine.c): the worker moves between kernel threads */
-    _Atomic uint64_t lend;          /* gen<<2 | LEND_*: lent to another machine */
-    uint64_t lend_gen;              /* owner */
-    _Atomic uint32_t claim;         /* worker 0: the main kernel thread wants it back */
-    int cpu;                        /* CPU its machine pins itself to, -1: none; immutable */
+    _Atomic uint64_t lend;  /* gen<<2 | LEND_*: lent to another machine */
+    uint64_t lend_gen;      /* owner */
+    _Atomic uint32_t claim; /* worker 0: the main kernel thread wants it back */
+    int cpu;                /* CPU its machine pins itself to, -1: none; immutable */
 
     /* scheduler context and its sanitizer/tool state; immutable while running */
     void *altstack;                 /* worker 0: weft__altstack_push token */
     struct weft_thread *sched_slot; /* the scheduler's stack */
     char *sched_stack_lo;           /* bounds of the scheduler stack (ASan) */
     size_t sched_stack_size;
-    void *sched_fake_stack;         /* ASan */
-    void *sched_fiber;              /* TSan */
-    struct weft__io_state *io;      /* io/uring.c; owner only; NULL until first I/O */
+    void *sched_fake_stack;    /* ASan */
+    void *sched_fiber;         /* TSan */
+    struct weft__io_state *io; /* io/uring.c; owner only; NULL until first I/O */
 };
 
 struct weft__rt {
-    _Atomic int state;                  /* RT_OFF / RT_STARTING / RT_RUNNING / RT_STOPPING */
-    int nworkers;                       /* immutable while running */
-    int policy;                         /* WEFT_WORK_FIRST / WEFT_HELP_FIRST; immutable */
-    size_t stack_size;                  /* default usable stack; immutable */
-    struct weft__worker **workers;      /* immutable while running */
-    const struct weft__pool_ops *pool;  /* NULL = the inlined default pool */
-    struct weft_thread *main;           /* the initial thread; immutable */
-    pthread_t main_pthread;             /* the kernel thread that called weft_init */
+    _Atomic int state;                 /* RT_OFF / RT_STARTING / RT_RUNNING / RT_STOPPING */
+    int nworkers;                      /* immutable while running */
+    int policy;                        /* WEFT_WORK_FIRST / WEFT_HELP_FIRST; immutable */
+    size_t stack_size;                 /* default usable stack; immutable */
+    struct weft__worker **workers;     /* immutable while running */
+    const struct weft__pool_ops *pool; /* NULL = the inlined default pool */
+    struct weft_thread *main;          /* the initial thread; immutable */
+    pthread_t main_pthread;            /* the kernel thread that called weft_init */
 
     _Atomic int stopping;               /* set by finalize; workers leave their loop */
     _Atomic int nsleeping WEFT_ALIGNED; /* workers in futex sleep; seq_cst */
     _Atomic int waking;                 /* 1 while a wake_one is in flight */
 
-    weft__lock inj_lock WEFT_ALIGNED;   /* injection queue (plain kernel threads) */
-    struct weft__tqueue inj;            /* under inj_lock */
-    _Atomic size_t ninj;                /* hint, updated under inj_lock */
+    weft__lock inj_lock WEFT_ALIGNED; /* injection queue (plain kernel threads) */
+    struct weft__tqueue inj;          /* under inj_lock */
+    _Atomic size_t ninj;              /* hint, updated under inj_lock */
 
-    _Atomic uint64_t id_next;           /* next thread id (weft_thread_id) */
-    _Atomic uint64_t ext_spawned;       /* spawns from plain kernel threads */
-    _Atomic int64_t bound_live;         /* bound threads not yet finished */
-    const struct weft__sched_io *io;    /* io/'s hooks; set by weft_init, immutable while running */
-    int (*finalize)(void);              /* runtime/'s weft_finalize, set by weft_init:
+    _Atomic uint64_t id_next;        /* next thread id (weft_thread_id) */
+    _Atomic uint64_t ext_spawned;    /* spawns from plain kernel threads */
+    _Atomic int64_t bound_live;      /* bound threads not yet finished */
+    const struct weft__sched_io *io; /* io/'s hooks; set by weft_init, immutable while running */
+    int (*finalize)(void);           /* runtime/'s weft_finalize, set by weft_init:
                                            weft_exit of the initial thread ends the
                                            runtime through it (thread/ is below runtime/) */
 };
@@ -174,18 +176,21 @@ extern struct weft__rt weft__rt WEFT_INTERNAL; /* hidden: direct %rip access, no
 extern __thread struct weft__worker *weft__tls_worker __attribute__((tls_model("initial-exec")));
 extern __thread struct weft_thread *weft__tls_bound __attribute__((tls_model("initial-exec")));
 
-#define WEFT__ATTN_MAIL 1u /* the mailbox is not empty */
-#define WEFT__ATTN_WANT 2u /* a thief asks for yielded threads */
-#define WEFT__ATTN_IO   4u /* this worker has I/O queued or in flight (owner only) */
+#define WEFT__ATTN_MAIL    1u /* the mailbox is not empty */
+#define WEFT__ATTN_WANT    2u /* a thief asks for yielded threads */
+#define WEFT__ATTN_IO      4u /* this worker has I/O queued or in flight (owner only) */
 #define WEFT__ATTN_RECLAIM 8u /* worker 0: the main kernel thread claims it back (machine.c) */
 
 /* gate bits (w->gate): conditions of the whole runtime, copied into every
  * worker so that the hot path needs no second load. */
-#define WEFT__GATE_POOL 1u /* a plug-in pool is in use: never the inlined default pool (set at init) */
-#define WEFT__GATE_INJ  2u /* the injection queue may be non-empty: set on every worker by
+#define WEFT__GATE_POOL                                                                            \
+    1u /* a plug-in pool is in use: never the inlined default pool (set at init) */
+#define WEFT__GATE_INJ                                                                             \
+    2u /* the injection queue may be non-empty: set on every worker by
                               weft__inject, cleared by the owner when it finds the queue
                               empty (both under inj_lock) */
-#define WEFT__GATE_CANARY 4u /* canary-checked stacks exist: weft__pick_slow checks the
+#define WEFT__GATE_CANARY                                                                          \
+    4u /* canary-checked stacks exist: weft__pick_slow checks the
                                 departing thread's canary; set by stack.c, never cleared */
 
 /* xfer tags (low bits of a 64-byte aligned descriptor or 8-aligned record).
@@ -213,8 +218,8 @@ struct weft__worker *weft__xfer_slow(struct weft__worker *w, uintptr_t x); /* re
 void weft__finish_exit(struct weft__worker *w, struct weft_thread *t);
 void weft__publish_done(struct weft__worker *w, struct weft_thread *t);
 void weft__free_thread(struct weft__worker *w, struct weft_thread *t);
-void weft__bound_free(struct weft_thread *t);  /* thread.c */
-void weft__bound_free_all(void);               /* finalize: the unjoined ones */
+void weft__bound_free(struct weft_thread *t); /* thread.c */
+void weft__bound_free_all(void);              /* finalize: the unjoined ones */
 void weft__worker_loop(struct weft__worker *w);
 void weft__push_front(struct weft__worker *w, struct weft_thread *t);
 
@@ -416,10 +421,10 @@ WEFT_INLINE struct weft__worker *weft__worker_now(void)
  * no code at all after the switch; weft__ctx_resumed re-installs it after
  * acting on a non-NULL xfer. The scheduler context keeps no errno. */
 WEFT_INLINE void weft__switch_on(struct weft__worker *w, struct weft_thread *self,
-                                  struct weft_thread *to, uintptr_t x);
+                                 struct weft_thread *to, uintptr_t x);
 
 WEFT_INLINE void weft__switch(struct weft__worker *w, struct weft_thread *self,
-                                struct weft_thread *to, uintptr_t x)
+                              struct weft_thread *to, uintptr_t x)
 {
     if (to)
         to->worker = w;
@@ -429,7 +434,7 @@ WEFT_INLINE void weft__switch(struct weft__worker *w, struct weft_thread *self,
 /* weft__switch for a `to` whose worker is w already (a thread of w's yield
  * FIFO: weft__yq_push), or NULL. */
 WEFT_INLINE void weft__switch_on(struct weft__worker *w, struct weft_thread *self,
-                                  struct weft_thread *to, uintptr_t x)
+                                 struct weft_thread *to, uintptr_t x)
 {
     int *errno_loc = w->errno_loc;
     self->err = *errno_loc;

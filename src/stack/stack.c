@@ -89,22 +89,22 @@
 #define MADV_GUARD_INSTALL 102
 #endif
 
-#define PAGE            ((size_t)4096)
-#define GUARD_BYTES     WEFT__STACK_GUARD /* see "The guard" above */
-#define KSTACK_GAP      ((size_t)1 << 20)  /* Linux's stack_guard_gap (256 pages) */
-#define SLAB_TARGET     ((size_t)4 << 20)
-#define CACHE_MAX       WEFT__STACK_CACHE_MAX
-#define CACHE_BATCH     32u
-#define OTHER_SWITCH    8u  /* misses before the other-size list follows a new size */
-#define CANARY          0x5745465443414e59ull /* "WEFTCANY" */
-#define DESC_BYTES      ((sizeof(struct weft_thread) + 63) & ~(size_t)63)
+#define PAGE         ((size_t)4096)
+#define GUARD_BYTES  WEFT__STACK_GUARD /* see "The guard" above */
+#define KSTACK_GAP   ((size_t)1 << 20) /* Linux's stack_guard_gap (256 pages) */
+#define SLAB_TARGET  ((size_t)4 << 20)
+#define CACHE_MAX    WEFT__STACK_CACHE_MAX
+#define CACHE_BATCH  32u
+#define OTHER_SWITCH 8u /* misses before the other-size list follows a new size */
+#define CANARY       0x5745465443414e59ull /* "WEFTCANY" */
+#define DESC_BYTES   ((sizeof(struct weft_thread) + 63) & ~(size_t)63)
 
 struct weft__stack_class {
-    size_t slot_bytes;              /* immutable */
-    size_t stack_size;              /* usable bytes; immutable */
-    size_t nominal;                 /* the size users asked for (reported); immutable */
-    pthread_mutex_t lock;           /* protects the fields below */
-    struct weft_thread *free;       /* slots returned to the class */
+    size_t slot_bytes;        /* immutable */
+    size_t stack_size;        /* usable bytes; immutable */
+    size_t nominal;           /* the size users asked for (reported); immutable */
+    pthread_mutex_t lock;     /* protects the fields below */
+    struct weft_thread *free; /* slots returned to the class */
     size_t nfree;
     char *carve_next, *carve_end;   /* untouched slots of the newest slab */
     uint8_t carve_guard;            /* guard mode of that slab */
@@ -120,18 +120,18 @@ struct slab {
 struct weft__stack_class *weft__stack_dflt;
 
 static struct {
-    pthread_mutex_t lock;            /* protects classes, slabs, budget */
+    pthread_mutex_t lock; /* protects classes, slabs, budget */
     struct weft__stack_class *classes;
-    struct weft__stack_class *dflt;  /* immutable while running */
+    struct weft__stack_class *dflt; /* immutable while running */
     struct slab *slabs;
     size_t nslabs, cap;
-    int madvise_ok;                  /* -1 unknown, 0 no, 1 yes */
-    int request;                     /* WEFT__GUARDREQ_* */
-    long map_budget;                 /* mappings we may still add with mprotect */
+    int madvise_ok;  /* -1 unknown, 0 no, 1 yes */
+    int request;     /* WEFT__GUARDREQ_* */
+    long map_budget; /* mappings we may still add with mprotect */
     int canary_noticed;
-    _Atomic int canary_carved;       /* 1 once a canary slot exists; set under lock,
+    _Atomic int canary_carved; /* 1 once a canary slot exists; set under lock,
                                         read (relaxed) by the allocation slow paths */
-    void (*on_canary)(void);         /* set by init; called while canary slots exist */
+    void (*on_canary)(void);   /* set by init; called while canary slots exist */
     struct weft__stack_stats stats;
 } g = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
@@ -266,8 +266,8 @@ static int grow_class(struct weft__stack_class *c)
     if (n == 0)
         n = 1;
     size_t len = n * c->slot_bytes;
-    char *base = mmap(NULL, len, PROT_READ | PROT_WRITE,
-                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    char *base =
+        mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (base == MAP_FAILED)
         return ENOMEM;
     madvise(base, len, MADV_NOHUGEPAGE);
@@ -389,8 +389,8 @@ static WEFT_NOINLINE struct weft_thread *refill(struct weft__stack_cache *cache,
 }
 
 /* Puts the list head..tail (n slots of class c) back on c's shared list. */
-static void give_back(struct weft__stack_class *c, struct weft_thread *head, struct weft_thread *tail,
-                      unsigned n)
+static void give_back(struct weft__stack_class *c, struct weft_thread *head,
+                      struct weft_thread *tail, unsigned n)
 {
     pthread_mutex_lock(&c->lock);
     tail->next = c->free;
@@ -590,7 +590,6 @@ void weft__stack_stats(struct weft__stack_stats *out)
 }
 
 /* ---- overflow report ----------------------------------------------------- */
-
 
 static struct sigaction old_segv;
 static int segv_installed;

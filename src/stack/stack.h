@@ -29,7 +29,7 @@ struct weft__stack_cache {
 #define WEFT__STACK_MAX     ((size_t)1 << 30)
 #define WEFT__STACK_DEFAULT ((size_t)64 << 10)
 /* Below every stack weft makes: address space only (stack.c, "The guard"). */
-#define WEFT__STACK_GUARD   ((size_t)64 << 10)
+#define WEFT__STACK_GUARD ((size_t)64 << 10)
 
 /* Guard-mode request (WEFT_STACK_GUARD): auto picks the best available. */
 enum { WEFT__GUARDREQ_AUTO, WEFT__GUARDREQ_MPROTECT, WEFT__GUARDREQ_CANARY };
@@ -37,7 +37,7 @@ enum { WEFT__GUARDREQ_AUTO, WEFT__GUARDREQ_MPROTECT, WEFT__GUARDREQ_CANARY };
 /* on_canary (may be NULL): called from allocation slow paths once canary
  * slots exist, so that the scheduler checks canaries at every switch out
  * (runtime.c sets the workers' gates). */
-int  weft__stack_init(size_t default_size, int guard_request, void (*on_canary)(void));
+int weft__stack_init(size_t default_size, int guard_request, void (*on_canary)(void));
 void weft__stack_shutdown(void); /* unmaps every slab; call when no thread runs */
 
 /* A slot with at least `size` usable bytes, or NULL (ENOMEM). c: the calling
@@ -65,7 +65,8 @@ static inline struct weft_thread *weft__stack_cache_pop(struct weft__stack_cache
 
 /* A cached slot of `size` (not 0, not the default) bytes, or NULL: then
  * weft__stack_alloc. */
-static inline struct weft_thread *weft__stack_cache_pop_sized(struct weft__stack_cache *c, size_t size)
+static inline struct weft_thread *weft__stack_cache_pop_sized(struct weft__stack_cache *c,
+                                                              size_t size)
 {
     struct weft_thread *t = c->ohead;
     if (__builtin_expect(t != NULL && size == c->osize, 1)) {
@@ -82,7 +83,8 @@ static inline struct weft_thread *weft__stack_cache_pop_sized(struct weft__stack
 static inline int weft__stack_cache_push(struct weft__stack_cache *c, struct weft_thread *t)
 {
 #if defined(WEFT_SANITIZE_ADDRESS)
-    (void)c; (void)t;
+    (void)c;
+    (void)t;
     return 0; /* the slow path unpoisons the stack */
 #else
     if (__builtin_expect(t->cacheable && c->n < WEFT__STACK_CACHE_MAX, 1)) {
@@ -112,9 +114,9 @@ static inline void weft__stack_check(const struct weft_thread *t)
 
 /* SIGSEGV on a guard page: per-process handler and per-kernel-thread
  * alternate signal stack. */
-int  weft__overflow_install(void);
+int weft__overflow_install(void);
 void weft__overflow_uninstall(void);
-void *weft__altstack_push(void);    /* returns a token for pop */
+void *weft__altstack_push(void); /* returns a token for pop */
 void weft__altstack_pop(void *token);
 /* On a bound thread's kernel thread, before it runs the thread's function:
  * records t's stack for the overflow report and pushes an alternate signal

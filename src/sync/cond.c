@@ -31,9 +31,9 @@
 #define COND_SPIN_NS 3000u
 
 struct cond {
-    _Atomic uint32_t lock; /* internal lock; weft__sync_lock */
+    _Atomic uint32_t lock;      /* internal lock; weft__sync_lock */
     _Atomic uint32_t spin_hint; /* adaptive spin budget (weft__spin_learn); racy by design */
-    struct weft__waitq q;  /* under lock */
+    struct weft__waitq q;       /* under lock */
 };
 
 static_assert(sizeof(struct cond) <= sizeof(weft_cond), "weft_cond storage too small");
@@ -54,7 +54,8 @@ struct timed_waiter {
 /* Timer callback (service thread, under the service lock). */
 static void expire(struct weft__timer *t)
 {
-    struct timed_waiter *tw = (struct timed_waiter *)((char *)t - offsetof(struct timed_waiter, timer));
+    struct timed_waiter *tw =
+        (struct timed_waiter *)((char *)t - offsetof(struct timed_waiter, timer));
     weft__waiter_expire(&tw->w);
 }
 

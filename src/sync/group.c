@@ -80,7 +80,7 @@ static inline struct weft__group *weft__group_of(weft_group *g)
 static_assert(sizeof(struct weft__group) <= sizeof(weft_group), "weft_group storage too small");
 static_assert(alignof(struct weft__group) <= alignof(weft_group), "weft_group storage misaligned");
 
-#define MEMBERS(v) ((v) & WEFT__G_PTR)
+#define MEMBERS(v) ((v)&WEFT__G_PTR)
 /* No member and no flag: a waiter may return. */
 #define EMPTY(v) (((v) << (64 - WEFT__G_TAG_SHIFT)) == 0)
 /* The take count of v, plus the take about to happen. */

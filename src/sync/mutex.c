@@ -41,8 +41,8 @@
 enum { L = 1, W = 2, K = 4, BITS = 7 };
 
 struct mutex {
-    _Atomic uint64_t word;  /* owner | K | W | L; see above */
-    struct weft__waitq q;   /* under L */
+    _Atomic uint64_t word;      /* owner | K | W | L; see above */
+    struct weft__waitq q;       /* under L */
     _Atomic uint32_t spin_hint; /* adaptive pre-queue spin budget (weft__spin_learn); racy */
 };
 

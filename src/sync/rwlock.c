@@ -36,10 +36,10 @@
 enum { WRITER = 1, L = 2, RQ = 4, WQ = 8, READER = 16 };
 
 struct rwlock {
-    _Atomic uint64_t word;    /* readers << 4 | WQ | RQ | L | WRITER */
-    _Atomic uintptr_t owner;  /* the writer's token while WRITER, else 0; see above */
-    struct weft__waitq rq;    /* under L: queued readers */
-    struct weft__waitq wq;    /* under L: queued writers; w->data = their owner token */
+    _Atomic uint64_t word;   /* readers << 4 | WQ | RQ | L | WRITER */
+    _Atomic uintptr_t owner; /* the writer's token while WRITER, else 0; see above */
+    struct weft__waitq rq;   /* under L: queued readers */
+    struct weft__waitq wq;   /* under L: queued writers; w->data = their owner token */
 };
 
 static_assert(sizeof(struct rwlock) <= sizeof(weft_rwlock), "weft_rwlock storage too small");
@@ -110,8 +110,8 @@ int weft_rwlock_rdlock(weft_rwlock *l)
     for (;;) {
         if (!(v & (WRITER | WQ | L))) {
             /* acquire: pairs with the release of the last writer's unlock. */
-            if (atomic_compare_exchange_weak_explicit(&rw->word, &v, v + READER, memory_order_acquire,
-                                                      memory_order_relaxed))
+            if (atomic_compare_exchange_weak_explicit(&rw->word, &v, v + READER,
+                                                      memory_order_acquire, memory_order_relaxed))
                 return 0;
             continue;
         }
@@ -139,8 +139,9 @@ int weft_rwlock_wrlock(weft_rwlock *l)
     unsigned spins = 0;
     for (;;) {
         /* acquire: pairs with the release of the previous holder's unlock. */
-        if (v == 0 && atomic_compare_exchange_weak_explicit(&rw->word, &v, WRITER, memory_order_acquire,
-                                                            memory_order_relaxed)) {
+        if (v == 0 &&
+            atomic_compare_exchange_weak_explicit(&rw->word, &v, WRITER, memory_order_acquire,
+                                                  memory_order_relaxed)) {
             atomic_store_explicit(&rw->owner, me, memory_order_relaxed);
             return 0;
         }
@@ -222,8 +223,8 @@ static int unlock_read(struct rwlock *rw, uint64_t v)
             return EPERM;
         if ((v >> 4) > 1 || !(v & WQ)) {
             /* release: publishes the read section to a later writer. */
-            if (atomic_compare_exchange_weak_explicit(&rw->word, &v, v - READER, memory_order_release,
-                                                      memory_order_relaxed))
+            if (atomic_compare_exchange_weak_explicit(&rw->word, &v, v - READER,
+                                                      memory_order_release, memory_order_relaxed))
                 return 0;
             continue;
         }

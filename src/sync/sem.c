@@ -23,8 +23,8 @@
 enum { L = 1, W = 2, ONE = 4 };
 
 struct sem {
-    _Atomic uint64_t word; /* value << 2 | W | L */
-    struct weft__waitq q;  /* under L */
+    _Atomic uint64_t word;      /* value << 2 | W | L */
+    struct weft__waitq q;       /* under L */
     _Atomic uint32_t spin_hint; /* adaptive spin budget (weft__spin_learn); racy by design */
 };
 

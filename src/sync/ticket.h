@@ -21,7 +21,7 @@
 
 #include "base/base.h"
 
-#define WEFT__TICKET ((uint64_t)1 << 32)
+#define WEFT__TICKET              ((uint64_t)1 << 32)
 #define WEFT__TICKET_YIELD_ROUNDS 1024u
 
 static inline void weft__ticket_lock(_Atomic uint64_t *word)
@@ -50,8 +50,8 @@ static inline int weft__ticket_trylock(_Atomic uint64_t *word)
     if ((uint32_t)(v >> 32) != (uint32_t)v)
         return 0;
     /* acquire: pairs with the release of the last unlock. */
-    return atomic_compare_exchange_strong_explicit(word, &v, v + WEFT__TICKET,
-                                                   memory_order_acquire, memory_order_relaxed);
+    return atomic_compare_exchange_strong_explicit(word, &v, v + WEFT__TICKET, memory_order_acquire,
+                                                   memory_order_relaxed);
 }
 
 /* 0, or -1 when the lock is free (nothing to unlock). */

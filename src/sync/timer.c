@@ -128,8 +128,8 @@ static void *service_main(void *arg)
         int k = -1;
         for (int i = 0; i < 2; i++) {
             struct heap *h = &service.heap[i];
-            if (h->n > 0 && (k < 0 || ns_until(&h->v[0]->when, i) <
-                                          ns_until(&service.heap[k].v[0]->when, k)))
+            if (h->n > 0 &&
+                (k < 0 || ns_until(&h->v[0]->when, i) < ns_until(&service.heap[k].v[0]->when, k)))
                 k = i;
         }
         struct timespec when = { 0, 0 };

@@ -136,7 +136,8 @@ static uint32_t spin_user(_Atomic uint32_t *word, uint64_t budget_ns, int *cut)
 unsigned weft__spin_while(_Atomic uint64_t *word, uint64_t mask, uint64_t value, uint64_t budget_ns)
 {
     int user = weft__self() != NULL;
-    if (budget_ns == 0 || weft__wait_policy() == WEFT__WAIT_FUTEX || (user && weft__nworkers_running() < 2))
+    if (budget_ns == 0 || weft__wait_policy() == WEFT__WAIT_FUTEX ||
+        (user && weft__nworkers_running() < 2))
         return WEFT__SPIN_NONE;
     uint64_t end = weft__now_ns() + budget_ns;
     for (unsigned i = 1;; i++) {

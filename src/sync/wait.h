@@ -27,7 +27,6 @@
 
 struct weft_thread;
 
-
 /* Spins while (*word & mask) == value (acquire loads), in the manner of the
  * calling thread: a user thread only with more than one worker and only
  * while its worker has nothing else ready; none under WEFT_WAIT=futex; at
@@ -35,7 +34,8 @@ struct weft_thread;
  * they queue a record. Returns WEFT__SPIN_HIT when the word changed,
  * WEFT__SPIN_MISS when the budget ran out, WEFT__SPIN_NONE when spinning
  * was not allowed or was cut short. */
-unsigned weft__spin_while(_Atomic uint64_t *word, uint64_t mask, uint64_t value, uint64_t budget_ns);
+unsigned weft__spin_while(_Atomic uint64_t *word, uint64_t mask, uint64_t value,
+                          uint64_t budget_ns);
 
 /* ---- waiter records and queues -------------------------------------------- */
 
@@ -57,7 +57,6 @@ struct weft__waitq {
     struct weft__waiter *head;
     struct weft__waiter *tail;
 };
-
 
 /* Prepares a record for the calling thread (user or kernel). */
 void weft__waiter_init(struct weft__waiter *w);
@@ -157,7 +156,7 @@ static inline void weft__waiter_wake_list(struct weft__waiter *w)
  * the record must be left alone), finish after the lock is dropped (final
  * value WOKEN, and the wake-up). Between the two the waiter cannot return,
  * so the record, w->next included, stays valid. */
-int  weft__waiter_claim(struct weft__waiter *w);
+int weft__waiter_claim(struct weft__waiter *w);
 void weft__waiter_finish(struct weft__waiter *w);
 
 /* The timer's side of a user thread's timed wait: WAITING → TIMEDOUT and
@@ -211,7 +210,8 @@ static inline void weft__sync_lock(_Atomic uint32_t *l)
     for (;;) {
         uint32_t z = 0;
         /* acquire: pairs with the release in weft__sync_unlock. */
-        if (atomic_compare_exchange_weak_explicit(l, &z, 1, memory_order_acquire, memory_order_relaxed))
+        if (atomic_compare_exchange_weak_explicit(l, &z, 1, memory_order_acquire,
+                                                  memory_order_relaxed))
             return;
         while (atomic_load_explicit(l, memory_order_relaxed))
             weft__sync_backoff(&spins);

@@ -28,9 +28,10 @@
 /* head flags */
 #define WEFT__G_BUSY    ((uintptr_t)1) /* a waiter has taken members out and joins them */
 #define WEFT__G_WAITERS ((uintptr_t)2) /* other waiters are queued (only with BUSY) */
-#define WEFT__G_LOCK    ((uintptr_t)4) /* head and the waiter queue are being changed: only
+#define WEFT__G_LOCK                                                                               \
+    ((uintptr_t)4) /* head and the waiter queue are being changed: only
                                           the holder writes head until it clears the bit */
-#define WEFT__G_FLAGS   ((uintptr_t)63)
+#define WEFT__G_FLAGS ((uintptr_t)63)
 /* The take count: every take of members out of head adds one (wrapping), so
  * a CAS that expects a head read before another waiter took that list and
  * the same descriptor came back fails (ABA; sync/group.c). */
@@ -43,7 +44,7 @@
 /* The largest argument a spawn copies (weft_spawn_copy, weft_group_spawn). */
 #define WEFT__ARG_COPY_MAX ((size_t)4096)
 /* Alignment of the argument copy: that of malloc's memory. */
-#define WEFT__ARG_ALIGN ((size_t)_Alignof(max_align_t))
+#define WEFT__ARG_ALIGN ((size_t) _Alignof(max_align_t))
 
 static inline size_t weft__arg_reserve(size_t arg_size)
 {

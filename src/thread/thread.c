@@ -39,9 +39,8 @@ _Static_assert(offsetof(struct weft_thread, sp) == 0, "sp must be the descriptor
  * scheduler context when to is NULL. The next context finishes the exit
  * once this stack is no longer in use: it acts on the XF_EXIT xfer
  * (weft__handle_xfer). */
-static inline __attribute__((always_inline, noreturn)) void exit_jump(struct weft__worker *w,
-                                                                       struct weft_thread *self,
-                                                                       struct weft_thread *to)
+static inline __attribute__((always_inline, noreturn)) void
+exit_jump(struct weft__worker *w, struct weft_thread *self, struct weft_thread *to)
 {
     w->current = to;
     uintptr_t x = (uintptr_t)self | XF_EXIT;
@@ -60,9 +59,8 @@ static inline __attribute__((always_inline, noreturn)) void exit_jump(struct wef
  * weft__ctx_exit marks it DONE on the next context's stack itself (one CAS
  * and the exit count) and hands it over as an XF_EXIT xfer only if a joiner
  * or detacher came meanwhile; no call of the resumed half. */
-static inline __attribute__((always_inline, noreturn)) void exit_to(struct weft__worker *w,
-                                                                     struct weft_thread *self,
-                                                                     struct weft_thread *to)
+static inline __attribute__((always_inline, noreturn)) void
+exit_to(struct weft__worker *w, struct weft_thread *self, struct weft_thread *to)
 {
 #if !defined(WEFT_SANITIZE_ADDRESS) && !defined(WEFT_SANITIZE_THREAD)
     _Static_assert(WEFT__J_RUNNING == 0 && WEFT__J_DONE == 2, "weft__ctx_exit's CAS");
@@ -102,9 +100,8 @@ static WEFT_NOINLINE __attribute__((noreturn)) void exit_slow(struct weft_thread
 /* Ends self (running on w) with `result`. Inline only for the usual case,
  * with no call before the final jump (so callers need no callee-saved
  * registers): no canary, nobody joined or detached yet, nothing to attend. */
-static inline __attribute__((always_inline, noreturn)) void thread_exit(struct weft__worker *w,
-                                                                        struct weft_thread *self,
-                                                                        void *result)
+static inline __attribute__((always_inline, noreturn)) void
+thread_exit(struct weft__worker *w, struct weft_thread *self, void *result)
 {
     self->result = result;
     /* relaxed: only RUNNING is acted on here, and then the next context's
@@ -116,7 +113,6 @@ static inline __attribute__((always_inline, noreturn)) void thread_exit(struct w
         exit_slow(self);
     exit_to(w, self, weft__pick_default(w));
 }
-
 
 /* ---- unwinding through a thread's first frame --------------------------
  *
@@ -533,7 +529,8 @@ WEFT_INLINE void *place_arg(struct weft_thread *t, const void *arg, size_t arg_s
 WEFT_INLINE void count_spawn(struct weft__worker *w)
 {
     /* relaxed: only this worker writes it; see live_threads() */
-    atomic_store_explicit(&w->nspawned, atomic_load_explicit(&w->nspawned, memory_order_relaxed) + 1,
+    atomic_store_explicit(&w->nspawned,
+                          atomic_load_explicit(&w->nspawned, memory_order_relaxed) + 1,
                           memory_order_relaxed);
 }
 
@@ -561,7 +558,8 @@ static int spawn_any(weft_thread **out, weft_fn fn, const void *arg, size_t arg_
         return EINVAL;
     if (attr->priority < WEFT_PRIO_BACKGROUND || attr->priority > WEFT_PRIO_URGENT)
         return EINVAL;
-    if (attr->stack_size && (attr->stack_size < WEFT__STACK_MIN || attr->stack_size > WEFT__STACK_MAX))
+    if (attr->stack_size &&
+        (attr->stack_size < WEFT__STACK_MIN || attr->stack_size > WEFT__STACK_MAX))
         return EINVAL;
     /* seq_cst: pairs with finalize's stopping CAS (see spawn_slow). */
     if (WEFT_UNLIKELY(atomic_load_explicit(&weft__rt.state, memory_order_seq_cst) != RT_RUNNING))
@@ -643,7 +641,7 @@ WEFT_INLINE int spawn_sized(weft_thread **out, weft_fn fn, const void *arg, size
                       self->guard == WEFT__GUARD_CANARY || weft__rt.policy != WEFT_WORK_FIRST))
         return spawn_slow(out, fn, arg, arg_size, attr, group);
     t = size == 0 || size == weft__rt.stack_size ? weft__stack_cache_pop(&w->cache)
-                                                  : weft__stack_cache_pop_sized(&w->cache, size);
+                                                 : weft__stack_cache_pop_sized(&w->cache, size);
     if (WEFT_UNLIKELY(!t))
         return spawn_slow(out, fn, arg, arg_size, attr, group);
     init_thread(w, t, fn, (void *)arg, attr->name, 0);
@@ -662,8 +660,9 @@ static WEFT_NOINLINE int spawn_attr(weft_thread **out, weft_fn fn, void *arg, co
     return spawn_sized(out, fn, arg, 0, attr, NULL);
 }
 
-static WEFT_NOINLINE int spawn_attr_into(weft_thread **out, weft_fn fn, const void *arg, size_t arg_size,
-                                         const weft_attr *attr, _Atomic uintptr_t *group)
+static WEFT_NOINLINE int spawn_attr_into(weft_thread **out, weft_fn fn, const void *arg,
+                                         size_t arg_size, const weft_attr *attr,
+                                         _Atomic uintptr_t *group)
 {
     return spawn_sized(out, fn, arg, arg_size, attr, group);
 }
@@ -676,8 +675,8 @@ int weft_spawn(weft_thread **out, weft_fn fn, void *arg, const weft_attr *attr)
     struct weft__worker *w = weft__tls_worker;
     struct weft_thread *self, *t;
     if (WEFT_UNLIKELY(attr || !w || !fn || !out || !(self = w->current) ||
-                      main_spawns_help_first(self) ||
-                      weft__rt.policy != WEFT_WORK_FIRST || !(t = weft__stack_cache_pop(&w->cache))))
+                      main_spawns_help_first(self) || weft__rt.policy != WEFT_WORK_FIRST ||
+                      !(t = weft__stack_cache_pop(&w->cache))))
         return attr ? spawn_attr(out, fn, arg, attr) : spawn_slow(out, fn, arg, 0, attr, NULL);
     init_thread(w, t, fn, arg, NULL, 0);
     *out = t;
@@ -693,8 +692,9 @@ WEFT_INLINE int spawn_into(weft_thread **out, weft_fn fn, const void *arg, size_
     struct weft__worker *w = weft__tls_worker;
     struct weft_thread *self, *t;
     if (WEFT_UNLIKELY(attr || !w || !fn || (!group && !out) ||
-                      (arg_size && (arg_size > WEFT__ARG_COPY_MAX || !arg)) || !(self = w->current) ||
-                      main_spawns_help_first(self) || weft__rt.policy != WEFT_WORK_FIRST ||
+                      (arg_size && (arg_size > WEFT__ARG_COPY_MAX || !arg)) ||
+                      !(self = w->current) || main_spawns_help_first(self) ||
+                      weft__rt.policy != WEFT_WORK_FIRST ||
                       !(t = weft__stack_cache_pop(&w->cache))))
         return attr ? spawn_attr_into(out, fn, arg, arg_size, attr, group)
                     : spawn_slow(out, fn, arg, arg_size, attr, group);
@@ -755,7 +755,8 @@ static int join_any(weft_thread *t, void **result)
             atomic_init(&kw.done, 0);
             if (!atomic_compare_exchange_strong_explicit(&t->join, &s,
                                                          (uintptr_t)&kw | WEFT__J_KWAIT,
-                                                         memory_order_acq_rel, memory_order_acquire)) {
+                                                         memory_order_acq_rel,
+                                                         memory_order_acquire)) {
                 if (s != WEFT__J_DONE)
                     return EINVAL;
             } else {
@@ -840,7 +841,8 @@ int weft_detach(weft_thread *t)
         /* acq_rel: acquire pairs with the exit's release of DONE (we free
          * what it left); release pairs with the exit's acquire of DETACHED. */
         if (!atomic_compare_exchange_weak_explicit(&t->join, &s,
-                                                   s == WEFT__J_DONE ? WEFT__J_FREED : WEFT__J_DETACHED,
+                                                   s == WEFT__J_DONE ? WEFT__J_FREED
+                                                                     : WEFT__J_DETACHED,
                                                    memory_order_acq_rel, memory_order_acquire))
             continue;
         if (s == WEFT__J_DONE) {
@@ -938,8 +940,9 @@ void weft_exit(void *result)
             weft__panic("weft_exit by the initial thread: weft_finalize failed (%d)", rc);
         exit(0);
     }
-    weft__panic(weft__tls_bound ? "weft_exit called inside weft_blocking: return from the call first"
-                                : "weft_exit called outside a user thread");
+    weft__panic(weft__tls_bound
+                    ? "weft_exit called inside weft_blocking: return from the call first"
+                    : "weft_exit called outside a user thread");
 }
 
 weft_thread *weft_self(void)

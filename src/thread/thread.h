@@ -68,17 +68,17 @@ struct weft_thread {
     _Atomic uintptr_t join;      /* WEFT__J_* or joiner|tag; CAS by joiner, detacher, exit */
     weft_fn fn;                  /* immutable after spawn */
     void *arg;                   /* immutable after spawn */
-    void *result;                /* written by the thread before exit; read by the joiner after DONE (acquire) */
-    uint64_t id;                 /* immutable after spawn */
-    const char *name;            /* immutable after spawn */
+    void *result; /* written by the thread before exit; read by the joiner after DONE (acquire) */
+    uint64_t id;  /* immutable after spawn */
+    const char *name; /* immutable after spawn */
     /* stack slot, set when carved, immutable afterwards */
-    char *stack_lo;              /* lowest usable byte */
-    size_t stack_size;           /* usable bytes below the descriptor */
+    char *stack_lo;                /* lowest usable byte */
+    size_t stack_size;             /* usable bytes below the descriptor */
     struct weft__stack_class *cls; /* size class it returns to; NULL: not a slot */
-    unsigned valgrind_id;        /* VALGRIND_STACK_REGISTER id */
-    void *san_fake_stack;        /* ASan fake stack while switched out */
-    void *san_fiber;             /* TSan fiber */
-    void *bound_handle;          /* bound threads: previous in the bound list (thread.c) */
+    unsigned valgrind_id;          /* VALGRIND_STACK_REGISTER id */
+    void *san_fake_stack;          /* ASan fake stack while switched out */
+    void *san_fiber;               /* TSan fiber */
+    void *bound_handle;            /* bound threads: previous in the bound list (thread.c) */
     _Atomic uintptr_t member_link; /* group members: the next older member (thread/group.h);
                                       set by the spawn before the push; relaxed atomics, as
                                       a waiter may read it stale */

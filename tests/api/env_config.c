@@ -67,8 +67,8 @@ static int child_explicit(void)
 
 /* ---- parent side ------------------------------------------------------- */
 
-static void run_init(const char *const *env, const char *arg, const cpu_set_t *cpus,
-                     test_child *r, int *workers, int *ran_first)
+static void run_init(const char *const *env, const char *arg, const cpu_set_t *cpus, test_child *r,
+                     int *workers, int *ran_first)
 {
     test_run_self(r, "init", arg, env, cpus);
     if (!WIFEXITED(r->status) || WEXITSTATUS(r->status) != 0 ||

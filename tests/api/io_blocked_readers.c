@@ -121,7 +121,8 @@ int main(int argc, char **argv)
         return child();
     if (!enough_fds())
         SKIP("RLIMIT_NOFILE cannot be raised to what the readers need");
-    static const char *const modes[][2] = { { "WEFT_IO=uring", NULL }, { "WEFT_IO=blocking", NULL } };
+    static const char *const modes[][2] = { { "WEFT_IO=uring", NULL },
+                                            { "WEFT_IO=blocking", NULL } };
     for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++) {
         static test_child r;
         test_run_self(&r, "child", NULL, modes[m], NULL);

@@ -33,18 +33,18 @@
 
 #include "testutil.h"
 
-#define GIB        ((size_t)1 << 30)
-#define CLOSED_FD  900 /* far above what this test opens: stays free */
-#define STATE_MAX  2048
+#define GIB       ((size_t)1 << 30)
+#define CLOSED_FD 900 /* far above what this test opens: stays free */
+#define STATE_MAX 2048
 
 /* ---- descriptors ----------------------------------------------------------- */
 
 struct fx {
-    int fd;     /* the descriptor the call gets */
-    int peer;   /* the other end, drained afterwards; -1: none */
-    int file;   /* a second descriptor of a regular file, for its content; -1: none */
+    int fd;       /* the descriptor the call gets */
+    int peer;     /* the other end, drained afterwards; -1: none */
+    int file;     /* a second descriptor of a regular file, for its content; -1: none */
     int extra[2]; /* closed at teardown */
-    int skip;   /* this kind cannot be made here */
+    int skip;     /* this kind cannot be made here */
 };
 
 static void fx_none(struct fx *f)
@@ -115,9 +115,18 @@ static void mk_unix(struct fx *f, int type)
     f->peer = s[1];
 }
 
-static void mk_unix_stream(struct fx *f) { mk_unix(f, SOCK_STREAM); }
-static void mk_unix_dgram(struct fx *f) { mk_unix(f, SOCK_DGRAM); }
-static void mk_unix_seqpacket(struct fx *f) { mk_unix(f, SOCK_SEQPACKET); }
+static void mk_unix_stream(struct fx *f)
+{
+    mk_unix(f, SOCK_STREAM);
+}
+static void mk_unix_dgram(struct fx *f)
+{
+    mk_unix(f, SOCK_DGRAM);
+}
+static void mk_unix_seqpacket(struct fx *f)
+{
+    mk_unix(f, SOCK_SEQPACKET);
+}
 
 static void mk_unix_peer_gone(struct fx *f)
 {
@@ -236,11 +245,26 @@ static void mk_file_in(struct fx *f, const char *dir, int flags)
     close(w);
 }
 
-static void mk_file(struct fx *f) { mk_file_in(f, "/tmp", O_RDWR); }
-static void mk_file_rdonly(struct fx *f) { mk_file_in(f, "/tmp", O_RDONLY); }
-static void mk_file_wronly(struct fx *f) { mk_file_in(f, "/tmp", O_WRONLY); }
-static void mk_file_append(struct fx *f) { mk_file_in(f, "/tmp", O_RDWR | O_APPEND); }
-static void mk_tmpfs(struct fx *f) { mk_file_in(f, "/dev/shm", O_RDWR); }
+static void mk_file(struct fx *f)
+{
+    mk_file_in(f, "/tmp", O_RDWR);
+}
+static void mk_file_rdonly(struct fx *f)
+{
+    mk_file_in(f, "/tmp", O_RDONLY);
+}
+static void mk_file_wronly(struct fx *f)
+{
+    mk_file_in(f, "/tmp", O_WRONLY);
+}
+static void mk_file_append(struct fx *f)
+{
+    mk_file_in(f, "/tmp", O_RDWR | O_APPEND);
+}
+static void mk_tmpfs(struct fx *f)
+{
+    mk_file_in(f, "/dev/shm", O_RDWR);
+}
 
 /* O_NONBLOCK means nothing to a regular file: read(2) waits for the disk.
  * The pages are dropped from the cache first (written back, then
@@ -261,10 +285,22 @@ static void mk_path(struct fx *f, const char *path, int flags)
         f->skip = 1;
 }
 
-static void mk_proc(struct fx *f) { mk_path(f, "/proc/version", O_RDONLY); }
-static void mk_sys(struct fx *f) { mk_path(f, "/sys/devices/system/cpu/possible", O_RDONLY); }
-static void mk_dir(struct fx *f) { mk_path(f, "/tmp", O_RDONLY | O_DIRECTORY); }
-static void mk_null(struct fx *f) { mk_path(f, "/dev/null", O_RDWR); }
+static void mk_proc(struct fx *f)
+{
+    mk_path(f, "/proc/version", O_RDONLY);
+}
+static void mk_sys(struct fx *f)
+{
+    mk_path(f, "/sys/devices/system/cpu/possible", O_RDONLY);
+}
+static void mk_dir(struct fx *f)
+{
+    mk_path(f, "/tmp", O_RDONLY | O_DIRECTORY);
+}
+static void mk_null(struct fx *f)
+{
+    mk_path(f, "/dev/null", O_RDWR);
+}
 
 static void mk_eventfd(struct fx *f)
 {
@@ -440,12 +476,18 @@ static long call(int weft, const struct op *op, int fd, int *err)
     switch (op->call) {
     case C_READ: r = weft ? weft_read(fd, rbuf, op->n) : read(fd, rbuf, op->n); break;
     case C_WRITE: r = weft ? weft_write(fd, wdata, op->n) : write(fd, wdata, op->n); break;
-    case C_PREAD: r = weft ? weft_pread(fd, rbuf, op->n, op->off) : pread(fd, rbuf, op->n, op->off); break;
+    case C_PREAD:
+        r = weft ? weft_pread(fd, rbuf, op->n, op->off) : pread(fd, rbuf, op->n, op->off);
+        break;
     case C_PWRITE:
         r = weft ? weft_pwrite(fd, wdata, op->n, op->off) : pwrite(fd, wdata, op->n, op->off);
         break;
-    case C_RECV: r = weft ? weft_recv(fd, rbuf, op->n, op->flags) : recv(fd, rbuf, op->n, op->flags); break;
-    case C_SEND: r = weft ? weft_send(fd, wdata, op->n, op->flags) : send(fd, wdata, op->n, op->flags); break;
+    case C_RECV:
+        r = weft ? weft_recv(fd, rbuf, op->n, op->flags) : recv(fd, rbuf, op->n, op->flags);
+        break;
+    case C_SEND:
+        r = weft ? weft_send(fd, wdata, op->n, op->flags) : send(fd, wdata, op->n, op->flags);
+        break;
     default:
         if (weft) {
             r = weft_poll(fd, POLLIN | POLLOUT, (int)op->n);

@@ -18,12 +18,12 @@
 
 /* errno through weft_errno(): the thread may resume on another worker, and
  * the compiler may keep errno's address from before the call (weft.h). */
-#define EXPECT_ERR(call, err)                                                \
-    do {                                                                     \
-        long r_ = (long)(call);                                              \
-        int e_ = weft_errno();                                               \
-        CHECK_EQ(r_, -1);                                                    \
-        CHECK_EQ(e_, (err));                                                 \
+#define EXPECT_ERR(call, err)                                                                      \
+    do {                                                                                           \
+        long r_ = (long)(call);                                                                    \
+        int e_ = weft_errno();                                                                     \
+        CHECK_EQ(r_, -1);                                                                          \
+        CHECK_EQ(e_, (err));                                                                       \
     } while (0)
 
 /* A loopback port nobody listens on. */

@@ -54,9 +54,9 @@ static void *blocker(void *arg)
     pid_t before = tid();
     weft_thread *me = weft_self();
     CHECK_EQ(weft_blocking(read_one, p), 0);
-    CHECK_EQ(p->tid_inside, before);     /* the call ran on our kernel thread */
+    CHECK_EQ(p->tid_inside, before); /* the call ran on our kernel thread */
     CHECK(p->self_inside == me);
-    CHECK_EQ(tid(), before);             /* and we are still on it */
+    CHECK_EQ(tid(), before); /* and we are still on it */
     CHECK(weft_worker_id() >= 0);
     return NULL;
 }

@@ -100,7 +100,9 @@ int main(void)
     CHECK_EQ(mltp_join(a), 0);
     CHECK_EQ(mltp_join(b), 0);
     CHECK_EQ(mltp_join(c), 0);
-    expect("ABC" "CAB" "BCA");
+    expect("ABC"
+           "CAB"
+           "BCA");
 
     /* The initial thread takes part, woken by a user thread; a woken thread
      * queues behind the ready ones. */

@@ -114,7 +114,9 @@ int main(void)
         for (int i = 0; i < 4; i++)
             CHECK_EQ(mltp_join(t[i]), 0);
         CHECK_EQ(mltp_join(x), 0);
-        expect("abcd" "12A3" "4xBCD5");
+        expect("abcd"
+               "12A3"
+               "4xBCD5");
         CHECK_EQ(waiting, 0);
     }
 
@@ -130,7 +132,8 @@ int main(void)
     }
     for (int i = 0; i < 5; i++)
         CHECK_EQ(mltp_join(t[i]), 0);
-    expect("abcde" "ABCDE");
+    expect("abcde"
+           "ABCDE");
 
     /* a signal with no waiter is lost: the next waiter waits for the next one */
     mltp_cond_signal(&cv);

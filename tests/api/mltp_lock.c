@@ -69,8 +69,8 @@ static void contend(int kind, const char *want)
 /* ---- contention on two virtual processors --------------------------------- */
 
 enum { ROUNDS = 20000 };
-static long counter;       /* under lk */
-static atomic_int inside;  /* checks exclusion */
+static long counter;      /* under lk */
+static atomic_int inside; /* checks exclusion */
 
 static void critical(void)
 {
@@ -121,7 +121,8 @@ static void mixed(int kind)
     mltp_thread_t *t[NU + 1];
     for (int i = 0; i < NU; i++)
         CHECK((t[i] = mltp_create(hammer, (void *)(intptr_t)ROUNDS)) != NULL);
-    CHECK((t[NU] = mltp_create_bound(hammer_bound, (void *)(intptr_t)(ROUNDS / 4), 0, NULL)) != NULL);
+    CHECK((t[NU] = mltp_create_bound(hammer_bound, (void *)(intptr_t)(ROUNDS / 4), 0, NULL)) !=
+          NULL);
     pthread_t pt;
     CHECK_EQ(pthread_create(&pt, NULL, hammer_pthread, (void *)(intptr_t)(ROUNDS / 4)), 0);
     mltp_thread_t *jb = mltp_create(join_it, t[NU]);
@@ -160,12 +161,15 @@ int main(void)
     /* Yielding waiter: a fails and goes to the tail each time; after H
      * releases the lock, x runs before a gets it.
      *   H(lock) x a(fail) y | u(unlock) x a->A y | h x y y */
-    contend(MLTP_LOCK_YIELD, "Hxay" "uxAy" "hxy");
+    contend(MLTP_LOCK_YIELD, "Hxay"
+                             "uxAy"
+                             "hxy");
     /* Front-yielding waiter: a fails, lets the next thread run and comes
      * back first, so it retries right after each other thread's turn and
      * takes the lock as soon as H has released it and yielded.
      *   H(lock) x a(fail, front) y | a(fail, front) u | A x y h x y */
-    contend(MLTP_LOCK_YIELD_FRONT, "Hxayu" "Axyhxy");
+    contend(MLTP_LOCK_YIELD_FRONT, "Hxayu"
+                                   "Axyhxy");
 
     /* Two front-yielding waiters behind the holder: they must not pass the
      * processor back and forth forever. */

@@ -109,7 +109,8 @@ int main(void)
     mark('m');
     CHECK_EQ(mltp_join(p), 0);
     CHECK_EQ(mltp_join(x), 0);
-    expect("Ppxm" "qrPm");
+    expect("Ppxm"
+           "qrPm");
 
     /* a plain kernel thread's creation queues too */
     pthread_t pt;

@@ -194,12 +194,15 @@ int main(void)
     mltp_thread_t *v0 = mltp_vcreate(vcheck, 0);
     mltp_thread_t *v3 = mltp_vcreate(vcheck, 3, (void *)1000, (void *)1001, (void *)1002);
     CHECK(v0 && v3);
-    mltp_thread_t *vm = mltp_vcreate(vmixed, 4, (void *)NULL, (void *)"two", (void *)&vdone, (void *)(intptr_t)-1);
+    mltp_thread_t *vm =
+        mltp_vcreate(vmixed, 4, (void *)NULL, (void *)"two", (void *)&vdone, (void *)(intptr_t)-1);
     CHECK(vm != NULL);
-#define A10(b) (void *)(b + 0), (void *)(b + 1), (void *)(b + 2), (void *)(b + 3), (void *)(b + 4), \
-               (void *)(b + 5), (void *)(b + 6), (void *)(b + 7), (void *)(b + 8), (void *)(b + 9)
-    mltp_thread_t *v100 = mltp_vcreate(vcheck, 100, A10(1000), A10(1010), A10(1020), A10(1030), A10(1040),
-                                       A10(1050), A10(1060), A10(1070), A10(1080), A10(1090));
+#define A10(b)                                                                                     \
+    (void *)(b + 0), (void *)(b + 1), (void *)(b + 2), (void *)(b + 3), (void *)(b + 4),           \
+        (void *)(b + 5), (void *)(b + 6), (void *)(b + 7), (void *)(b + 8), (void *)(b + 9)
+    mltp_thread_t *v100 =
+        mltp_vcreate(vcheck, 100, A10(1000), A10(1010), A10(1020), A10(1030), A10(1040), A10(1050),
+                     A10(1060), A10(1070), A10(1080), A10(1090));
 #undef A10
     CHECK(v100 != NULL);
     CHECK_EQ(mltp_join(v0), 0);

@@ -121,7 +121,8 @@ int main(int argc, char **argv)
         return child(atol(argv[2]));
     if (TEST_SANITIZED)
         SKIP("sanitizers need more address space than the limits tested");
-    static const char *const modes[][2] = { { "WEFT_IO=uring", NULL }, { "WEFT_IO=blocking", NULL } };
+    static const char *const modes[][2] = { { "WEFT_IO=uring", NULL },
+                                            { "WEFT_IO=blocking", NULL } };
     long headroom[HEADROOM_MAX_KIB / HEADROOM_STEP_KIB + 2];
     size_t nh = 0;
     for (long h = 0; h <= HEADROOM_MAX_KIB; h += HEADROOM_STEP_KIB)
@@ -133,7 +134,8 @@ int main(int argc, char **argv)
             snprintf(arg, sizeof arg, "%ld", headroom[h]);
             static test_child r;
             test_run_self(&r, "child", arg, modes[m], NULL);
-            if (!WIFEXITED(r.status) || WEXITSTATUS(r.status) != 0 || strncmp(r.out, "ok", 2) != 0) {
+            if (!WIFEXITED(r.status) || WEXITSTATUS(r.status) != 0 ||
+                strncmp(r.out, "ok", 2) != 0) {
                 fprintf(stderr, "headroom %s KiB:\n", arg);
                 test_child_dump(modes[m][0], &r);
                 CHECK(!"child failed");

@@ -51,7 +51,10 @@ static void *altstack_now(void)
     return (ss.ss_flags & SS_DISABLE) ? NULL : ss.ss_sp;
 }
 
-static void *nop(void *arg) { return arg; }
+static void *nop(void *arg)
+{
+    return arg;
+}
 
 static void run_some(void)
 {

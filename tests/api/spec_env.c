@@ -81,11 +81,11 @@ int main(int argc, char **argv)
     /* Sizes that overflow size_t (with or without a suffix) or are not
      * decimal bytes: malformed, never wrapped to a small value. */
     static const char *const bad_stack[] = {
-        "18446744073709551616",  /* 2^64 */
+        "18446744073709551616", /* 2^64 */
         "99999999999999999999999",
-        "17179869184G",          /* 2^34 GiB = 2^64 bytes */
-        "18014398509481984K",    /* 2^54 KiB = 2^64 bytes */
-        "17592186044416M",       /* 2^44 MiB = 2^64 bytes */
+        "17179869184G",       /* 2^34 GiB = 2^64 bytes */
+        "18014398509481984K", /* 2^54 KiB = 2^64 bytes */
+        "17592186044416M",    /* 2^44 MiB = 2^64 bytes */
         "0x10000",
         "64KK",
         "M",
@@ -113,8 +113,14 @@ int main(int argc, char **argv)
      * "off" is negative; anything else one line naming it and the default. */
     CHECK_EQ(def.quantum, 10000);
     {
-        static const struct { const char *v; long us; } good[] = {
-            { "10ms", 10000 }, { "500us", 500 }, { "2000", 2000 }, { "1ms", 1000 },
+        static const struct {
+            const char *v;
+            long us;
+        } good[] = {
+            { "10ms", 10000 },
+            { "500us", 500 },
+            { "2000", 2000 },
+            { "1ms", 1000 },
         };
         for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
             char var[80];

@@ -237,8 +237,8 @@ static void *fj_gated(void *arg)
 
 typedef struct fj_try {
     weft_thread *target;
-    atomic_int   rc; /* -1 until weft_join returned */
-    void        *result;
+    atomic_int rc; /* -1 until weft_join returned */
+    void *result;
 } fj_try;
 
 static void *fj_join(void *arg)

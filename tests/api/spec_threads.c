@@ -34,8 +34,8 @@ static void *wait_gate(void *arg)
 
 typedef struct join_try {
     weft_thread *target;
-    atomic_int   rc;     /* -1 until weft_join returned */
-    void        *result;
+    atomic_int rc; /* -1 until weft_join returned */
+    void *result;
 } join_try;
 
 static void join_try_init(join_try *j, weft_thread *t)

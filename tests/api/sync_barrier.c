@@ -6,8 +6,8 @@
  * meet on one barrier, destroy with waiters is EBUSY, and a waiting user
  * thread frees its worker. */
 #define _GNU_SOURCE
-#include "testutil.h"
 #include "sync_test.h"
+#include "testutil.h"
 
 static void errors(void)
 {

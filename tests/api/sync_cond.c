@@ -7,8 +7,8 @@
  * times out at once, a signal before the deadline wins, destroy with
  * waiters is EBUSY, and a waiting user thread frees its worker. */
 #define _GNU_SOURCE
-#include "testutil.h"
 #include "sync_test.h"
+#include "testutil.h"
 
 static weft_mutex m = WEFT_MUTEX_INIT;
 static weft_cond c = WEFT_COND_INIT;

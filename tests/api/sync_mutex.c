@@ -5,8 +5,8 @@
  * thread), waiting user threads free their worker, plain threads use it
  * before weft_init, and mutual exclusion with user threads and pthreads. */
 #define _GNU_SOURCE
-#include "testutil.h"
 #include "sync_test.h"
+#include "testutil.h"
 
 static weft_mutex gm = WEFT_MUTEX_INIT; /* static initialiser: zero storage */
 
@@ -60,11 +60,11 @@ static void errors(void)
 
     memset(&m, 0xa5, sizeof m);
     CHECK_EQ(weft_mutex_init(&m), 0);
-    CHECK_EQ(weft_mutex_unlock(&m), EPERM);           /* not locked */
+    CHECK_EQ(weft_mutex_unlock(&m), EPERM); /* not locked */
     CHECK_EQ(weft_mutex_lock(&m), 0);
-    CHECK_EQ(weft_mutex_lock(&m), EDEADLK);           /* relock by the owner */
-    CHECK_EQ(weft_mutex_trylock(&m), EBUSY);          /* even by the owner */
-    CHECK_EQ(weft_mutex_destroy(&m), EBUSY);          /* locked */
+    CHECK_EQ(weft_mutex_lock(&m), EDEADLK);  /* relock by the owner */
+    CHECK_EQ(weft_mutex_trylock(&m), EBUSY); /* even by the owner */
+    CHECK_EQ(weft_mutex_destroy(&m), EBUSY); /* locked */
 
     /* Another user thread and a plain thread are not the owner. */
     CHECK_EQ((intptr_t)st_join(st_spawn(unlock_other, &m)), EPERM);

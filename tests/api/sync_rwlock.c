@@ -6,8 +6,8 @@
  * readers (no writer starvation) and is served before them, and plain
  * threads take part on the same lock. */
 #define _GNU_SOURCE
-#include "testutil.h"
 #include "sync_test.h"
+#include "testutil.h"
 
 static weft_rwlock l = WEFT_RWLOCK_INIT;
 

@@ -3,8 +3,8 @@
  * exclusion between user threads on several workers and plain threads
  * (a spin lock never parks, so holders never switch while holding it). */
 #define _GNU_SOURCE
-#include "testutil.h"
 #include "sync_test.h"
+#include "testutil.h"
 
 static weft_spin gs = WEFT_SPIN_INIT;
 static long counter;

@@ -3,8 +3,8 @@
  * from plain threads before weft_init, from user threads while the runtime
  * runs, and from plain threads again after weft_finalize. */
 #define _GNU_SOURCE
-#include "testutil.h"
 #include "sync_test.h"
+#include "testutil.h"
 
 static weft_mutex gm = WEFT_MUTEX_INIT;
 static weft_cond gc = WEFT_COND_INIT;

@@ -6,14 +6,14 @@
  * on several, so under "futex" every wait sleeps at once and under "spin"
  * none sleeps in the kernel. */
 #define _GNU_SOURCE
-#include "testutil.h"
 #include "sync_test.h"
+#include "testutil.h"
 
 static weft_mutex m = WEFT_MUTEX_INIT;
 static weft_cond c = WEFT_COND_INIT;
 static weft_barrier b;
 static weft_sem s;
-static int turn;          /* under m: whose turn in the ping-pong */
+static int turn; /* under m: whose turn in the ping-pong */
 static atomic_int plain_done;
 
 #define ROUNDS 2000

@@ -43,8 +43,8 @@ static void *exits_nested(void *arg)
 /* Reports its own handle and worker through *arg. */
 typedef struct whoami {
     weft_thread *self;
-    int          worker;
-    uint64_t     id;
+    int worker;
+    uint64_t id;
 } whoami;
 
 static void *report_self(void *arg)

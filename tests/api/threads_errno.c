@@ -131,8 +131,9 @@ int main(void)
             CHECK_EQ(weft_join(h, NULL), 0);
             CHECK_EQ(weft_errno(), 7);
             printf("%s workers=%d: worker changes seen: %ld among %d threads, %ld of 400 "
-                   "switches of one thread\n", policy ? "help-first" : "work-first", workers,
-                   many, NTHREADS, atomic_load(&migrations));
+                   "switches of one thread\n",
+                   policy ? "help-first" : "work-first", workers, many, NTHREADS,
+                   atomic_load(&migrations));
             CHECK_EQ(weft_finalize(), 0);
         }
     }

@@ -6,8 +6,8 @@
  * more than a few), the argument checks (detached EINVAL), on 1 and 2
  * workers under both spawn policies. */
 #define _GNU_SOURCE
-#include "testutil.h"
 #include "sync_test.h"
+#include "testutil.h"
 
 /* ---- nested: fib with a group per call --------------------------------------- */
 
@@ -58,7 +58,8 @@ static void *tree_node(void *arg)
         weft_yield(); /* let the waiter see a partial tree */
     if (depth < 5)
         for (int i = 0; i < 3; i++)
-            CHECK_EQ(weft_group_spawn(&tree_g, tree_node, (void *)(intptr_t)(depth + 1), 0, NULL), 0);
+            CHECK_EQ(weft_group_spawn(&tree_g, tree_node, (void *)(intptr_t)(depth + 1), 0, NULL),
+                     0);
     atomic_fetch_add(&tree_nodes, 1);
     return NULL;
 }

@@ -31,7 +31,7 @@ static void *ret_arg(void *arg)
 static atomic_int gate;
 
 typedef struct live {
-    atomic_int  started;
+    atomic_int started;
     const void *stack; /* address of a local of the thread while it waits */
 } live;
 

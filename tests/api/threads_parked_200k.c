@@ -90,8 +90,8 @@ int main(void)
         long long per = (rss_at_leaf - rss0) / n_threads;
         printf("%s: %ld threads alive at once in %.2f s, rss +%lld MiB (%lld bytes/thread), "
                "%ld mappings (max_map_count %ld)\n",
-               policy ? "help-first" : "work-first", n_threads, dt,
-               (rss_at_leaf - rss0) >> 20, per, maps_at_leaf, max_maps);
+               policy ? "help-first" : "work-first", n_threads, dt, (rss_at_leaf - rss0) >> 20, per,
+               maps_at_leaf, max_maps);
         if (!TEST_SANITIZED)
             CHECK(per <= 16 * 1024);
         CHECK_EQ(weft_finalize(), 0);

@@ -71,7 +71,7 @@ static void *pthread_spawns(void *arg)
 
 /* Many plain threads spawning trees concurrently (TSan: ~0.5 ms a thread). */
 #define TREE_DEPTH (TEST_TSAN ? 5 : 8)
-#define TREES (TEST_TSAN ? 4 : 20)
+#define TREES      (TEST_TSAN ? 4 : 20)
 #define TREE_NODES ((1 << (TREE_DEPTH + 1)) - 1)
 static void *sum_tree(void *arg)
 {

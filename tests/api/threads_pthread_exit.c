@@ -90,8 +90,8 @@ static void expect_abort(const char *mode)
     int tsan_stop = TEST_TSAN && WIFEXITED(r->status) && WEXITSTATUS(r->status) == 66 &&
                     strstr(r->err, "ThreadSanitizer") && strstr(r->err, "pthread_exit");
     if (!tsan_stop && (!WIFSIGNALED(r->status) || WTERMSIG(r->status) != SIGABRT ||
-        strncmp(r->err, "weft: ", 6) != 0 || !strstr(r->err, "pthread_exit") ||
-        test_count_lines(r->err) != 1)) {
+                       strncmp(r->err, "weft: ", 6) != 0 || !strstr(r->err, "pthread_exit") ||
+                       test_count_lines(r->err) != 1)) {
         test_child_dump(mode, r);
         CHECK(!"pthread_exit in a user thread must abort with one weft: line");
     }

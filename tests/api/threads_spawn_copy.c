@@ -8,8 +8,8 @@
 #include <stdalign.h>
 #include <stddef.h>
 
-#include "testutil.h"
 #include "sync_test.h"
+#include "testutil.h"
 
 enum { MAX_COPY = 4096 };
 
@@ -44,7 +44,7 @@ static void *check_copy(void *arg)
 /* Fills a frame-local buffer, spawns on a copy, then scribbles over the
  * buffer before returning: the child must see the values at the call. */
 static __attribute__((noinline)) weft_thread *spawn_from_frame(size_t size, unsigned char seed,
-                                                                const weft_attr *attr)
+                                                               const weft_attr *attr)
 {
     unsigned char buf[MAX_COPY];
     memcpy(buf, &size, sizeof size);

@@ -186,8 +186,8 @@ static void check_overflow(const char *mode, const char *name, unsigned long lon
     int ok = 1;
     /* Abnormal end: killed by a signal (SIGABRT expected), or under
      * sanitizers possibly a non-zero exit from their own reporting. */
-    if (!(WIFSIGNALED(r->status) || (TEST_SANITIZED && WIFEXITED(r->status) &&
-                                     WEXITSTATUS(r->status) != 0)))
+    if (!(WIFSIGNALED(r->status) ||
+          (TEST_SANITIZED && WIFEXITED(r->status) && WEXITSTATUS(r->status) != 0)))
         ok = 0;
     if (ok && sscanf(r->out, "id=%llu", &id) != 1)
         ok = 0;

@@ -74,13 +74,13 @@ int main(void)
     for (int policy = 0; policy < 2; policy++) {
         test_init(2, policy ? WEFT_HELP_FIRST : WEFT_WORK_FIRST);
 
-        run_one(1 << 20, 200 << 10);    /* the case from the contract */
+        run_one(1 << 20, 200 << 10); /* the case from the contract */
         run_one(1 << 20, 900 << 10);
         run_one(4 << 20, 3 << 20);
         run_one(16 << 20, 12 << 20);
-        run_one(100000, 60000);         /* not a multiple of the page size */
-        run_one(16 << 10, 4 << 10);     /* the minimum */
-        run_one(0, 40 << 10);           /* 0: the default, at least 64 KiB */
+        run_one(100000, 60000);     /* not a multiple of the page size */
+        run_one(16 << 10, 4 << 10); /* the minimum */
+        run_one(0, 40 << 10);       /* 0: the default, at least 64 KiB */
 
         /* 64 threads with 8 MiB stacks, each having used 1 MiB, alive at
          * once: 512 MiB reserved, 64 MiB touched. */

@@ -43,8 +43,8 @@ static void check_round_robin(void)
         count[w]++;
         for (int j = 0; j < NT; j++)
             if (count[w] - count[j] > 1 || count[j] - count[w] > 1) {
-                fprintf(stderr, "at log entry %d: thread %d has %d turns, thread %d has %d\n",
-                        i, w, count[w], j, count[j]);
+                fprintf(stderr, "at log entry %d: thread %d has %d turns, thread %d has %d\n", i, w,
+                        count[w], j, count[j]);
                 CHECK(!"yield is not round-robin");
             }
     }

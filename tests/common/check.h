@@ -8,30 +8,29 @@
 #include <time.h>
 
 /* CHECK(cond): on failure prints file:line and the expression, then exits 1. */
-#define CHECK(cond)                                                         \
-    do {                                                                    \
-        if (!(cond)) {                                                      \
-            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__,          \
-                    __LINE__, #cond);                                       \
-            exit(1);                                                        \
-        }                                                                   \
+#define CHECK(cond)                                                                                \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);               \
+            exit(1);                                                                               \
+        }                                                                                          \
     } while (0)
 
 /* CHECK_EQ(a, b) for integers: prints both values on failure. */
-#define CHECK_EQ(a, b)                                                      \
-    do {                                                                    \
-        long long check_a_ = (long long)(a), check_b_ = (long long)(b);     \
-        if (check_a_ != check_b_) {                                         \
-            fprintf(stderr, "%s:%d: CHECK_EQ failed: %s == %lld, %s == %lld\n", \
-                    __FILE__, __LINE__, #a, check_a_, #b, check_b_);        \
-            exit(1);                                                        \
-        }                                                                   \
+#define CHECK_EQ(a, b)                                                                             \
+    do {                                                                                           \
+        long long check_a_ = (long long)(a), check_b_ = (long long)(b);                            \
+        if (check_a_ != check_b_) {                                                                \
+            fprintf(stderr, "%s:%d: CHECK_EQ failed: %s == %lld, %s == %lld\n", __FILE__,          \
+                    __LINE__, #a, check_a_, #b, check_b_);                                         \
+            exit(1);                                                                               \
+        }                                                                                          \
     } while (0)
 
-#define SKIP(why)                                                           \
-    do {                                                                    \
-        fprintf(stderr, "skipped: %s\n", why);                              \
-        exit(77);                                                           \
+#define SKIP(why)                                                                                  \
+    do {                                                                                           \
+        fprintf(stderr, "skipped: %s\n", why);                                                     \
+        exit(77);                                                                                  \
     } while (0)
 
 static inline double check_now(void)

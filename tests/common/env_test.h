@@ -18,16 +18,16 @@ static inline int env_test_child_config(void)
     weft_config cfg;
     memset(&cfg, 0x5a, sizeof cfg);
     weft_config_default(&cfg);
-    printf("workers=%d stack=%zu policy=%d quantum=%ld\n", cfg.workers, cfg.stack_size, cfg.spawn_policy,
-           cfg.quantum_us);
+    printf("workers=%d stack=%zu policy=%d quantum=%ld\n", cfg.workers, cfg.stack_size,
+           cfg.spawn_policy, cfg.quantum_us);
     return 0;
 }
 
 typedef struct cfg_out {
-    int    workers;
+    int workers;
     size_t stack;
-    int    policy;
-    long   quantum;
+    int policy;
+    long quantum;
 } cfg_out;
 
 /* Parent: runs the "config" child with env and returns what it printed. */
@@ -36,8 +36,8 @@ static inline cfg_out run_config(const char *const *env, test_child *r)
     cfg_out c;
     test_run_self(r, "config", NULL, env, NULL);
     if (!WIFEXITED(r->status) || WEXITSTATUS(r->status) != 0 ||
-        sscanf(r->out, "workers=%d stack=%zu policy=%d quantum=%ld", &c.workers, &c.stack, &c.policy,
-               &c.quantum) != 4) {
+        sscanf(r->out, "workers=%d stack=%zu policy=%d quantum=%ld", &c.workers, &c.stack,
+               &c.policy, &c.quantum) != 4) {
         test_child_dump("config", r);
         CHECK(!"child failed");
     }

@@ -26,7 +26,8 @@
 #ifndef __has_feature
 #define __has_feature(x) 0
 #endif
-#if defined(WEFT_SANITIZE_ADDRESS) || defined(__SANITIZE_ADDRESS__) || __has_feature(address_sanitizer)
+#if defined(WEFT_SANITIZE_ADDRESS) || defined(__SANITIZE_ADDRESS__) ||                             \
+    __has_feature(address_sanitizer)
 #define TEST_ASAN 1
 #else
 #define TEST_ASAN 0
@@ -85,9 +86,9 @@ static inline int test_pthread_join(pthread_t pt, void **res)
 /* ---- child processes --------------------------------------------------- */
 
 typedef struct test_child {
-    int    status;     /* as from waitpid */
-    char   out[16384]; /* stdout, NUL-terminated (truncated if longer) */
-    char   err[16384]; /* stderr, NUL-terminated (truncated if longer) */
+    int status;      /* as from waitpid */
+    char out[16384]; /* stdout, NUL-terminated (truncated if longer) */
+    char err[16384]; /* stderr, NUL-terminated (truncated if longer) */
     size_t out_len, err_len;
 } test_child;
 

@@ -36,18 +36,18 @@
 #include "inject.h"
 #include "testutil.h"
 
-#define NPLAIN          44   /* plain user threads alive at once: more than a stack slab holds */
+#define NPLAIN          44 /* plain user threads alive at once: more than a stack slab holds */
 #define BIG_STACK       ((size_t)128 << 10) /* one of them has a stack size of its own */
-#define RUN_LIMIT_S     5    /* a run that takes longer hangs */
+#define RUN_LIMIT_S     5                   /* a run that takes longer hangs */
 #define STUCK_CALL_MS   500  /* a call queued this long for a kernel thread waits for none */
 #define THREADS_WAIT_MS 2000 /* bound on the wait for weft's kernel threads to end */
 #define EXIT_HANG       3
-#define EXIT_NO_MACHINE 4    /* a blocking call waited for a kernel thread never started */
-#define EXIT_MOVED      5    /* the initial thread left worker 0 */
+#define EXIT_NO_MACHINE 4 /* a blocking call waited for a kernel thread never started */
+#define EXIT_MOVED      5 /* the initial thread left worker 0 */
 #define SAMPLE_ALL      64
 #define SAMPLE_HEAD     32
 #define SAMPLE_TAIL     16
-#define JOBS            2    /* runs at a time */
+#define JOBS            2 /* runs at a time */
 
 #if TEST_ASAN
 const char *__asan_default_options(void);
@@ -57,9 +57,20 @@ const char *__asan_default_options(void)
 }
 #endif
 
-enum stage { ST_START, ST_INIT, ST_SPAWN, ST_SYNC, ST_IO, ST_BLOCKING, ST_JOIN, ST_FINALIZE, ST_CHECK, ST_DONE };
-static const char *const stage_name[] = { "start", "init", "spawn", "sync", "io", "blocking",
-                                          "join", "finalize", "check", "done" };
+enum stage {
+    ST_START,
+    ST_INIT,
+    ST_SPAWN,
+    ST_SYNC,
+    ST_IO,
+    ST_BLOCKING,
+    ST_JOIN,
+    ST_FINALIZE,
+    ST_CHECK,
+    ST_DONE
+};
+static const char *const stage_name[] = { "start",    "init", "spawn",    "sync",  "io",
+                                          "blocking", "join", "finalize", "check", "done" };
 
 /* Shared with the child runs: the injector's counts and where the run got. */
 struct shared {
@@ -238,7 +249,8 @@ static void check_clean(void)
         nanosleep(&ts, NULL);
     }
     if (tasks != 2) {
-        fprintf(stderr, "leak after cycle %d: %d kernel threads left\n", atomic_load(&sh->cycle), tasks - 2);
+        fprintf(stderr, "leak after cycle %d: %d kernel threads left\n", atomic_load(&sh->cycle),
+                tasks - 2);
         exit(1);
     }
 }
@@ -388,7 +400,8 @@ static void program(void)
     pthread_t wd;
     CHECK_EQ(pthread_create(&wd, NULL, watchdog, NULL), 0); /* counted before arming */
     if (fault_arm_env() != 0) {
-        fprintf(stderr, "FAULT_INJECT=\"%s\": expected kind:N or kind:N+\n", getenv("FAULT_INJECT"));
+        fprintf(stderr, "FAULT_INJECT=\"%s\": expected kind:N or kind:N+\n",
+                getenv("FAULT_INJECT"));
         exit(2);
     }
     cycle(1);
@@ -402,9 +415,9 @@ enum outcome { OUT_PASS, OUT_FAIL, OUT_CRASH, OUT_HANG, OUT_NO_MACHINE, OUT_MOVE
 
 /* One run of the program: a case, then its result. */
 struct run {
-    int kind;               /* -1: no fault */
-    char inject[64];        /* FAULT_INJECT */
-    const char *guard;      /* WEFT_STACK_GUARD; NULL: unset */
+    int kind;          /* -1: no fault */
+    char inject[64];   /* FAULT_INJECT */
+    const char *guard; /* WEFT_STACK_GUARD; NULL: unset */
     enum outcome out;
     int status;
     int stage, cycle;
@@ -417,10 +430,10 @@ struct run {
 
 /* A child in flight. */
 struct job {
-    pid_t pid;              /* 0: free */
+    pid_t pid; /* 0: free */
     struct run *r;
-    struct shared *sh;      /* its own shared state */
-    int log;                /* memfd: the child's stdout and stderr */
+    struct shared *sh; /* its own shared state */
+    int log;           /* memfd: the child's stdout and stderr */
     double deadline;
 };
 
@@ -565,7 +578,8 @@ static uint64_t nth_n(int j, uint64_t c, int sampled)
 int main(int argc, char **argv)
 {
     if (TEST_TSAN)
-        SKIP("failure injection runs in plain and ASan builds (TSan adds nothing here and is slow)");
+        SKIP(
+            "failure injection runs in plain and ASan builds (TSan adds nothing here and is slow)");
     /* One shared state per job; this process keeps the injector's own
      * (never armed), so that its allocations count in no child's. */
     struct shared *shs = fault_shared_alloc(JOBS * sizeof *shs);
@@ -601,9 +615,10 @@ int main(int argc, char **argv)
     for (int i = 0; i < 2 * CALIBRATE; i++) {
         char b[48];
         if (cal[i].out != OUT_PASS && !known_failure(&cal[i])) {
-            fprintf(stderr, "run without faults%s%s: %s at %s (cycle %d)\n%s", cal[i].guard ? ", guard " : "",
-                    cal[i].guard ? cal[i].guard : "", outcome_name(&cal[i], b, sizeof b),
-                    stage_name[cal[i].stage], cal[i].cycle, cal[i].log);
+            fprintf(stderr, "run without faults%s%s: %s at %s (cycle %d)\n%s",
+                    cal[i].guard ? ", guard " : "", cal[i].guard ? cal[i].guard : "",
+                    outcome_name(&cal[i], b, sizeof b), stage_name[cal[i].stage], cal[i].cycle,
+                    cal[i].log);
             return 1;
         }
         /* a known failure's counts fall short: the largest count is kept */
@@ -631,8 +646,8 @@ int main(int argc, char **argv)
                 struct run *r = &cases[ncases++];
                 r->kind = k;
                 r->guard = guard_for(k);
-                snprintf(r->inject, sizeof r->inject, "%s:%llu%s", fault_kind_name[k], (unsigned long long)n,
-                         from ? "+" : "");
+                snprintf(r->inject, sizeof r->inject, "%s:%llu%s", fault_kind_name[k],
+                         (unsigned long long)n, from ? "+" : "");
             }
         }
     double t0 = check_now();
@@ -645,7 +660,8 @@ int main(int argc, char **argv)
         printf("%-14s %3llu calls%s", fault_kind_name[k], (unsigned long long)count[k],
                guard_for(k) ? " (WEFT_STACK_GUARD=mprotect)" : "");
         if (sampled[k])
-            printf(" (N sampled: 1..%d, then %d points spread evenly to the last)", SAMPLE_HEAD, SAMPLE_TAIL);
+            printf(" (N sampled: 1..%d, then %d points spread evenly to the last)", SAMPLE_HEAD,
+                   SAMPLE_TAIL);
         printf("\n");
         for (; i < ncases && cases[i].kind == k; i++) {
             struct run *r = &cases[i];
@@ -653,9 +669,11 @@ int main(int argc, char **argv)
                 continue;
             char b[48];
             const char *item = known_failure(r);
-            printf("  %-18s %s at %s, cycle %d (%llu calls failed, the first at %s from exe+%#lx)%s%s\n",
+            printf("  %-18s %s at %s, cycle %d (%llu calls failed, the first at %s from "
+                   "exe+%#lx)%s%s\n",
                    r->inject, outcome_name(r, b, sizeof b), stage_name[r->stage], r->cycle,
-                   (unsigned long long)r->failed, r->first_stage >= 0 ? stage_name[r->first_stage] : "-",
+                   (unsigned long long)r->failed,
+                   r->first_stage >= 0 ? stage_name[r->first_stage] : "-",
                    (unsigned long)r->first_caller, item ? ": known, " : "", item ? item : "");
             if (item) {
                 known++;

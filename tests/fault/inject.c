@@ -22,10 +22,10 @@ static struct fault_state *st = &local_state;
 /* ---- outstanding blocks and mappings -------------------------------------- */
 
 #define TABLE_SLOTS 16384u /* far above what the test program holds at once */
-#define TOMBSTONE ((void *)1)
+#define TOMBSTONE   ((void *)1)
 
 struct entry {
-    void *p;      /* NULL: empty; TOMBSTONE: removed */
+    void *p; /* NULL: empty; TOMBSTONE: removed */
     size_t size;
     void *caller; /* return address into the library */
 };
@@ -128,8 +128,8 @@ static void report_table(const char *what, struct table *t)
 {
     for (size_t i = 0; i < TABLE_SLOTS; i++)
         if (t->e[i].p && t->e[i].p != TOMBSTONE) {
-            fprintf(stderr, "  live %s %p, %zu bytes, from exe+%#lx (addr2line -e <test> that)\n", what,
-                    t->e[i].p, t->e[i].size,
+            fprintf(stderr, "  live %s %p, %zu bytes, from exe+%#lx (addr2line -e <test> that)\n",
+                    what, t->e[i].p, t->e[i].size,
                     (unsigned long)((char *)t->e[i].caller - &__executable_start));
 #if defined(__SANITIZE_ADDRESS__)
             if (t == &blocks)
@@ -385,10 +385,12 @@ int __wrap_eventfd(unsigned int count, int flags)
 struct io_uring;
 struct io_uring_params;
 int __real_io_uring_queue_init(unsigned entries, struct io_uring *ring, unsigned flags);
-int __real_io_uring_queue_init_params(unsigned entries, struct io_uring *ring, struct io_uring_params *p);
+int __real_io_uring_queue_init_params(unsigned entries, struct io_uring *ring,
+                                      struct io_uring_params *p);
 void __real_io_uring_queue_exit(struct io_uring *ring);
 int __wrap_io_uring_queue_init(unsigned entries, struct io_uring *ring, unsigned flags);
-int __wrap_io_uring_queue_init_params(unsigned entries, struct io_uring *ring, struct io_uring_params *p);
+int __wrap_io_uring_queue_init_params(unsigned entries, struct io_uring *ring,
+                                      struct io_uring_params *p);
 void __wrap_io_uring_queue_exit(struct io_uring *ring);
 
 int __wrap_io_uring_queue_init(unsigned entries, struct io_uring *ring, unsigned flags)
@@ -401,7 +403,8 @@ int __wrap_io_uring_queue_init(unsigned entries, struct io_uring *ring, unsigned
     return rc;
 }
 
-int __wrap_io_uring_queue_init_params(unsigned entries, struct io_uring *ring, struct io_uring_params *p)
+int __wrap_io_uring_queue_init_params(unsigned entries, struct io_uring *ring,
+                                      struct io_uring_params *p)
 {
     if (should_fail(FK_URING, CALLER))
         return -ENOMEM;

@@ -12,7 +12,7 @@
 #include "testutil.h"
 
 #define SECONDS_PER_CONFIG (TEST_SANITIZED ? 1.0 : 1.5)
-#define SPAWNERS 6
+#define SPAWNERS           6
 
 static weft_group g;
 static double end;
@@ -76,6 +76,7 @@ int main(void)
     uint64_t seed = 0x243f6a8885a308d3ull;
     for (int workers = 2; workers <= 3; workers++)
         for (int policy = 0; policy < 2; policy++)
-            config(workers, policy ? WEFT_HELP_FIRST : WEFT_WORK_FIRST, seed + (uint64_t)workers * 7 + (uint64_t)policy);
+            config(workers, policy ? WEFT_HELP_FIRST : WEFT_WORK_FIRST,
+                   seed + (uint64_t)workers * 7 + (uint64_t)policy);
     return 0;
 }

@@ -12,9 +12,9 @@
 #include "testutil.h"
 
 #define SECONDS_PER_CONFIG (TEST_SANITIZED ? 1.5 : 2.0)
-#define WAITERS 4
-#define DEPTH 4
-#define FANOUT 3
+#define WAITERS            4
+#define DEPTH              4
+#define FANOUT             3
 
 static weft_group g;
 static atomic_long nodes;
@@ -83,7 +83,8 @@ static void config(int workers, int policy, uint64_t seed)
         CHECK_EQ(weft_group_spawn(&g, node, &root, sizeof root, NULL), 0);
         weft_thread *w[WAITERS];
         for (int i = 0; i < WAITERS; i++)
-            CHECK_EQ(weft_spawn(&w[i], user_waiter, (void *)(uintptr_t)test_splitmix(&seed), NULL), 0);
+            CHECK_EQ(weft_spawn(&w[i], user_waiter, (void *)(uintptr_t)test_splitmix(&seed), NULL),
+                     0);
         pthread_t p;
         CHECK_EQ(pthread_create(&p, NULL, plain_waiter, NULL), 0);
         /* 0 only once every node has finished and no thread waits any more */
@@ -109,6 +110,7 @@ int main(void)
     uint64_t seed = 0x9e3779b97f4a7c15ull;
     for (int workers = 2; workers <= 3; workers++)
         for (int policy = 0; policy < 2; policy++)
-            config(workers, policy ? WEFT_HELP_FIRST : WEFT_WORK_FIRST, seed + (uint64_t)workers * 7 + (uint64_t)policy);
+            config(workers, policy ? WEFT_HELP_FIRST : WEFT_WORK_FIRST,
+                   seed + (uint64_t)workers * 7 + (uint64_t)policy);
     return 0;
 }

@@ -19,12 +19,12 @@
 #include "testutil.h"
 
 #define SECONDS_PER_ROUND (TEST_SANITIZED ? 1.5 : 2.0)
-#define NTHREADS 48
+#define NTHREADS          48
 
 static weft_mutex lock = WEFT_MUTEX_INIT;
-static long counter;          /* under lock */
-static atomic_long expected;  /* increments made */
-static atomic_long calls;     /* weft_blocking calls returned */
+static long counter;         /* under lock */
+static atomic_long expected; /* increments made */
+static atomic_long calls;    /* weft_blocking calls returned */
 static double deadline;
 static int feed[NTHREADS][2];
 
@@ -84,9 +84,7 @@ static void *worker(void *arg)
             atomic_fetch_add(&calls, 1);
             break;
         }
-        case 3:
-            weft_yield();
-            break;
+        case 3: weft_yield(); break;
         case 4:
             CHECK_EQ(weft_mutex_lock(&lock), 0);
             counter++;

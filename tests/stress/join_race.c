@@ -14,13 +14,13 @@
 #include "testutil.h"
 
 #define TOTAL_SECONDS (TEST_SANITIZED ? 8.0 : 10.0)
-#define QCAP 1024
-#define UPRODUCERS 3
-#define UCONSUMERS 3
+#define QCAP          1024
+#define UPRODUCERS    3
+#define UCONSUMERS    3
 
 typedef struct item {
     weft_thread *t;
-    long         value;
+    long value;
 } item;
 
 static pthread_mutex_t qlock = PTHREAD_MUTEX_INITIALIZER;
@@ -98,7 +98,8 @@ static void produce(uint64_t seed)
             weft_attr a = WEFT_ATTR_INIT;
             uint64_t r = test_splitmix(&rng) % 16;
             a.detached = r == 0;
-            CHECK_EQ(weft_spawn(a.detached ? NULL : &it.t, short_lived, (void *)(intptr_t)v, &a), 0);
+            CHECK_EQ(weft_spawn(a.detached ? NULL : &it.t, short_lived, (void *)(intptr_t)v, &a),
+                     0);
             atomic_fetch_add(&produced_sum, v);
             atomic_fetch_add(&produced_n, 1);
             if (a.detached) {
@@ -190,7 +191,8 @@ static void run_config(int workers, int policy, double seconds, uint64_t seed)
     for (int i = 0; i < UPRODUCERS; i++)
         CHECK_EQ(weft_spawn(&up[i], uproducer, (void *)(uintptr_t)(seed + (uint64_t)i), NULL), 0);
     for (int i = 0; i < UCONSUMERS; i++)
-        CHECK_EQ(weft_spawn(&uc[i], uconsumer, (void *)(uintptr_t)(seed + 50 + (uint64_t)i), NULL), 0);
+        CHECK_EQ(weft_spawn(&uc[i], uconsumer, (void *)(uintptr_t)(seed + 50 + (uint64_t)i), NULL),
+                 0);
     for (int i = 0; i < UPRODUCERS; i++)
         CHECK_EQ(weft_join(up[i], NULL), 0);
     for (int i = 0; i < UCONSUMERS; i++)

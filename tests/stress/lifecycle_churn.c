@@ -17,7 +17,7 @@ static atomic_long started, finished;
 
 typedef struct job {
     uint64_t seed;
-    int      depth;
+    int depth;
 } job;
 
 static void *detached_job(void *argp);
@@ -93,14 +93,17 @@ int main(int argc, char **argv)
             spawn_job(test_splitmix(&rng), 3);
         if (test_splitmix(&rng) % 3 == 0) {
             pthread_t pt;
-            CHECK_EQ(pthread_create(&pt, NULL, pthread_spawner, (void *)(uintptr_t)test_splitmix(&rng)), 0);
+            CHECK_EQ(pthread_create(&pt, NULL, pthread_spawner,
+                                    (void *)(uintptr_t)test_splitmix(&rng)),
+                     0);
             /* Its spawns must be done before weft_finalize starts. */
             CHECK_EQ(test_pthread_join(pt, NULL), 0);
         }
         CHECK_EQ(weft_finalize(), 0);
         long s = atomic_load(&started), f = atomic_load(&finished);
         if (s != f) {
-            fprintf(stderr, "cycle %ld: %ld threads started, %ld finished at finalize\n", cycles, s, f);
+            fprintf(stderr, "cycle %ld: %ld threads started, %ld finished at finalize\n", cycles, s,
+                    f);
             CHECK_EQ(s, f);
         }
         CHECK_EQ(weft_num_workers(), 0);

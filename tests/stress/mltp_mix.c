@@ -18,13 +18,13 @@
 #ifndef __has_feature
 #define __has_feature(x) 0
 #endif
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__) || __has_feature(address_sanitizer) || \
-    __has_feature(thread_sanitizer)
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__) ||                               \
+    __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
 #define TOTAL_SECONDS 6.0
-#define SCALE 4
+#define SCALE         4
 #else
 #define TOTAL_SECONDS 9.0
-#define SCALE 1
+#define SCALE         1
 #endif
 
 static uint64_t rnd(uint64_t *s)
@@ -173,18 +173,16 @@ static void churn(void *arg)
         uint64_t r = rnd(&s);
         int i = (int)(r % 3);
         switch ((r >> 8) % 6) {
-        case 0: case 1: case 2:
+        case 0:
+        case 1:
+        case 2:
             mltp_lock(&locks[i]);
             guarded[i]++;
             mltp_unlock(&locks[i]);
             atomic_fetch_add(&expect_guarded[i], 1);
             break;
-        case 3:
-            mltp_yield();
-            break;
-        case 4:
-            mltp_yield_to_first();
-            break;
+        case 3: mltp_yield(); break;
+        case 4: mltp_yield_to_first(); break;
         default:
             if (nk < 4) {
                 kids[nk] = mltp_create(child, (void *)(intptr_t)i);

@@ -12,22 +12,22 @@
 #include "testutil.h"
 
 #define TOTAL_SECONDS (TEST_SANITIZED ? 8.0 : 10.0)
-#define MAX_DEPTH (TEST_SANITIZED ? 5 : 7)
-#define MAX_FANOUT 4
-#define MAILBOX 256
-#define PTHREADS 2
-#define COLLECTORS 2
+#define MAX_DEPTH     (TEST_SANITIZED ? 5 : 7)
+#define MAX_FANOUT    4
+#define MAILBOX       256
+#define PTHREADS      2
+#define COLLECTORS    2
 
 /* ---- the tree's shape, a pure function of (seed, depth) ---------------- */
 
 enum { KIND_JOIN, KIND_DETACHED, KIND_DETACH_LATER, KIND_HANDOFF };
 
 typedef struct plan {
-    int      fanout;
-    int      yields_before, yields_between;
-    int      kind[MAX_FANOUT];
+    int fanout;
+    int yields_before, yields_between;
+    int kind[MAX_FANOUT];
     uint64_t child_seed[MAX_FANOUT];
-    size_t   stack_size[MAX_FANOUT];
+    size_t stack_size[MAX_FANOUT];
 } plan;
 
 static void make_plan(uint64_t seed, int depth, plan *p)
@@ -40,8 +40,10 @@ static void make_plan(uint64_t seed, int depth, plan *p)
     p->yields_between = (int)(test_splitmix(&s) % 2);
     for (int i = 0; i < p->fanout; i++) {
         uint64_t r = test_splitmix(&s) % 16;
-        p->kind[i] = r < 10 ? KIND_JOIN : r < 12 ? KIND_DETACHED : r < 13 ? KIND_DETACH_LATER
-                                                                         : KIND_HANDOFF;
+        p->kind[i] = r < 10   ? KIND_JOIN
+                     : r < 12 ? KIND_DETACHED
+                     : r < 13 ? KIND_DETACH_LATER
+                              : KIND_HANDOFF;
         p->child_seed[i] = test_splitmix(&s);
         uint64_t st = test_splitmix(&s) % 4;
         p->stack_size[i] = st == 0 ? 32 * 1024 : st == 1 ? 256 * 1024 : 0;
@@ -105,8 +107,8 @@ static int mail_join_one(uint64_t *rng)
 
 typedef struct node_arg {
     uint64_t seed;
-    int      depth;
-    int      detached;
+    int depth;
+    int detached;
 } node_arg;
 
 static const char *const names[] = { "tree-a", "tree-b", NULL };
@@ -179,7 +181,7 @@ static void run_root(uint64_t seed, int depth)
 
 typedef struct joiner_arg {
     uint64_t seed;
-    double   until;
+    double until;
 } joiner_arg;
 
 /* A plain kernel thread: spawns roots and joins them, joins mailbox handles
@@ -241,7 +243,8 @@ static void run_config(int workers, int policy, double seconds, uint64_t seed)
     }
     weft_thread *col[COLLECTORS];
     for (int i = 0; i < COLLECTORS; i++)
-        CHECK_EQ(weft_spawn(&col[i], collector, (void *)(uintptr_t)(seed + 7 + (uint64_t)i), NULL), 0);
+        CHECK_EQ(weft_spawn(&col[i], collector, (void *)(uintptr_t)(seed + 7 + (uint64_t)i), NULL),
+                 0);
 
     uint64_t rng = seed;
     long rounds = 0;
@@ -283,8 +286,8 @@ static void run_config(int workers, int policy, double seconds, uint64_t seed)
     for (int i = 0; i < COLLECTORS; i++)
         CHECK_EQ(weft_join(col[i], NULL), 0);
     for (;;) {
-        long acc = atomic_load(&joined_total) + atomic_load(&detached_total) +
-                   atomic_load(&handoff_total);
+        long acc =
+            atomic_load(&joined_total) + atomic_load(&detached_total) + atomic_load(&handoff_total);
         if (acc == atomic_load(&expected_total))
             break;
         CHECK(acc < atomic_load(&expected_total));
@@ -302,8 +305,7 @@ static void run_config(int workers, int policy, double seconds, uint64_t seed)
     CHECK_EQ(atomic_load(&nodes_run), atomic_load(&expected_total));
     printf("workers=%d %s: %ld nodes (%ld main rounds) joined %ld detached %ld handed off %ld\n",
            workers, policy ? "help-first" : "work-first", atomic_load(&nodes_run), rounds,
-           atomic_load(&joined_total), atomic_load(&detached_total),
-           atomic_load(&handoff_total));
+           atomic_load(&joined_total), atomic_load(&detached_total), atomic_load(&handoff_total));
 }
 
 int main(int argc, char **argv)

@@ -5,12 +5,12 @@
  * (nobody runs ahead or lags behind an episode). Participants do random
  * small amounts of work per episode so arrivals are spread out. */
 #define _GNU_SOURCE
-#include "testutil.h"
 #include "sync_test.h"
+#include "testutil.h"
 
-#define USERS   12
-#define PLAIN   2
-#define NPART   (USERS + PLAIN)
+#define USERS    12
+#define PLAIN    2
+#define NPART    (USERS + PLAIN)
 #define EPISODES 20000
 
 static weft_barrier b;

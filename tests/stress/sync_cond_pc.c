@@ -4,18 +4,18 @@
  * short deadlines and loop on ETIMEDOUT, some wake-ups are broadcasts.
  * Every produced item must be consumed exactly once. */
 #define _GNU_SOURCE
-#include "testutil.h"
 #include "sync_test.h"
+#include "testutil.h"
 
-#define CAP        8
-#define U_PROD     6
-#define U_CONS     6
-#define P_PROD     2
-#define P_CONS     2
-#define PER_PROD   20000L
-#define NPROD      (U_PROD + P_PROD)
-#define NCONS      (U_CONS + P_CONS)
-#define STOP       (-1L)
+#define CAP      8
+#define U_PROD   6
+#define U_CONS   6
+#define P_PROD   2
+#define P_CONS   2
+#define PER_PROD 20000L
+#define NPROD    (U_PROD + P_PROD)
+#define NCONS    (U_CONS + P_CONS)
+#define STOP     (-1L)
 
 static weft_mutex m = WEFT_MUTEX_INIT;
 static weft_cond not_full = WEFT_COND_INIT, not_empty = WEFT_COND_INIT;

@@ -7,10 +7,10 @@
  * leave an untimed waiter asleep forever (the watchdog fires). Both user
  * threads (timer service) and plain threads (futex deadline) time out. */
 #define _GNU_SOURCE
-#include "testutil.h"
 #include "sync_test.h"
+#include "testutil.h"
 
-#define ROUNDS   2000
+#define ROUNDS    2000
 #define U_UNTIMED 3
 #define U_TIMED   4
 #define P_UNTIMED 1
@@ -18,8 +18,8 @@
 
 static weft_mutex m = WEFT_MUTEX_INIT;
 static weft_cond c = WEFT_COND_INIT;
-static long tokens;        /* under m */
-static int stop;           /* under m */
+static long tokens; /* under m */
+static int stop;    /* under m */
 static atomic_long passed_on, got_untimed, timeouts;
 static atomic_int plain_done;
 
@@ -128,8 +128,8 @@ static void run(int workers)
     CHECK_EQ(atomic_load(&got_untimed), nuntimed * per);
     CHECK_EQ(tokens, 0);
     CHECK_EQ(weft_cond_destroy(&c), 0);
-    printf("workers=%d: %ld timeouts, %ld signals passed on by timed waiters\n",
-           weft_num_workers(), atomic_load(&timeouts), atomic_load(&passed_on));
+    printf("workers=%d: %ld timeouts, %ld signals passed on by timed waiters\n", weft_num_workers(),
+           atomic_load(&timeouts), atomic_load(&passed_on));
     st_finalize();
 }
 

@@ -4,15 +4,15 @@
  * is checked for exclusion and the counters must add up. Runs with all
  * CPUs as workers and oversubscribed (more workers than CPUs). */
 #define _GNU_SOURCE
-#include "testutil.h"
 #include "sync_test.h"
+#include "testutil.h"
 
 #define NLOCKS 4
 #define USERS  48
 #define PLAIN  3
 
 static weft_mutex locks[NLOCKS];
-static long counts[NLOCKS];      /* counts[i] under locks[i] */
+static long counts[NLOCKS]; /* counts[i] under locks[i] */
 static atomic_int inside[NLOCKS];
 static atomic_long done_ops;
 static atomic_int plain_done;

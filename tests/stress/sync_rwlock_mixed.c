@@ -6,8 +6,8 @@
  * stream in (writer preference): each writer completes a minimum number of
  * sections. */
 #define _GNU_SOURCE
-#include "testutil.h"
 #include "sync_test.h"
+#include "testutil.h"
 
 #define U_READERS 16
 #define U_WRITERS 4
@@ -100,8 +100,7 @@ static void run(int workers, double seconds)
     CHECK_EQ(a_, atomic_load(&writes_done));
     CHECK_EQ(b_, a_);
     CHECK_EQ(weft_rwlock_destroy(&l), 0);
-    printf("workers=%d: %ld writes, %ld reads\n", weft_num_workers(), a_,
-           atomic_load(&reads_done));
+    printf("workers=%d: %ld writes, %ld reads\n", weft_num_workers(), a_, atomic_load(&reads_done));
     st_finalize();
 }
 

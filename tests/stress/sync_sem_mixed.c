@@ -4,12 +4,12 @@
  * more than its value, and a free-for-all of posts and waits that must
  * balance to the initial value at the end. */
 #define _GNU_SOURCE
-#include "testutil.h"
 #include "sync_test.h"
+#include "testutil.h"
 
-#define RING      6   /* members: 4 user threads, 2 plain threads */
-#define HOPS      3000
-#define GATE_V    2
+#define RING       6 /* members: 4 user threads, 2 plain threads */
+#define HOPS       3000
+#define GATE_V     2
 #define GATE_USERS 10
 #define GATE_PLAIN 2
 #define GATE_ITERS 3000

@@ -125,7 +125,7 @@ int main(void)
 {
     CHECK_EQ(fesetround(FE_UPWARD), 0);
     co_sp = weft__ctx_make(stack1 + sizeof stack1, co_entry, (void *)(intptr_t)42);
-    volatile long keep = 0x1234567;   /* lives across switches */
+    volatile long keep = 0x1234567; /* lives across switches */
     weft__ctx_switch(&main_sp, co_sp, (void *)(intptr_t)11, (void *)(intptr_t)1);
     for (int i = 2; i < 10; i += 2) {
         CHECK_EQ((intptr_t)last_xfer, i);

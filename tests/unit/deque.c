@@ -8,7 +8,7 @@
 #include "check.h"
 #include "sched/deque.h"
 
-#define ITEMS 400000
+#define ITEMS   400000
 #define THIEVES 3
 
 static struct weft__deque dq;
@@ -17,8 +17,14 @@ static atomic_int done;
 static atomic_long stolen;
 
 /* Items are fake descriptor pointers: (i + 1) * 64, never dereferenced. */
-static struct weft_thread *item(long i) { return (struct weft_thread *)(uintptr_t)((i + 1) * 64); }
-static long index_of(struct weft_thread *t) { return (long)((uintptr_t)t / 64) - 1; }
+static struct weft_thread *item(long i)
+{
+    return (struct weft_thread *)(uintptr_t)((i + 1) * 64);
+}
+static long index_of(struct weft_thread *t)
+{
+    return (long)((uintptr_t)t / 64) - 1;
+}
 
 static void take(struct weft_thread *t)
 {
@@ -45,9 +51,9 @@ int main(void)
     /* sequential order */
     CHECK_EQ(weft__deque_init(&dq, 2), 0);
     for (long i = 0; i < 100; i++)
-        weft__deque_push(&dq, item(i));           /* grows 2 -> 128 */
-    CHECK(weft__deque_steal(&dq) == item(0));   /* thieves: oldest first */
-    CHECK(weft__deque_pop(&dq) == item(99));    /* owner: newest first */
+        weft__deque_push(&dq, item(i));       /* grows 2 -> 128 */
+    CHECK(weft__deque_steal(&dq) == item(0)); /* thieves: oldest first */
+    CHECK(weft__deque_pop(&dq) == item(99));  /* owner: newest first */
     for (long i = 98; i >= 1; i--)
         CHECK(weft__deque_pop(&dq) == item(i));
     CHECK(weft__deque_pop(&dq) == NULL);

@@ -60,7 +60,7 @@ int main(void)
     CHECK_EQ(weft_spawn(&c, looper, (void *)'C', NULL), 0);
     CHECK_EQ(tn, 0); /* created threads wait at the tail */
     mark('m');
-    weft_yield();    /* A B C run once each, then the initial thread */
+    weft_yield(); /* A B C run once each, then the initial thread */
     mark('m');
     CHECK_EQ(weft_join(a, NULL), 0);
     CHECK_EQ(weft_join(b, NULL), 0);

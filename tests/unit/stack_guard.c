@@ -39,7 +39,10 @@ static void *smash_canary(void *arg)
     return NULL;
 }
 
-static void *nop(void *arg) { return arg; }
+static void *nop(void *arg)
+{
+    return arg;
+}
 
 /* A frame larger than a one-page guard, written from its lowest address up
  * (as a function filling a local array does), without the probes of
@@ -48,7 +51,8 @@ static void *nop(void *arg) { return arg; }
 #if defined(__GNUC__) && !defined(__clang__)
 __attribute__((optimize("no-stack-clash-protection")))
 #endif
-static __attribute__((noinline)) void *big_frame(void *arg)
+static __attribute__((noinline)) void *
+big_frame(void *arg)
 {
     volatile char buf[96 << 10];
     buf[0] = 1;
@@ -265,7 +269,8 @@ int main(int argc, char **argv)
             !strstr(out, "\"victim\"") || !strstr(out, "stack size 65536 bytes") ||
             strchr(out, '\n') != out + strlen(out) - 1) {
             fprintf(stderr, "%s: status %#x, output:\n%s\n", canary_modes[i], st, out);
-            CHECK(!"a canary-checked overflow must be reported in one line, at a switch or a fault");
+            CHECK(
+                !"a canary-checked overflow must be reported in one line, at a switch or a fault");
         }
     }
 
@@ -291,7 +296,8 @@ int main(int argc, char **argv)
         CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
         size_t slots, mad, mpr, can;
         const char *line = strstr(out, "slots ");
-        CHECK(line && sscanf(line, "slots %zu madvise %zu mprotect %zu canary %zu", &slots, &mad, &mpr, &can) == 4);
+        CHECK(line && sscanf(line, "slots %zu madvise %zu mprotect %zu canary %zu", &slots, &mad,
+                             &mpr, &can) == 4);
         CHECK(mpr > 0 && can > 0 && mpr + can == slots);
         CHECK(2 * mpr < (size_t)maxmap);
         const char *n1 = strstr(out, "vm.max_map_count");

@@ -102,7 +102,8 @@ static void module_cycle(int request)
             CHECK((size_t)((char *)t[i] - (char *)t[i]->stack_lo) >= want[i]);
             CHECK(request != WEFT__GUARDREQ_CANARY || t[i]->guard == WEFT__GUARD_CANARY);
             CHECK(request != WEFT__GUARDREQ_MPROTECT || t[i]->guard == WEFT__GUARD_MPROTECT);
-            fill((char *)t[i]->stack_lo + CANARY_WORD, (char *)t[i], (uint64_t)i * 0x9e3779b97f4a7c15ull);
+            fill((char *)t[i]->stack_lo + CANARY_WORD, (char *)t[i],
+                 (uint64_t)i * 0x9e3779b97f4a7c15ull);
         }
         for (int i = 0; i < N; i++)
             CHECK(intact((char *)t[i]->stack_lo + CANARY_WORD, (char *)t[i],
@@ -160,9 +161,9 @@ static void module_cycle(int request)
 enum { SPAWNERS = 4, BATCH = 6 };
 
 struct job {
-    size_t size;    /* the stack_size asked for */
-    uint64_t salt;  /* this thread's fill pattern */
-    int yields;     /* switches between the fill and the check */
+    size_t size;   /* the stack_size asked for */
+    uint64_t salt; /* this thread's fill pattern */
+    int yields;    /* switches between the fill and the check */
     const char *name;
 };
 
@@ -209,18 +210,13 @@ static void *spawner(void *arg)
         weft_thread *t[BATCH];
         weft_group g = WEFT_GROUP_INIT;
         for (int i = 0; i < BATCH; i++) {
-            jobs[i] = (struct job){ a.stack_size, ((uint64_t)id << 40) ^ ((uint64_t)r << 20) ^ (uint64_t)i,
-                                    i % 3, a.name };
+            jobs[i] = (struct job){ a.stack_size,
+                                    ((uint64_t)id << 40) ^ ((uint64_t)r << 20) ^ (uint64_t)i, i % 3,
+                                    a.name };
             switch (r % 3) {
-            case 0:
-                CHECK_EQ(weft_spawn(&t[i], child, &jobs[i], &a), 0);
-                break;
-            case 1:
-                CHECK_EQ(weft_spawn_copy(&t[i], child, &jobs[i], sizeof jobs[i], &a), 0);
-                break;
-            default:
-                CHECK_EQ(weft_group_spawn(&g, member, &jobs[i], sizeof jobs[i], &a), 0);
-                break;
+            case 0: CHECK_EQ(weft_spawn(&t[i], child, &jobs[i], &a), 0); break;
+            case 1: CHECK_EQ(weft_spawn_copy(&t[i], child, &jobs[i], sizeof jobs[i], &a), 0); break;
+            default: CHECK_EQ(weft_group_spawn(&g, member, &jobs[i], sizeof jobs[i], &a), 0); break;
             }
         }
         if (r % 3 == 2) {

@@ -33,8 +33,8 @@
 #endif
 
 /* UTS's defaults for the options a tree's type does not use. */
-#define UTS_DEFAULT_Q (15.0 / 64.0)
-#define UTS_DEFAULT_M 4
+#define UTS_DEFAULT_Q     (15.0 / 64.0)
+#define UTS_DEFAULT_M     4
 #define UTS_DEFAULT_SHIFT 0.5
 /* The warm-up tree: T1's shape cut at depth 5 (3,987 nodes). */
 #define WARM_GEN_MX 5
@@ -43,13 +43,21 @@
  * must find exactly that many nodes. */
 static const struct {
     const char *name;
-    uts_tree    tree;
-    long        nodes;
+    uts_tree tree;
+    long nodes;
 } presets[] = {
-    {"T1", {UTS_GEO, UTS_SHAPE_FIXED, 10, 4.0, 19, UTS_DEFAULT_Q, UTS_DEFAULT_M, UTS_DEFAULT_SHIFT}, 4130071L},
-    {"T2", {UTS_GEO, UTS_SHAPE_CYCLIC, 16, 6.0, 502, UTS_DEFAULT_Q, UTS_DEFAULT_M, UTS_DEFAULT_SHIFT}, 4117769L},
-    {"T3", {UTS_BIN, UTS_SHAPE_LINEAR, 6, 2000.0, 42, 0.124875, 8, UTS_DEFAULT_SHIFT}, 4112897L},
-    {"T4", {UTS_HYBRID, UTS_SHAPE_LINEAR, 16, 6.0, 1, 0.234375, 4, UTS_DEFAULT_SHIFT}, 4132453L},
+    { "T1",
+      { UTS_GEO, UTS_SHAPE_FIXED, 10, 4.0, 19, UTS_DEFAULT_Q, UTS_DEFAULT_M, UTS_DEFAULT_SHIFT },
+      4130071L },
+    { "T2",
+      { UTS_GEO, UTS_SHAPE_CYCLIC, 16, 6.0, 502, UTS_DEFAULT_Q, UTS_DEFAULT_M, UTS_DEFAULT_SHIFT },
+      4117769L },
+    { "T3",
+      { UTS_BIN, UTS_SHAPE_LINEAR, 6, 2000.0, 42, 0.124875, 8, UTS_DEFAULT_SHIFT },
+      4112897L },
+    { "T4",
+      { UTS_HYBRID, UTS_SHAPE_LINEAR, 16, 6.0, 1, 0.234375, 4, UTS_DEFAULT_SHIFT },
+      4132453L },
 };
 #define NPRESETS ((int)(sizeof presets / sizeof presets[0]))
 /* A root's frame holds a node and a handle per child (a binomial root may
@@ -64,7 +72,7 @@ static const weft_attr *g_attr;
 
 static long search_serial(const uts_node *n)
 {
-    int  k = uts_num_children(g_tree, n);
+    int k = uts_num_children(g_tree, n);
     long count = 1;
     for (int i = 0; i < k; i++) {
         uts_node child;
@@ -77,10 +85,10 @@ static long search_serial(const uts_node *n)
 static void *search_weft(void *arg)
 {
     const uts_node *n = arg;
-    int  k = uts_num_children(g_tree, n);
+    int k = uts_num_children(g_tree, n);
     long count = 1;
     if (k > 0) {
-        uts_node     child[k];
+        uts_node child[k];
         weft_thread *t[k];
         for (int i = 0; i < k; i++) {
             uts_child(n, i, &child[i]);
@@ -90,7 +98,7 @@ static void *search_weft(void *arg)
         }
         for (int i = 0; i < k; i++) {
             void *sub;
-            int   rc = weft_join(t[i], &sub);
+            int rc = weft_join(t[i], &sub);
             if (rc != 0)
                 bench_die("weft_join", rc);
             count += (long)(intptr_t)sub;
@@ -103,16 +111,16 @@ static void *search_weft(void *arg)
  * with a stack that fits its arrays of children. */
 static long search_weft_root(const uts_tree *tree)
 {
-    uts_node     root;
+    uts_node root;
     weft_thread *t;
-    void        *count;
+    void *count;
     g_tree = tree;
     uts_root(tree, &root);
     weft_attr attr = WEFT_ATTR_INIT;
     if (g_attr)
         attr = *g_attr;
-    size_t need = ROOT_STACK_BASE +
-                  (size_t)uts_num_children(tree, &root) * (sizeof(uts_node) + sizeof(weft_thread *));
+    size_t need = ROOT_STACK_BASE + (size_t)uts_num_children(tree, &root) *
+                                        (sizeof(uts_node) + sizeof(weft_thread *));
     if (need > (attr.stack_size ? attr.stack_size : ROOT_STACK_BASE))
         attr.stack_size = need;
     int rc = weft_spawn(&t, search_weft, &root, &attr);
@@ -127,15 +135,15 @@ static long search_weft_root(const uts_tree *tree)
 #ifdef _OPENMP
 static long search_omp(const uts_node *n)
 {
-    int  k = uts_num_children(g_tree, n);
+    int k = uts_num_children(g_tree, n);
     long count = 1;
     if (k > 0) {
         uts_node child[k];
-        long     sub[k];
+        long sub[k];
         for (int i = 0; i < k; i++) {
             uts_child(n, i, &child[i]);
             const uts_node *c = &child[i];
-            long           *s = &sub[i];
+            long *s = &sub[i];
 #pragma omp task firstprivate(c, s)
             *s = search_omp(c);
         }
@@ -158,10 +166,10 @@ static uint64_t cpu_now_ns(void)
 
 typedef struct uts_run {
     const bench_opts *o;
-    const uts_tree   *tree;
-    const uts_tree   *warm;
-    const char       *param;
-    long              expect; /* the node count every run must give; 0 = take the first run's */
+    const uts_tree *tree;
+    const uts_tree *warm;
+    const char *param;
+    long expect; /* the node count every run must give; 0 = take the first run's */
 } uts_run;
 
 static void check(uts_run *u, const char *impl, long workers, long nodes)
@@ -169,26 +177,27 @@ static void check(uts_run *u, const char *impl, long workers, long nodes)
     if (u->expect == 0)
         u->expect = nodes;
     if (nodes != u->expect) {
-        fprintf(stderr, "bench: uts %s on %ld workers: %ld nodes, expected %ld\n", impl, workers, nodes,
-                u->expect);
+        fprintf(stderr, "bench: uts %s on %ld workers: %ld nodes, expected %ld\n", impl, workers,
+                nodes, u->expect);
         exit(1);
     }
 }
 
-static double report(uts_run *u, const char *impl, long workers, const double *samples, const double *cpu,
-                     const char *extra)
+static double report(uts_run *u, const char *impl, long workers, const double *samples,
+                     const double *cpu, const char *extra)
 {
-    double med = bench_report(u->o, "uts", impl, workers, u->param, samples, u->o->reps, "ns").median;
+    double med =
+        bench_report(u->o, "uts", impl, workers, u->param, samples, u->o->reps, "ns").median;
     if (!u->o->callgrind)
-        printf("  uts %s %s workers=%ld: %ld nodes, %.1f ns/node, CPU %.1f ns/node%s\n", u->param, impl,
-               workers, u->expect, med / (double)u->expect,
+        printf("  uts %s %s workers=%ld: %ld nodes, %.1f ns/node, CPU %.1f ns/node%s\n", u->param,
+               impl, workers, u->expect, med / (double)u->expect,
                bench_summarize(cpu, u->o->reps).median / (double)u->expect, extra ? extra : "");
     return med;
 }
 
 static double run_serial(uts_run *u)
 {
-    double   samples[BENCH_MAX_RUNS], cpu[BENCH_MAX_RUNS];
+    double samples[BENCH_MAX_RUNS], cpu[BENCH_MAX_RUNS];
     uts_node root;
     g_tree = u->warm;
     uts_root(u->warm, &root);
@@ -197,7 +206,7 @@ static double run_serial(uts_run *u)
     uts_root(u->tree, &root);
     for (int r = 0; r < u->o->reps; r++) {
         uint64_t c0 = cpu_now_ns(), t0 = bench_now_ns();
-        long     nodes = search_serial(&root);
+        long nodes = search_serial(&root);
         samples[r] = (double)(bench_now_ns() - t0);
         cpu[r] = (double)(cpu_now_ns() - c0);
         check(u, "serial", 1, nodes);
@@ -207,7 +216,7 @@ static double run_serial(uts_run *u)
 
 static double run_weft(uts_run *u, long workers, int policy)
 {
-    double      samples[BENCH_MAX_RUNS], cpu[BENCH_MAX_RUNS];
+    double samples[BENCH_MAX_RUNS], cpu[BENCH_MAX_RUNS];
     const char *impl = policy == WEFT_HELP_FIRST ? "weft-hf" : "weft";
     weft_config cfg;
     weft_config_default(&cfg);
@@ -222,7 +231,7 @@ static double run_weft(uts_run *u, long workers, int policy)
         memset(&s0, 0, sizeof s0);
     for (int r = 0; r < u->o->reps; r++) {
         uint64_t c0 = cpu_now_ns(), t0 = bench_now_ns();
-        long     nodes = search_weft_root(u->tree);
+        long nodes = search_weft_root(u->tree);
         samples[r] = (double)(bench_now_ns() - t0);
         cpu[r] = (double)(cpu_now_ns() - c0);
         check(u, impl, workers, nodes);
@@ -233,7 +242,8 @@ static double run_weft(uts_run *u, long workers, int policy)
     if (rc != 0)
         bench_die("weft_finalize", rc);
     char extra[64];
-    snprintf(extra, sizeof extra, ", %.0f steals/run", (double)(s1.steals - s0.steals) / u->o->reps);
+    snprintf(extra, sizeof extra, ", %.0f steals/run",
+             (double)(s1.steals - s0.steals) / u->o->reps);
     return report(u, impl, workers, samples, cpu, extra);
 }
 
@@ -241,7 +251,7 @@ static double run_weft(uts_run *u, long workers, int policy)
 static double run_omp(uts_run *u, long workers)
 {
     double samples[BENCH_MAX_RUNS], cpu[BENCH_MAX_RUNS];
-    long   nodes[BENCH_MAX_RUNS];
+    long nodes[BENCH_MAX_RUNS];
 #pragma omp parallel num_threads(workers)
 #pragma omp single
     {
@@ -294,7 +304,7 @@ static const char usage[] =
 /* "65536", "64K", "1M": bytes; 0 on a malformed size. */
 static size_t parse_size(const char *v)
 {
-    char         *end;
+    char *end;
     unsigned long n = strtoul(v, &end, 10);
     if (end == v)
         return 0;
@@ -310,7 +320,7 @@ static size_t parse_size(const char *v)
 static int parse_tree(int *argc, char **argv, uts_tree *t)
 {
     static weft_attr attr = WEFT_ATTR_INIT;
-    int              out = 1;
+    int out = 1;
     for (int i = 1; i < *argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--tree") == 0) {
@@ -336,7 +346,7 @@ static int parse_tree(int *argc, char **argv, uts_tree *t)
         if (i + 1 >= *argc)
             return -1;
         const char *v = argv[++i];
-        char       *end;
+        char *end;
         errno = 0;
         double x = strtod(v, &end);
         if (end == v || *end != '\0' || errno != 0)
@@ -388,19 +398,13 @@ static long tree_name(const uts_tree *t, char *buf, size_t len)
         }
     }
     switch (t->type) {
-    case UTS_BIN:
-        snprintf(buf, len, "bin-b%g-q%g-m%d-s%d", t->b0, t->q, t->m, t->seed);
-        break;
+    case UTS_BIN: snprintf(buf, len, "bin-b%g-q%g-m%d-s%d", t->b0, t->q, t->m, t->seed); break;
     case UTS_HYBRID:
-        snprintf(buf, len, "hyb-a%d-d%d-b%g-q%g-m%d-f%g-s%d", t->shape, t->gen_mx, t->b0, t->q, t->m,
-                 t->shift, t->seed);
+        snprintf(buf, len, "hyb-a%d-d%d-b%g-q%g-m%d-f%g-s%d", t->shape, t->gen_mx, t->b0, t->q,
+                 t->m, t->shift, t->seed);
         break;
-    case UTS_BALANCED:
-        snprintf(buf, len, "bal-d%d-b%g-s%d", t->gen_mx, t->b0, t->seed);
-        break;
-    default:
-        snprintf(buf, len, "geo-a%d-d%d-b%g-s%d", t->shape, t->gen_mx, t->b0, t->seed);
-        break;
+    case UTS_BALANCED: snprintf(buf, len, "bal-d%d-b%g-s%d", t->gen_mx, t->b0, t->seed); break;
+    default: snprintf(buf, len, "geo-a%d-d%d-b%g-s%d", t->shape, t->gen_mx, t->b0, t->seed); break;
     }
     return 0;
 }
@@ -420,9 +424,9 @@ int main(int argc, char **argv)
     }
     uts_tree warm = presets[0].tree;
     warm.gen_mx = WARM_GEN_MX;
-    char    param[96];
-    long    nodes = tree_name(&tree, param, sizeof param);
-    uts_run u = {&o, &tree, &warm, param, nodes};
+    char param[96];
+    long nodes = tree_name(&tree, param, sizeof param);
+    uts_run u = { &o, &tree, &warm, param, nodes };
 
     double ts = 0;
     if (bench_wants(&o, "serial"))
@@ -433,9 +437,9 @@ int main(int argc, char **argv)
             if (strcmp(o.policy, "both") != 0 && strcmp(o.policy, name) != 0)
                 continue;
             double t1 = 0, tp = 0;
-            long   p = 1;
+            long p = 1;
             for (int wi = 0; wi < o.workers.len; wi++) {
-                long   w = o.workers.v[wi];
+                long w = o.workers.v[wi];
                 double t = run_weft(&u, w, hf ? WEFT_HELP_FIRST : WEFT_WORK_FIRST);
                 if (w == 1)
                     t1 = t;
@@ -450,9 +454,9 @@ int main(int argc, char **argv)
 #ifdef _OPENMP
     if (bench_wants(&o, "openmp")) {
         double t1 = 0, tp = 0;
-        long   p = 1;
+        long p = 1;
         for (int wi = 0; wi < o.workers.len; wi++) {
-            long   w = o.workers.v[wi];
+            long w = o.workers.v[wi];
             double t = run_omp(&u, w);
             if (w == 1)
                 t1 = t;

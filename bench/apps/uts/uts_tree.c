@@ -4,16 +4,16 @@
 #include <math.h>
 #include <string.h>
 
-#define SHA1_BLOCK_BYTES 64
-#define SHA1_LENGTH_BYTES 8 /* the message length in bits, big-endian, ends the padding */
-#define SHA1_ROUNDS 80
-#define SHA1_PAD_BYTE 0x80
-#define UTS_SEED_OFFSET 16  /* the root seed's bytes follow 16 zero bytes */
-#define UTS_RAND_OFFSET 16  /* a node's draw is in digest bytes 16..19 */
-#define UTS_RAND_MASK 0x7fffffffu
-#define UTS_RAND_SCALE 2147483648.0 /* 2^31: the draw as a fraction in [0, 1) */
-#define UTS_CYCLIC_PERIODS 5 /* the cyclic shape ends after 5 periods */
-#define UTS_PI 3.141592653589793
+#define SHA1_BLOCK_BYTES   64
+#define SHA1_LENGTH_BYTES  8 /* the message length in bits, big-endian, ends the padding */
+#define SHA1_ROUNDS        80
+#define SHA1_PAD_BYTE      0x80
+#define UTS_SEED_OFFSET    16 /* the root seed's bytes follow 16 zero bytes */
+#define UTS_RAND_OFFSET    16 /* a node's draw is in digest bytes 16..19 */
+#define UTS_RAND_MASK      0x7fffffffu
+#define UTS_RAND_SCALE     2147483648.0 /* 2^31: the draw as a fraction in [0, 1) */
+#define UTS_CYCLIC_PERIODS 5            /* the cyclic shape ends after 5 periods */
+#define UTS_PI             3.141592653589793
 
 static inline uint32_t rotl(uint32_t x, int n)
 {
@@ -35,29 +35,29 @@ static inline void store_be32(uint8_t *p, uint32_t v)
 
 /* One round (FIPS 180-4, 6.1.2 step 3) with the working variables renamed
  * instead of moved: the caller rotates the argument order every round. */
-#define SHA1_ROUND(a, b, c, d, e, f, k, wt)            \
-    do {                                               \
-        e += rotl(a, 5) + (f) + (k) + (wt);            \
-        b = rotl(b, 30);                               \
+#define SHA1_ROUND(a, b, c, d, e, f, k, wt)                                                        \
+    do {                                                                                           \
+        e += rotl(a, 5) + (f) + (k) + (wt);                                                        \
+        b = rotl(b, 30);                                                                           \
     } while (0)
-#define SHA1_CH(b, c, d) (((c ^ d) & b) ^ d)           /* (b & c) | (~b & d) */
+#define SHA1_CH(b, c, d)     (((c ^ d) & b) ^ d) /* (b & c) | (~b & d) */
 #define SHA1_PARITY(b, c, d) (b ^ c ^ d)
-#define SHA1_MAJ(b, c, d) ((b & c) | ((b | c) & d))    /* (b & c) | (b & d) | (c & d) */
+#define SHA1_MAJ(b, c, d)    ((b & c) | ((b | c) & d)) /* (b & c) | (b & d) | (c & d) */
 /* Five rounds of one stage starting at round t, after which a..e are back in
  * their places. */
-#define SHA1_FIVE(F, k, t)                                         \
-    do {                                                           \
-        SHA1_ROUND(a, b, c, d, e, F(b, c, d), k, w[(t)]);          \
-        SHA1_ROUND(e, a, b, c, d, F(a, b, c), k, w[(t) + 1]);      \
-        SHA1_ROUND(d, e, a, b, c, F(e, a, b), k, w[(t) + 2]);      \
-        SHA1_ROUND(c, d, e, a, b, F(d, e, a), k, w[(t) + 3]);      \
-        SHA1_ROUND(b, c, d, e, a, F(c, d, e), k, w[(t) + 4]);      \
+#define SHA1_FIVE(F, k, t)                                                                         \
+    do {                                                                                           \
+        SHA1_ROUND(a, b, c, d, e, F(b, c, d), k, w[(t)]);                                          \
+        SHA1_ROUND(e, a, b, c, d, F(a, b, c), k, w[(t) + 1]);                                      \
+        SHA1_ROUND(d, e, a, b, c, F(e, a, b), k, w[(t) + 2]);                                      \
+        SHA1_ROUND(c, d, e, a, b, F(d, e, a), k, w[(t) + 3]);                                      \
+        SHA1_ROUND(b, c, d, e, a, F(c, d, e), k, w[(t) + 4]);                                      \
     } while (0)
 #define SHA1_STAGE_ROUNDS 20
-#define SHA1_K0 0x5a827999u
-#define SHA1_K1 0x6ed9eba1u
-#define SHA1_K2 0x8f1bbcdcu
-#define SHA1_K3 0xca62c1d6u
+#define SHA1_K0           0x5a827999u
+#define SHA1_K1           0x6ed9eba1u
+#define SHA1_K2           0x8f1bbcdcu
+#define SHA1_K3           0xca62c1d6u
 
 /* One 512-bit block into the hash value h (FIPS 180-4, 6.1.2). */
 static void sha1_block(uint32_t h[5], const uint8_t *block)
@@ -85,17 +85,18 @@ static void sha1_block(uint32_t h[5], const uint8_t *block)
 
 void uts_sha1(const void *msg, size_t len, uint8_t out[UTS_DIGEST_BYTES])
 {
-    uint32_t h[5] = {0x67452301u, 0xefcdab89u, 0x98badcfeu, 0x10325476u, 0xc3d2e1f0u};
+    uint32_t h[5] = { 0x67452301u, 0xefcdab89u, 0x98badcfeu, 0x10325476u, 0xc3d2e1f0u };
     const uint8_t *p = msg;
     size_t left = len;
     for (; left >= SHA1_BLOCK_BYTES; left -= SHA1_BLOCK_BYTES, p += SHA1_BLOCK_BYTES)
         sha1_block(h, p);
     /* The tail, the 1 bit, zeros and the length: one block, or two when the
      * tail leaves no room for the length. */
-    uint8_t pad[2 * SHA1_BLOCK_BYTES] = {0};
+    uint8_t pad[2 * SHA1_BLOCK_BYTES] = { 0 };
     memcpy(pad, p, left);
     pad[left] = SHA1_PAD_BYTE;
-    size_t padded = left + 1 + SHA1_LENGTH_BYTES <= SHA1_BLOCK_BYTES ? SHA1_BLOCK_BYTES : 2 * SHA1_BLOCK_BYTES;
+    size_t padded =
+        left + 1 + SHA1_LENGTH_BYTES <= SHA1_BLOCK_BYTES ? SHA1_BLOCK_BYTES : 2 * SHA1_BLOCK_BYTES;
     uint64_t bits = (uint64_t)len * 8;
     store_be32(pad + padded - 8, (uint32_t)(bits >> 32));
     store_be32(pad + padded - 4, (uint32_t)bits);
@@ -110,14 +111,13 @@ int uts_sha1_selftest(void)
     /* FIPS 180's examples: one block, two blocks (the length spills over). */
     static const struct {
         const char *msg;
-        uint8_t     digest[UTS_DIGEST_BYTES];
+        uint8_t digest[UTS_DIGEST_BYTES];
     } vec[] = {
-        {"abc",
-         {0xa9, 0x99, 0x3e, 0x36, 0x47, 0x06, 0x81, 0x6a, 0xba, 0x3e,
-          0x25, 0x71, 0x78, 0x50, 0xc2, 0x6c, 0x9c, 0xd0, 0xd8, 0x9d}},
-        {"abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq",
-         {0x84, 0x98, 0x3e, 0x44, 0x1c, 0x3b, 0xd2, 0x6e, 0xba, 0xae,
-          0x4a, 0xa1, 0xf9, 0x51, 0x29, 0xe5, 0xe5, 0x46, 0x70, 0xf1}},
+        { "abc", { 0xa9, 0x99, 0x3e, 0x36, 0x47, 0x06, 0x81, 0x6a, 0xba, 0x3e,
+                   0x25, 0x71, 0x78, 0x50, 0xc2, 0x6c, 0x9c, 0xd0, 0xd8, 0x9d } },
+        { "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq",
+          { 0x84, 0x98, 0x3e, 0x44, 0x1c, 0x3b, 0xd2, 0x6e, 0xba, 0xae,
+            0x4a, 0xa1, 0xf9, 0x51, 0x29, 0xe5, 0xe5, 0x46, 0x70, 0xf1 } },
     };
     for (size_t i = 0; i < sizeof vec / sizeof vec[0]; i++) {
         uint8_t d[UTS_DIGEST_BYTES];
@@ -130,7 +130,7 @@ int uts_sha1_selftest(void)
 
 void uts_root(const uts_tree *t, uts_node *root)
 {
-    uint8_t gen[UTS_DIGEST_BYTES] = {0};
+    uint8_t gen[UTS_DIGEST_BYTES] = { 0 };
     store_be32(gen + UTS_SEED_OFFSET, (uint32_t)t->seed);
     uts_sha1(gen, sizeof gen, root->state);
     root->height = 0;
@@ -151,17 +151,14 @@ static double branching(const uts_tree *t, int d)
     if (d == 0)
         return t->b0;
     switch (t->shape) {
-    case UTS_SHAPE_EXPDEC:
-        return t->b0 * pow((double)d, -log(t->b0) / log((double)t->gen_mx));
+    case UTS_SHAPE_EXPDEC: return t->b0 * pow((double)d, -log(t->b0) / log((double)t->gen_mx));
     case UTS_SHAPE_CYCLIC:
         if (d > UTS_CYCLIC_PERIODS * t->gen_mx)
             return 0.0;
         return pow(t->b0, sin(2.0 * UTS_PI * (double)d / (double)t->gen_mx));
-    case UTS_SHAPE_FIXED:
-        return d < t->gen_mx ? t->b0 : 0.0;
+    case UTS_SHAPE_FIXED: return d < t->gen_mx ? t->b0 : 0.0;
     case UTS_SHAPE_LINEAR:
-    default:
-        return t->b0 * (1.0 - (double)d / (double)t->gen_mx);
+    default: return t->b0 * (1.0 - (double)d / (double)t->gen_mx);
     }
 }
 
@@ -191,15 +188,10 @@ int uts_num_children(const uts_tree *t, const uts_node *n)
             return (int)floor(t->b0); /* the root is not capped */
         k = binomial(t, n);
         break;
-    case UTS_HYBRID:
-        k = n->height < t->shift * t->gen_mx ? geometric(t, n) : binomial(t, n);
-        break;
-    case UTS_BALANCED:
-        return n->height < t->gen_mx ? (int)t->b0 : 0;
+    case UTS_HYBRID: k = n->height < t->shift * t->gen_mx ? geometric(t, n) : binomial(t, n); break;
+    case UTS_BALANCED: return n->height < t->gen_mx ? (int)t->b0 : 0;
     case UTS_GEO:
-    default:
-        k = geometric(t, n);
-        break;
+    default: k = geometric(t, n); break;
     }
     return k > UTS_MAX_CHILDREN ? UTS_MAX_CHILDREN : k;
 }

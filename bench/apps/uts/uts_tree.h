@@ -39,19 +39,19 @@ enum uts_shape {
 enum uts_type { UTS_BIN = 0, UTS_GEO = 1, UTS_HYBRID = 2, UTS_BALANCED = 3 };
 
 typedef struct uts_tree {
-    int    type;   /* enum uts_type (-t) */
-    int    shape;  /* enum uts_shape (-a) */
-    int    gen_mx; /* -d: depth of the fixed shape, period of the others */
-    double b0;     /* -b: the root's (expected) branching factor */
-    int    seed;   /* UTS's -r: the root seed */
-    double q;      /* -q: binomial: probability that a node has children */
-    int    m;      /* -m: binomial: the children of a node that has any */
-    double shift;  /* -f: hybrid: binomial from depth shift * gen_mx on */
+    int type;     /* enum uts_type (-t) */
+    int shape;    /* enum uts_shape (-a) */
+    int gen_mx;   /* -d: depth of the fixed shape, period of the others */
+    double b0;    /* -b: the root's (expected) branching factor */
+    int seed;     /* UTS's -r: the root seed */
+    double q;     /* -q: binomial: probability that a node has children */
+    int m;        /* -m: binomial: the children of a node that has any */
+    double shift; /* -f: hybrid: binomial from depth shift * gen_mx on */
 } uts_tree;
 
 typedef struct uts_node {
     uint8_t state[UTS_DIGEST_BYTES]; /* this node's digest: its random stream */
-    int     height;                  /* depth; the root is 0 */
+    int height;                      /* depth; the root is 0 */
 } uts_node;
 
 /* FIPS 180-4 SHA-1 of len bytes at msg into out. */

@@ -34,7 +34,7 @@ int main(int argc, char **argv)
         n = 1;
     for (int wi = 0; wi < o.workers.len; wi++) {
         double samples[BENCH_MAX_RUNS];
-        long   w = o.workers.v[wi];
+        long w = o.workers.v[wi];
         with_threads(w, [&] {
             bench_loop_boostfiber(warmup);
             for (int r = 0; r < o.reps; r++) {

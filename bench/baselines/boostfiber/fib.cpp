@@ -11,9 +11,9 @@ static long fib_fiber(long n)
 {
     if (n < 2)
         return n;
-    long      a;
+    long a;
     bf::fiber f(bf::launch::dispatch, [&a, n] { a = fib_fiber(n - 1); });
-    long      b = fib_fiber(n - 2);
+    long b = fib_fiber(n - 2);
     f.join();
     return a + b;
 }
@@ -22,13 +22,13 @@ static double run(const bench_opts *o, long n, long w, int unused)
 {
     (void)unused;
     double samples[BENCH_MAX_RUNS];
-    char   param[32];
-    bool   bad = false;
+    char param[32];
+    bool bad = false;
     with_threads(w, [&] {
         BENCH_SINK(fib_fiber(n < 15 ? n : 15));
         for (int r = 0; r < o->reps; r++) {
             uint64_t t0 = bench_now_ns();
-            long     v = fib_fiber(n);
+            long v = fib_fiber(n);
             samples[r] = (double)(bench_now_ns() - t0);
             bad |= v != bench_fib_expected(n);
         }
@@ -48,10 +48,12 @@ int main(int argc, char **argv)
     bench_boost_workers(&o);
     bench_default_n(&o, 30);
     if (o.n.len > 1 && o.workers.len > 0 && o.workers.v[o.workers.len - 1] > 1) {
-        fprintf(stderr, "bench: Boost.Fiber: one -n per process when workers > 1; using %ld\n", o.n.v[0]);
+        fprintf(stderr, "bench: Boost.Fiber: one -n per process when workers > 1; using %ld\n",
+                o.n.v[0]);
         o.n.len = 1;
     }
     for (int ni = 0; ni < o.n.len; ni++)
-        bench_fib_sweep(&o, "boostfiber", o.n.v[ni], bench_fib_serial_report(&o, "boostfiber", o.n.v[ni]).median, run, 0);
+        bench_fib_sweep(&o, "boostfiber", o.n.v[ni],
+                        bench_fib_serial_report(&o, "boostfiber", o.n.v[ni]).median, run, 0);
     return 0;
 }

@@ -25,7 +25,9 @@ inline void bench_boost_workers(bench_opts *o)
     int len = 0;
     for (int i = 0; i < o->workers.len; i++) {
         if (o->workers.v[i] > 1 && len > 0 && o->workers.v[len - 1] > 1) {
-            fprintf(stderr, "bench: Boost.Fiber work_stealing can be set up once per process: skipping workers=%ld\n",
+            fprintf(stderr,
+                    "bench: Boost.Fiber work_stealing can be set up once per process: skipping "
+                    "workers=%ld\n",
                     o->workers.v[i]);
             continue;
         }
@@ -42,9 +44,9 @@ template <typename F> void with_threads(long w, F body)
         body();
         return;
     }
-    bf::mutex                mtx;
-    bf::condition_variable   cv;
-    bool                     done = false;
+    bf::mutex mtx;
+    bf::condition_variable cv;
+    bool done = false;
     std::vector<std::thread> helpers;
     for (long i = 1; i < w; i++) {
         helpers.emplace_back([&] {

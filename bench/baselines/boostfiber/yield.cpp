@@ -25,9 +25,9 @@ int main(int argc, char **argv)
     bench_parse(argc, argv, &o, "  default -n 1000000/K; one thread\n");
     for (int ki = 0; ki < o.threads.len; ki++) {
         double samples[BENCH_MAX_RUNS];
-        char   param[32];
-        long   k = o.threads.v[ki] > 0 ? o.threads.v[ki] : 1;
-        long   n = bench_size(&o, 1000000 / k);
+        char param[32];
+        long k = o.threads.v[ki] > 0 ? o.threads.v[ki] : 1;
+        long n = bench_size(&o, 1000000 / k);
         if (n < 1)
             n = 1;
         std::vector<bf::fiber> fs((size_t)k);

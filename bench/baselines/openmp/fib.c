@@ -51,6 +51,7 @@ int main(int argc, char **argv)
     bench_parse(argc, argv, &o, "  default -n 30\n");
     bench_default_n(&o, 30);
     for (int ni = 0; ni < o.n.len; ni++)
-        bench_fib_sweep(&o, "openmp", o.n.v[ni], bench_fib_serial_report(&o, "openmp", o.n.v[ni]).median, run, 0);
+        bench_fib_sweep(&o, "openmp", o.n.v[ni],
+                        bench_fib_serial_report(&o, "openmp", o.n.v[ni]).median, run, 0);
     return 0;
 }

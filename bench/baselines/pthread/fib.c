@@ -19,8 +19,8 @@ static void *fib_thread(void *arg)
     if (n < 2)
         return arg;
     pthread_t t;
-    void     *a;
-    int       rc = pthread_create(&t, &attr, fib_thread, (void *)(intptr_t)(n - 1));
+    void *a;
+    int rc = pthread_create(&t, &attr, fib_thread, (void *)(intptr_t)(n - 1));
     if (rc != 0)
         bench_die("pthread_create", rc);
     long b = (long)(intptr_t)fib_thread((void *)(intptr_t)(n - 2));
@@ -33,14 +33,14 @@ static void *fib_thread(void *arg)
 static double run(const bench_opts *o, long n, long w, int unused)
 {
     (void)unused;
-    double    samples[BENCH_MAX_RUNS];
-    char      param[32];
+    double samples[BENCH_MAX_RUNS];
+    char param[32];
     cpu_set_t old;
-    int       pinned = w == 1 && bench_pin_one_cpu(&old) == 0;
+    int pinned = w == 1 && bench_pin_one_cpu(&old) == 0;
     BENCH_SINK(fib_thread((void *)(intptr_t)(n < 10 ? n : 10)));
     for (int r = 0; r < o->reps; r++) {
         uint64_t t0 = bench_now_ns();
-        long     v = (long)(intptr_t)fib_thread((void *)(intptr_t)n);
+        long v = (long)(intptr_t)fib_thread((void *)(intptr_t)n);
         samples[r] = (double)(bench_now_ns() - t0);
         if (v != bench_fib_expected(n)) {
             fprintf(stderr, "bench: pthread fib(%ld) = %ld, wrong\n", n, v);
@@ -61,7 +61,8 @@ int main(int argc, char **argv)
     pthread_attr_init(&attr);
     pthread_attr_setstacksize(&attr, STACK_SIZE);
     for (int ni = 0; ni < o.n.len; ni++)
-        bench_fib_sweep(&o, "pthread", o.n.v[ni], bench_fib_serial_report(&o, "pthread", o.n.v[ni]).median, run, 0);
+        bench_fib_sweep(&o, "pthread", o.n.v[ni],
+                        bench_fib_serial_report(&o, "pthread", o.n.v[ni]).median, run, 0);
     pthread_attr_destroy(&attr);
     return 0;
 }

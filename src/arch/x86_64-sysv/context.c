@@ -22,8 +22,8 @@ void *weft__ctx_make(void *top, weft__ctx_entry entry, void *data)
     __asm__ volatile("fnstcw %0" : "=m"(fpcw));
     memcpy((char *)sp - 8, &mxcsr, 4);
     memcpy((char *)sp - 4, &fpcw, 2);
-    sp[3] = (uint64_t)(uintptr_t)entry; /* r12 */
-    sp[2] = (uint64_t)(uintptr_t)data;  /* r13 */
+    sp[3] = (uint64_t)(uintptr_t)entry;                /* r12 */
+    sp[2] = (uint64_t)(uintptr_t)data;                 /* r13 */
     sp[6] = (uint64_t)(uintptr_t)weft__ctx_trampoline; /* resume address */
     return sp;
 }
