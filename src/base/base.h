@@ -2,6 +2,8 @@
 #ifndef WEFT_BASE_BASE_H
 #define WEFT_BASE_BASE_H
 
+#include <assert.h>
+#include <errno.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -57,6 +59,27 @@ static inline void weft__cpu_relax(void)
 #elif defined(__aarch64__)
     __asm__ volatile("yield" ::: "memory");
 #endif
+}
+
+/* The private layout `type` behind a caller-owned public object `pub` (fixed
+ * storage in weft.h or mltp.h, array `field`): checked at compile time to fit,
+ * and reached from a public pointer through the accessor `name`. */
+#define WEFT__STORAGE(name, type, pub, field)                                                      \
+    static_assert(sizeof(type) <= sizeof(pub), #pub " storage too small");                         \
+    static_assert(_Alignof(type) <= _Alignof(pub), #pub " storage misaligned");                    \
+    static inline type *name(pub *p)                                                               \
+    {                                                                                              \
+        return (type *)(void *)p->field;                                                           \
+    }
+
+/* The init of an object whose all-zero storage is its initial state (as
+ * its static initialiser): EINVAL for NULL, as every weft call. */
+static inline int weft__init_zeroed(void *p, size_t size)
+{
+    if (!p)
+        return EINVAL;
+    __builtin_memset(p, 0, size);
+    return 0;
 }
 
 /* A test-and-test-and-set spin lock for short critical sections on slow

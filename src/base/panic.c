@@ -9,23 +9,27 @@
 _Atomic int weft__fence_word;
 #endif
 
-void weft__notice(const char *fmt, ...)
+/* One line on stderr, "weft: " first. */
+static void say(const char *fmt, va_list ap)
 {
     char line[512];
+    vsnprintf(line, sizeof line, fmt, ap);
+    fprintf(stderr, "weft: %s\n", line);
+}
+
+void weft__notice(const char *fmt, ...)
+{
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
+    say(fmt, ap);
     va_end(ap);
-    fprintf(stderr, "weft: %s\n", line);
 }
 
 void weft__panic(const char *fmt, ...)
 {
-    char line[512];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
+    say(fmt, ap);
     va_end(ap);
-    fprintf(stderr, "weft: %s\n", line);
     abort();
 }

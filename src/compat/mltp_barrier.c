@@ -31,14 +31,7 @@ struct barrier {
     struct weft__waitq q; /* under lock: waiters of this episode */
 };
 
-static_assert(sizeof(struct barrier) <= sizeof(mltp_barrier_t), "mltp_barrier_t storage too small");
-static_assert(alignof(struct barrier) <= alignof(mltp_barrier_t),
-              "mltp_barrier_t storage misaligned");
-
-static inline struct barrier *impl(mltp_barrier_t *b)
-{
-    return (struct barrier *)(void *)b->mltp_private_;
-}
+WEFT__STORAGE(impl, struct barrier, mltp_barrier_t, mltp_private_)
 
 int mltp_barrier_init(mltp_barrier_t *b, int count)
 {

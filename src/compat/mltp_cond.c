@@ -22,20 +22,11 @@ struct cond {
     struct weft__waitq q; /* under lock */
 };
 
-static_assert(sizeof(struct cond) <= sizeof(mltp_cond_t), "mltp_cond_t storage too small");
-static_assert(alignof(struct cond) <= alignof(mltp_cond_t), "mltp_cond_t storage misaligned");
-
-static inline struct cond *impl(mltp_cond_t *c)
-{
-    return (struct cond *)(void *)c->mltp_private_;
-}
+WEFT__STORAGE(impl, struct cond, mltp_cond_t, mltp_private_)
 
 int mltp_cond_init(mltp_cond_t *c)
 {
-    if (!c)
-        return EINVAL;
-    *c = (mltp_cond_t)MLTP_COND_INIT;
-    return 0;
+    return weft__init_zeroed(c, sizeof *c);
 }
 
 void mltp_cond_wait(mltp_cond_t *c, mltp_lock_t *l)

@@ -31,13 +31,7 @@ struct lock {
     uint32_t unused;
 };
 
-static_assert(sizeof(struct lock) <= sizeof(mltp_lock_t), "mltp_lock_t storage too small");
-static_assert(alignof(struct lock) <= alignof(mltp_lock_t), "mltp_lock_t storage misaligned");
-
-static inline struct lock *impl(mltp_lock_t *l)
-{
-    return (struct lock *)(void *)l->mltp_private_;
-}
+WEFT__STORAGE(impl, struct lock, mltp_lock_t, mltp_private_)
 
 int mltp_lock_init(mltp_lock_t *l, int kind)
 {

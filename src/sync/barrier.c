@@ -57,13 +57,7 @@ struct barrier {
     _Atomic uint32_t spin_hint; /* adaptive spin budget (weft__spin_learn); racy by design */
 };
 
-static_assert(sizeof(struct barrier) <= sizeof(weft_barrier), "weft_barrier storage too small");
-static_assert(alignof(struct barrier) <= alignof(weft_barrier), "weft_barrier storage misaligned");
-
-static inline struct barrier *impl(weft_barrier *b)
-{
-    return (struct barrier *)(void *)b->weft_private_;
-}
+WEFT__STORAGE(impl, struct barrier, weft_barrier, weft_private_)
 
 int weft_barrier_init(weft_barrier *b, unsigned count)
 {

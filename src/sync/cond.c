@@ -36,13 +36,7 @@ struct cond {
     struct weft__waitq q;       /* under lock */
 };
 
-static_assert(sizeof(struct cond) <= sizeof(weft_cond), "weft_cond storage too small");
-static_assert(alignof(struct cond) <= alignof(weft_cond), "weft_cond storage misaligned");
-
-static inline struct cond *impl(weft_cond *c)
-{
-    return (struct cond *)(void *)c->weft_private_;
-}
+WEFT__STORAGE(impl, struct cond, weft_cond, weft_private_)
 
 /* A waiter and its timer, on the waiting thread's stack. */
 struct timed_waiter {
@@ -61,10 +55,7 @@ static void expire(struct weft__timer *t)
 
 int weft_cond_init(weft_cond *c)
 {
-    if (!c)
-        return EINVAL;
-    *c = (weft_cond)WEFT_COND_INIT;
-    return 0;
+    return weft__init_zeroed(c, sizeof *c);
 }
 
 int weft_cond_destroy(weft_cond *c)

@@ -72,13 +72,7 @@ struct weft__group {
     struct weft__waitq q;   /* waiters behind the BUSY one; under LOCK */
 };
 
-static inline struct weft__group *weft__group_of(weft_group *g)
-{
-    return (struct weft__group *)(void *)g->weft_private_;
-}
-
-static_assert(sizeof(struct weft__group) <= sizeof(weft_group), "weft_group storage too small");
-static_assert(alignof(struct weft__group) <= alignof(weft_group), "weft_group storage misaligned");
+WEFT__STORAGE(impl, struct weft__group, weft_group, weft_private_)
 
 #define MEMBERS(v) ((v)&WEFT__G_PTR)
 /* No member and no flag: a waiter may return. */
@@ -88,8 +82,6 @@ static_assert(alignof(struct weft__group) <= alignof(weft_group), "weft_group st
 
 /* The longest list the fast take checks (see above). */
 #define FAST_TAKE_MAX 8
-
-#define impl weft__group_of
 
 static inline struct weft_thread *next_member(struct weft_thread *t)
 {
@@ -363,5 +355,5 @@ int weft_group_spawn(weft_group *g, weft_fn fn, const void *arg, size_t arg_size
 {
     if (WEFT_UNLIKELY(!g))
         return EINVAL;
-    return weft__spawn_member(&weft__group_of(g)->head, fn, arg, arg_size, attr);
+    return weft__spawn_member(&impl(g)->head, fn, arg, arg_size, attr);
 }

@@ -46,13 +46,7 @@ struct mutex {
     _Atomic uint32_t spin_hint; /* adaptive pre-queue spin budget (weft__spin_learn); racy */
 };
 
-static_assert(sizeof(struct mutex) <= sizeof(weft_mutex), "weft_mutex storage too small");
-static_assert(alignof(struct mutex) <= alignof(weft_mutex), "weft_mutex storage misaligned");
-
-static inline struct mutex *impl(weft_mutex *m)
-{
-    return (struct mutex *)(void *)m->weft_private_;
-}
+WEFT__STORAGE(impl, struct mutex, weft_mutex, weft_private_)
 
 static inline uintptr_t owner_of(uint64_t v)
 {
@@ -61,10 +55,7 @@ static inline uintptr_t owner_of(uint64_t v)
 
 int weft_mutex_init(weft_mutex *m)
 {
-    if (!m)
-        return EINVAL;
-    *m = (weft_mutex)WEFT_MUTEX_INIT;
-    return 0;
+    return weft__init_zeroed(m, sizeof *m);
 }
 
 int weft_mutex_destroy(weft_mutex *m)
@@ -110,8 +101,7 @@ WEFT_NOINLINE static int lock_slow(struct mutex *mx, uintptr_t me, uint64_t v)
             continue;
         }
         if (v & L) {
-            weft__sync_backoff(&spins);
-            v = atomic_load_explicit(&mx->word, memory_order_relaxed);
+            v = weft__sync_unlocked(&mx->word, L, &spins);
             continue;
         }
         if (spinning) {
@@ -183,8 +173,7 @@ WEFT_NOINLINE static int unlock_slow(struct mutex *mx, uint64_t v)
     unsigned spins = 0;
     for (;;) {
         if (v & L) {
-            weft__sync_backoff(&spins);
-            v = atomic_load_explicit(&mx->word, memory_order_relaxed);
+            v = weft__sync_unlocked(&mx->word, L, &spins);
             continue;
         }
         if (!(v & W) || (v & K)) {

@@ -42,20 +42,11 @@ struct rwlock {
     struct weft__waitq wq;   /* under L: queued writers; w->data = their owner token */
 };
 
-static_assert(sizeof(struct rwlock) <= sizeof(weft_rwlock), "weft_rwlock storage too small");
-static_assert(alignof(struct rwlock) <= alignof(weft_rwlock), "weft_rwlock storage misaligned");
-
-static inline struct rwlock *impl(weft_rwlock *l)
-{
-    return (struct rwlock *)(void *)l->weft_private_;
-}
+WEFT__STORAGE(impl, struct rwlock, weft_rwlock, weft_private_)
 
 int weft_rwlock_init(weft_rwlock *l)
 {
-    if (!l)
-        return EINVAL;
-    *l = (weft_rwlock){ { 0 } };
-    return 0;
+    return weft__init_zeroed(l, sizeof *l);
 }
 
 int weft_rwlock_destroy(weft_rwlock *l)
@@ -118,8 +109,7 @@ int weft_rwlock_rdlock(weft_rwlock *l)
         if (own_write(rw, v, weft__sync_owner()))
             return EDEADLK;
         if (v & L) {
-            weft__sync_backoff(&spins);
-            v = atomic_load_explicit(&rw->word, memory_order_relaxed);
+            v = weft__sync_unlocked(&rw->word, L, &spins);
             continue;
         }
         if (take_l(rw, &v, RQ))
@@ -150,8 +140,7 @@ int weft_rwlock_wrlock(weft_rwlock *l)
         if (own_write(rw, v, me))
             return EDEADLK;
         if (v & L) {
-            weft__sync_backoff(&spins);
-            v = atomic_load_explicit(&rw->word, memory_order_relaxed);
+            v = weft__sync_unlocked(&rw->word, L, &spins);
             continue;
         }
         if (take_l(rw, &v, WQ))
@@ -185,8 +174,7 @@ static int unlock_write(struct rwlock *rw, uint64_t v)
             continue;
         }
         if (v & L) {
-            weft__sync_backoff(&spins);
-            v = atomic_load_explicit(&rw->word, memory_order_relaxed);
+            v = weft__sync_unlocked(&rw->word, L, &spins);
             continue;
         }
         if (take_l(rw, &v, 0))
@@ -215,8 +203,7 @@ static int unlock_read(struct rwlock *rw, uint64_t v)
     unsigned spins = 0;
     for (;;) {
         if (v & L) {
-            weft__sync_backoff(&spins);
-            v = atomic_load_explicit(&rw->word, memory_order_relaxed);
+            v = weft__sync_unlocked(&rw->word, L, &spins);
             continue;
         }
         if (v < READER)

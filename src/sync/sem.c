@@ -28,13 +28,7 @@ struct sem {
     _Atomic uint32_t spin_hint; /* adaptive spin budget (weft__spin_learn); racy by design */
 };
 
-static_assert(sizeof(struct sem) <= sizeof(weft_sem), "weft_sem storage too small");
-static_assert(alignof(struct sem) <= alignof(weft_sem), "weft_sem storage misaligned");
-
-static inline struct sem *impl(weft_sem *s)
-{
-    return (struct sem *)(void *)s->weft_private_;
-}
+WEFT__STORAGE(impl, struct sem, weft_sem, weft_private_)
 
 int weft_sem_init(weft_sem *s, unsigned value)
 {
@@ -64,8 +58,7 @@ int weft_sem_trywait(weft_sem *s)
         if (v < ONE)
             return EAGAIN;
         if (v & L) {
-            weft__sync_backoff(&spins);
-            v = atomic_load_explicit(&sm->word, memory_order_relaxed);
+            v = weft__sync_unlocked(&sm->word, L, &spins);
             continue;
         }
         /* acquire: takes the unit a post published with release. */
@@ -84,8 +77,7 @@ int weft_sem_wait(weft_sem *s)
     uint64_t v = atomic_load_explicit(&sm->word, memory_order_relaxed);
     for (;;) {
         if (v & L) {
-            weft__sync_backoff(&spins);
-            v = atomic_load_explicit(&sm->word, memory_order_relaxed);
+            v = weft__sync_unlocked(&sm->word, L, &spins);
             continue;
         }
         if (v >= ONE) {
@@ -119,8 +111,7 @@ int weft_sem_post(weft_sem *s)
     uint64_t v = atomic_load_explicit(&sm->word, memory_order_relaxed);
     for (;;) {
         if (v & L) {
-            weft__sync_backoff(&spins);
-            v = atomic_load_explicit(&sm->word, memory_order_relaxed);
+            v = weft__sync_unlocked(&sm->word, L, &spins);
             continue;
         }
         if (!(v & W)) {

@@ -15,20 +15,11 @@ struct spin {
     _Atomic uint64_t word; /* next << 32 | serving */
 };
 
-static_assert(sizeof(struct spin) <= sizeof(weft_spin), "weft_spin storage too small");
-static_assert(alignof(struct spin) <= alignof(weft_spin), "weft_spin storage misaligned");
-
-static inline struct spin *impl(weft_spin *s)
-{
-    return (struct spin *)(void *)s->weft_private_;
-}
+WEFT__STORAGE(impl, struct spin, weft_spin, weft_private_)
 
 int weft_spin_init(weft_spin *s)
 {
-    if (!s)
-        return EINVAL;
-    *s = (weft_spin)WEFT_SPIN_INIT;
-    return 0;
+    return weft__init_zeroed(s, sizeof *s);
 }
 
 int weft_spin_lock(weft_spin *s)
