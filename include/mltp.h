@@ -1,6 +1,5 @@
 /* mltp.h: the Multi-Layer Thread Package API (Dipperstein, UCSB), the seed
- * weft grew from, implemented on top of weft (contract: shared/SPEC.md,
- * "Seed compatibility").
+ * weft grew from, implemented on top of weft.
  *
  * Under mltp_init the runtime runs the seed's policy: virtual processors
  * (weft workers) share one FIFO run queue. A created thread goes to the

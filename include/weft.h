@@ -1,6 +1,6 @@
 /* weft.h: the public API of weft, M:N user-level threads for Linux.
  *
- * Contract: shared/SPEC.md. Conventions used below:
+ * Conventions used below:
  *  - pthread-like calls return 0 or a positive errno value and never abort on
  *    bad input; system-call mirrors return -1 and set errno.
  *  - "Blocks the user thread" means the calling user thread is parked and its

@@ -2,8 +2,8 @@
  *
  * The call runs on the calling user thread's own kernel thread and stack
  * while the worker's place goes to another kernel thread (a "machine"), so
- * the worker's other user threads keep running: the hand-off of seed 2's
- * scheduler activations and of Go's system-call entry. The mechanism lives
+ * the worker's other user threads keep running: the hand-off of scheduler
+ * activations and of Go's system-call entry. The mechanism lives
  * with the machines (sched/machine.c).
  */
 #include <errno.h>

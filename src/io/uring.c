@@ -12,8 +12,8 @@
  * local work, (b) a batch is full, or (c) a bounded number of scheduling
  * points went by (latency bound), and it reaps completions from the shared
  * CQ ring without a system call whenever there are any. Each completion
- * readies its thread. This is seed 3's "wrapped system calls": many
- * requests, one kernel crossing; and seed 2's point: a thread waiting in
+ * readies its thread. These are "wrapped system calls" (many
+ * requests, one kernel crossing) and scheduler activations' point: a thread waiting in
  * the kernel holds no processor.
  *
  * A call that may wait for another party (a stream read or write that

@@ -12,8 +12,8 @@
  * weft_init (the "main" kernel thread), which has no home: the initial user
  * thread lives on its stack.
  *
- * weft_blocking(fn, arg) on a user thread T of worker w, machine K (seed 2's
- * scheduler activations; Go's hand-off at system-call entry):
+ * weft_blocking(fn, arg) on a user thread T of worker w, machine K (scheduler
+ * activations, Anderson et al.; Go's hand-off at system-call entry):
  *  1. K lends w to an idle machine S (or a new one) and wakes it; w's lend
  *     word says gen|PENDING. K drops its worker (T acts as a thread of its
  *     own meanwhile) and runs fn(arg) on T's stack: T keeps its kernel

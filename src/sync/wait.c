@@ -68,8 +68,8 @@
  *  - One futex word per object (glibc's condvar/barrier style): a waiter
  *    could not spin on a line of its own, broadcast would be a thundering
  *    herd, and user and kernel waiters would need two mechanisms.
- *  - MONITOR/MWAIT proper: ring 0 only; seed 5 needed a kernel module for
- *    it. UMWAIT is its user-mode heir. AMD's MONITORX/MWAITX
+ *  - MONITOR/MWAIT proper: ring 0 only; user code needs a kernel module
+ *    for it. UMWAIT is its user-mode heir. AMD's MONITORX/MWAITX
  *    (CPUID.80000001:ECX[29]) would be the AMD counterpart; left out
  *    because the machines weft is tested on do not expose it, so it would
  *    be a path no test runs.
