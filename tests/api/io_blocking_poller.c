@@ -17,6 +17,7 @@
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <stdint.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
@@ -27,6 +28,7 @@
 #define BIG           (1 << 20)
 #define NSHARED       16
 #define SETTLE_NS     (5 * 1000000ull) /* lets a thread reach its wait */
+#define FILL_TRIES    2000             /* SETTLE_NS each: 10 s for a writer to fill a pipe */
 #define RCVTIMEO_US   50000
 
 struct rd {
@@ -93,10 +95,19 @@ static void ends_and_big_writes(void)
     CHECK_EQ(r.res, 0);
     close(p[0]);
 
-    /* a writer waits on a full pipe, then the read end goes */
+    /* a writer waits on a full pipe, then the read end goes: the pipe is
+     * full before that (a loaded machine may start the writer late) */
     CHECK_EQ(pipe(p), 0);
+    int cap = fcntl(p[1], F_GETPIPE_SZ);
+    CHECK(cap > 0 && cap < BIG);
     CHECK_EQ(weft_spawn(&t, write_big, &p[1], NULL), 0);
-    CHECK_EQ(weft_sleep_ns(SETTLE_NS), 0);
+    int queued = 0;
+    for (int i = 0; i < FILL_TRIES && queued < cap; i++) {
+        CHECK_EQ(weft_sleep_ns(SETTLE_NS), 0);
+        CHECK_EQ(ioctl(p[0], FIONREAD, &queued), 0);
+    }
+    CHECK_EQ(queued, cap);
+    CHECK_EQ(weft_sleep_ns(SETTLE_NS), 0); /* and the writer waits for room */
     close(p[0]);
     void *res;
     CHECK_EQ(weft_join(t, &res), 0);
