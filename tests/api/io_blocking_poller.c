@@ -27,8 +27,8 @@
 #define CHILD_ALARM_S 60
 #define BIG           (1 << 20)
 #define NSHARED       16
-#define SETTLE_NS     (5 * 1000000ull) /* lets a thread reach its wait */
-#define FILL_TRIES    2000             /* SETTLE_NS each: 10 s for a writer to fill a pipe */
+#define SETTLE_NS     (30 * 1000000ull) /* lets a thread reach its wait, on a loaded machine too */
+#define FILL_TRIES    2000              /* SETTLE_NS each: 10 s for a writer to fill a pipe */
 #define RCVTIMEO_US   50000
 
 struct rd {
