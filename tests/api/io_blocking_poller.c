@@ -28,7 +28,7 @@
 #define BIG           (1 << 20)
 #define NSHARED       16
 #define SETTLE_NS     (30 * 1000000ull) /* lets a thread reach its wait, on a loaded machine too */
-#define FILL_TRIES    2000              /* SETTLE_NS each: 10 s for a writer to fill a pipe */
+#define FILL_TRIES    300               /* SETTLE_NS each: 9 s for a writer to fill a pipe */
 #define RCVTIMEO_US   50000
 
 struct rd {
