@@ -18,14 +18,6 @@
 
 /* errno through weft_errno(): the thread may resume on another worker, and
  * the compiler may keep errno's address from before the call (weft.h). */
-#define EXPECT_ERR(call, err)                                                                      \
-    do {                                                                                           \
-        long r_ = (long)(call);                                                                    \
-        int e_ = weft_errno();                                                                     \
-        CHECK_EQ(r_, -1);                                                                          \
-        CHECK_EQ(e_, (err));                                                                       \
-    } while (0)
-
 /* A loopback port nobody listens on. */
 static struct sockaddr_in closed_port(void)
 {

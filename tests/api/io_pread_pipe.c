@@ -12,14 +12,6 @@
 #include "check.h"
 #include "io_test.h"
 
-#define EXPECT_ERR(call, err)                                                                      \
-    do {                                                                                           \
-        long r_ = (long)(call);                                                                    \
-        int e_ = weft_errno();                                                                     \
-        CHECK_EQ(r_, -1);                                                                          \
-        CHECK_EQ(e_, (err));                                                                       \
-    } while (0)
-
 /* rd holds "hello"; wr is its writing end: positional calls fail on both
  * and the 5 bytes are still there afterwards, nothing more. */
 static void check_pair(int rd, int wr)

@@ -16,14 +16,6 @@
 #include "check.h"
 #include "io_test.h"
 
-#define EXPECT_ERR(call, err)                                                                      \
-    do {                                                                                           \
-        long r_ = (long)(call);                                                                    \
-        int e_ = weft_errno();                                                                     \
-        CHECK_EQ(r_, -1);                                                                          \
-        CHECK_EQ(e_, (err));                                                                       \
-    } while (0)
-
 /* A file whose content does not change between reads: weft_read and
  * weft_pread give exactly what read(2) gives. */
 static void same_as_read(const char *path)

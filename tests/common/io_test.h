@@ -7,8 +7,19 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <weft.h>
 
 #include "check.h"
+
+/* call fails as a system call does: -1, and errno (read through
+ * weft_errno, which no compiler caches) is err. */
+#define EXPECT_ERR(call, err)                                                                      \
+    do {                                                                                           \
+        long r_ = (long)(call);                                                                    \
+        int e_ = weft_errno();                                                                     \
+        CHECK_EQ(r_, -1);                                                                          \
+        CHECK_EQ(e_, (err));                                                                       \
+    } while (0)
 
 /* Returns after running body() in this process and, from the parent only,
  * in a child with WEFT_IO=blocking. */
