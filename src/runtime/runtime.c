@@ -220,7 +220,7 @@ int weft__init_with_pool(const weft_config *cfg, const struct weft__pool_ops *po
     int expect = RT_OFF;
     if (!atomic_compare_exchange_strong(&rt->state, &expect, RT_STARTING))
         return EBUSY;
-    if (weft__tls_worker || weft__tls_bound) {
+    if (weft__tls_worker || weft__tls_user()) {
         atomic_store(&rt->state, RT_OFF);
         return EBUSY;
     }

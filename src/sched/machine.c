@@ -482,7 +482,7 @@ int weft__handoff_call(void (*fn)(void *), void *arg)
     atomic_store_explicit(&w->lend, lend, memory_order_relaxed);
     w->current = NULL;
     weft__tls_worker = NULL;
-    weft__tls_bound = self; /* weft_self() still answers; calls act as from a thread of its own */
+    weft__tls_lent = self; /* weft_self() still answers; calls act as from a thread of its own */
     /* dispatch publishes w (release store of the machine's go word) */
     int why = 0;
     struct machine *m = dispatch(w, lend, &why);
@@ -492,7 +492,7 @@ int weft__handoff_call(void (*fn)(void *), void *arg)
          * it returns; waiting for a machine might never end. relaxed: no
          * machine was given this lend to take. */
         atomic_store_explicit(&w->lend, (gen << 2) | LEND_CANCELLED, memory_order_relaxed);
-        weft__tls_bound = NULL;
+        weft__tls_lent = NULL;
         take_back(w, self);
         static atomic_flag told = ATOMIC_FLAG_INIT;
         if (!atomic_flag_test_and_set_explicit(&told, memory_order_relaxed)) {
@@ -508,7 +508,7 @@ int weft__handoff_call(void (*fn)(void *), void *arg)
 
     fn(arg);
     int err = errno;
-    weft__tls_bound = NULL;
+    weft__tls_lent = NULL;
 
     uint64_t expect = lend;
     /* acq_rel: on success we own w again (the machine never took it). */

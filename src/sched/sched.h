@@ -174,7 +174,20 @@ enum { RT_OFF, RT_STARTING, RT_RUNNING, RT_STOPPING };
 
 extern struct weft__rt weft__rt WEFT_INTERNAL; /* hidden: direct %rip access, no GOT load */
 extern __thread struct weft__worker *weft__tls_worker __attribute__((tls_model("initial-exec")));
+/* The bound thread this kernel thread runs (thread.c, bound_main); NULL on
+ * every other kernel thread. */
 extern __thread struct weft_thread *weft__tls_bound __attribute__((tls_model("initial-exec")));
+/* The user thread whose weft_blocking call this kernel thread runs while its
+ * worker is lent to another kernel thread (machine.c); NULL otherwise. */
+extern __thread struct weft_thread *weft__tls_lent __attribute__((tls_model("initial-exec")));
+
+/* The user thread a kernel thread without a worker acts as: a bound thread,
+ * or the caller inside weft_blocking (weft_self() answers it, and locks it
+ * takes are its own); NULL for a plain kernel thread. */
+static inline struct weft_thread *weft__tls_user(void)
+{
+    return weft__tls_bound ? weft__tls_bound : weft__tls_lent;
+}
 
 #define WEFT__ATTN_MAIL    1u /* the mailbox is not empty */
 #define WEFT__ATTN_WANT    2u /* a thief asks for yielded threads */

@@ -684,7 +684,7 @@ static void on_segv(int sig, siginfo_t *si, void *uc)
 {
     struct weft_thread *t = weft__self();
     if (!t)
-        t = weft__tls_bound; /* a bound thread, or a user thread inside weft_blocking */
+        t = weft__tls_user(); /* a bound thread, or a user thread inside weft_blocking */
     if (t)
         check_fault(t, si->si_addr, uc ? weft__ctx_signal_sp(uc) : NULL);
     /* Not ours: behave as if we were not installed. */

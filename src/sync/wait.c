@@ -294,9 +294,9 @@ static _Thread_local _Alignas(8) char kthread_token __attribute__((tls_model("in
 uintptr_t weft__sync_owner(void)
 {
     /* weft_self(): inside weft_blocking (and in a bound thread) the user
-     * thread is weft__tls_bound, and locks it takes are its own. */
+     * thread is weft__tls_user(), and locks it takes are its own. */
     struct weft__worker *w = weft__tls_worker;
-    struct weft_thread *t = w ? w->current : weft__tls_bound;
+    struct weft_thread *t = w ? w->current : weft__tls_user();
     if (!t)
         return (uintptr_t)&kthread_token;
     /* relaxed: the id is set once (weft_thread_id's CAS) and read alone */

@@ -611,7 +611,7 @@ int64_t weft__kernel_spawns(void)
 static WEFT_NOINLINE int spawn_slow(weft_thread **out, weft_fn fn, const void *arg, size_t arg_size,
                                     const weft_attr *attr, _Atomic uintptr_t *group)
 {
-    if (weft__tls_worker || weft__tls_bound) /* a user thread: finalize waits for it */
+    if (weft__tls_worker || weft__tls_user()) /* a user thread: finalize waits for it */
         return spawn_any(out, fn, arg, arg_size, attr, group);
     /* seq_cst: counted before spawn_any reads the state (Dekker with the
      * stopping CAS in weft_finalize). */
@@ -737,7 +737,7 @@ static int join_any(weft_thread *t, void **result)
     if (!t)
         return EINVAL;
     struct weft__worker *w = weft__tls_worker;
-    struct weft_thread *self = w ? w->current : weft__tls_bound;
+    struct weft_thread *self = w ? w->current : weft__tls_user();
     if (t == self)
         return EDEADLK;
     if (t->pinned)
@@ -797,7 +797,7 @@ int64_t weft__kernel_joins(void)
 static WEFT_NOINLINE int join_slow(weft_thread *t, void **result)
 {
     struct weft__worker *w = weft__tls_worker;
-    if ((w && w->current) || weft__tls_bound)
+    if ((w && w->current) || weft__tls_user())
         return join_any(t, result); /* a user thread: finalize waits for it */
     /* seq_cst: counted before the join word is read or published, so a
      * finalize that has seen the joined thread's exit sees the count too. */
@@ -917,7 +917,7 @@ void weft_exit(void *result)
         w = weft__worker_now();
         thread_exit(w, self, result);
     }
-    if (!w && weft__tls_bound && weft__tls_bound->bound) {
+    if (!w && weft__tls_bound) {
         struct weft_thread *t = weft__tls_bound;
         t->result = result;
         if (bound_key_ok && pthread_getspecific(bound_key) == t) {
@@ -940,15 +940,14 @@ void weft_exit(void *result)
             weft__panic("weft_exit by the initial thread: weft_finalize failed (%d)", rc);
         exit(0);
     }
-    weft__panic(weft__tls_bound
-                    ? "weft_exit called inside weft_blocking: return from the call first"
-                    : "weft_exit called outside a user thread");
+    weft__panic(weft__tls_lent ? "weft_exit called inside weft_blocking: return from the call first"
+                               : "weft_exit called outside a user thread");
 }
 
 weft_thread *weft_self(void)
 {
     struct weft__worker *w = weft__tls_worker;
-    return w ? w->current : weft__tls_bound;
+    return w ? w->current : weft__tls_user();
 }
 
 /* Ids are drawn on first use from one runtime-wide counter: a spawn only
