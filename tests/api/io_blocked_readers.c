@@ -58,10 +58,7 @@ static void *writer(void *arg)
 static int child(void)
 {
     alarm(CHILD_ALARM_S);
-    weft_config cfg;
-    weft_config_default(&cfg);
-    cfg.workers = 2;
-    CHECK_EQ(weft_init(&cfg), 0);
+    test_init(2, TEST_POLICY_ENV);
     long expect = 0;
     for (int p = 0; p < NPIPES; p++) {
         CHECK_EQ(pipe(pipes[p]), 0);

@@ -189,10 +189,7 @@ static int child(void)
     alarm(CHILD_ALARM_S);
     signal(SIGPIPE, SIG_IGN);
     for (int workers = 1; workers <= 2; workers++) {
-        weft_config cfg;
-        weft_config_default(&cfg);
-        cfg.workers = workers;
-        CHECK_EQ(weft_init(&cfg), 0);
+        test_init(workers, TEST_POLICY_ENV);
         reused_number();
         ends_and_big_writes();
         no_wait();

@@ -16,6 +16,7 @@
 
 #include "check.h"
 #include "io_test.h"
+#include "testutil.h"
 
 #define GIB ((size_t)1 << 30)
 
@@ -57,14 +58,7 @@ static void *clamps(void *arg)
 
 static void body(void)
 {
-    weft_config cfg;
-    weft_config_default(&cfg);
-    cfg.workers = 2;
-    CHECK_EQ(weft_init(&cfg), 0);
-    weft_thread *t;
-    CHECK_EQ(weft_spawn(&t, clamps, NULL, NULL), 0);
-    CHECK_EQ(weft_join(t, NULL), 0);
-    CHECK_EQ(weft_finalize(), 0);
+    io_test_run(clamps, 0);
 }
 
 int main(int argc, char **argv)

@@ -60,25 +60,9 @@ static void *errors(void *arg)
     return arg;
 }
 
-static void *plain(void *arg)
-{
-    return errors(arg);
-}
-
 static void body(void)
 {
-    weft_config cfg;
-    weft_config_default(&cfg);
-    cfg.workers = 2;
-    CHECK_EQ(weft_init(&cfg), 0);
-    weft_thread *t;
-    CHECK_EQ(weft_spawn(&t, errors, NULL, NULL), 0);
-    CHECK_EQ(weft_join(t, NULL), 0);
-    errors(NULL); /* the initial thread */
-    pthread_t pt;
-    CHECK_EQ(pthread_create(&pt, NULL, plain, NULL), 0);
-    CHECK_EQ(pthread_join(pt, NULL), 0);
-    CHECK_EQ(weft_finalize(), 0);
+    io_test_run(errors, IO_IN_INITIAL | IO_IN_PTHREAD);
 }
 
 int main(int argc, char **argv)

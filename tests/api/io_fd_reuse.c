@@ -21,6 +21,7 @@
 
 #include "check.h"
 #include "io_test.h"
+#include "testutil.h"
 
 enum { WRITE_PIPE, READ_PIPE, RECV_SOCKET };
 
@@ -164,10 +165,7 @@ static void pending_read(int op)
 static void body(void)
 {
     for (int workers = 1; workers <= 2; workers++) {
-        weft_config cfg;
-        weft_config_default(&cfg);
-        cfg.workers = workers;
-        CHECK_EQ(weft_init(&cfg), 0);
+        test_init(workers, TEST_POLICY_ENV);
         pending_write();
         pending_read(READ_PIPE);
         pending_read(RECV_SOCKET);

@@ -11,6 +11,7 @@
 
 #include "check.h"
 #include "io_test.h"
+#include "testutil.h"
 
 /* rd holds "hello"; wr is its writing end: positional calls fail on both
  * and the 5 bytes are still there afterwards, nothing more. */
@@ -52,15 +53,7 @@ static void *positional(void *arg)
 
 static void body(void)
 {
-    weft_config cfg;
-    weft_config_default(&cfg);
-    cfg.workers = 2;
-    CHECK_EQ(weft_init(&cfg), 0);
-    weft_thread *t;
-    CHECK_EQ(weft_spawn(&t, positional, NULL, NULL), 0);
-    CHECK_EQ(weft_join(t, NULL), 0);
-    positional(NULL); /* the initial thread */
-    CHECK_EQ(weft_finalize(), 0);
+    io_test_run(positional, IO_IN_INITIAL);
 }
 
 int main(int argc, char **argv)

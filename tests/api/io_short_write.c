@@ -22,6 +22,7 @@
 
 #include "check.h"
 #include "io_test.h"
+#include "testutil.h"
 
 #define BYTES (1u << 20)
 
@@ -158,10 +159,7 @@ static void peer_gone(enum how how, int by_close)
 
 static void run(int workers)
 {
-    weft_config cfg;
-    weft_config_default(&cfg);
-    cfg.workers = workers;
-    CHECK_EQ(weft_init(&cfg), 0);
+    test_init(workers, TEST_POLICY_ENV);
     unsigned char *data = malloc(BYTES);
     CHECK(data != NULL);
     for (size_t i = 0; i < BYTES; i++)

@@ -15,6 +15,7 @@
 
 #include "check.h"
 #include "io_test.h"
+#include "testutil.h"
 
 /* A file whose content does not change between reads: weft_read and
  * weft_pread give exactly what read(2) gives. */
@@ -86,17 +87,7 @@ static void *special(void *arg)
 
 static void body(void)
 {
-    weft_config cfg;
-    weft_config_default(&cfg);
-    cfg.workers = 2;
-    CHECK_EQ(weft_init(&cfg), 0);
-    weft_thread *t;
-    CHECK_EQ(weft_spawn(&t, special, NULL, NULL), 0);
-    CHECK_EQ(weft_join(t, NULL), 0);
-    pthread_t pt;
-    CHECK_EQ(pthread_create(&pt, NULL, special, NULL), 0);
-    CHECK_EQ(pthread_join(pt, NULL), 0);
-    CHECK_EQ(weft_finalize(), 0);
+    io_test_run(special, IO_IN_PTHREAD);
 }
 
 int main(int argc, char **argv)

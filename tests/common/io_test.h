@@ -3,6 +3,7 @@
 #ifndef WEFT_TEST_IO_H
 #define WEFT_TEST_IO_H
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -10,6 +11,7 @@
 #include <weft.h>
 
 #include "check.h"
+#include "testutil.h"
 
 /* call fails as a system call does: -1, and errno (read through
  * weft_errno, which no compiler caches) is err. */
@@ -20,6 +22,28 @@
         CHECK_EQ(r_, -1);                                                                          \
         CHECK_EQ(e_, (err));                                                                       \
     } while (0)
+
+/* Where io_test_run runs the test function besides a user thread. */
+enum { IO_IN_INITIAL = 1, IO_IN_PTHREAD = 2 };
+
+/* Starts the runtime on 2 workers, runs fn(NULL) in a user thread, then
+ * (where says) in the initial thread and in a plain kernel thread, and
+ * finalizes. */
+static inline void io_test_run(void *(*fn)(void *), unsigned where)
+{
+    test_init(2, TEST_POLICY_ENV);
+    weft_thread *t;
+    CHECK_EQ(weft_spawn(&t, fn, NULL, NULL), 0);
+    CHECK_EQ(weft_join(t, NULL), 0);
+    if (where & IO_IN_INITIAL)
+        fn(NULL);
+    if (where & IO_IN_PTHREAD) {
+        pthread_t pt;
+        CHECK_EQ(pthread_create(&pt, NULL, fn, NULL), 0);
+        CHECK_EQ(pthread_join(pt, NULL), 0);
+    }
+    CHECK_EQ(weft_finalize(), 0);
+}
 
 /* Returns after running body() in this process and, from the parent only,
  * in a child with WEFT_IO=blocking. */

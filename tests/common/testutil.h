@@ -43,12 +43,16 @@
 
 /* weft_init with the defaults (and environment) but for the worker count
  * and spawn policy. */
+/* policy TEST_POLICY_ENV: the environment's (weft_config_default). */
+#define TEST_POLICY_ENV (-1)
+
 static inline void test_init(int workers, int policy)
 {
     weft_config cfg;
     weft_config_default(&cfg);
     cfg.workers = workers;
-    cfg.spawn_policy = policy;
+    if (policy != TEST_POLICY_ENV)
+        cfg.spawn_policy = policy;
     CHECK_EQ(weft_init(&cfg), 0);
 }
 

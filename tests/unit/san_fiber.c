@@ -50,10 +50,7 @@ static int child(void)
     pthread_t pt;
     CHECK_EQ(pthread_create(&pt, NULL, racy_plain, NULL), 0);
     usleep(SETTLE_US);
-    weft_config cfg;
-    weft_config_default(&cfg);
-    cfg.workers = 1;
-    CHECK_EQ(weft_init(&cfg), 0);
+    test_init(1, TEST_POLICY_ENV);
     weft_thread *t;
     CHECK_EQ(weft_spawn(&t, racy_user, NULL, NULL), 0);
     CHECK_EQ(weft_join(t, NULL), 0);
