@@ -10,6 +10,7 @@
  *   bench_create_join [-n ITER] [-r REPS] [-w LIST] [-p work-first|help-first|both] [-i all|weft|pthread]
  */
 #include "bench.h"
+#include "bench_weft.h"
 
 #include <pthread.h>
 
@@ -61,20 +62,14 @@ BENCH_NOINLINE void bench_loop_pthread(long n)
 static void run_weft(const bench_opts *o, long n, long workers, int policy)
 {
     double samples[BENCH_MAX_RUNS];
-    weft_config cfg;
-    weft_config_default(&cfg);
-    cfg.workers = (int)workers;
-    cfg.spawn_policy = policy;
-    int rc = weft_init(&cfg);
-    if (rc != 0)
-        bench_die("weft_init", rc);
+    bench_weft_init(workers, policy);
     bench_loop_weft(WARMUP);
     for (int r = 0; r < o->reps; r++) {
         uint64_t t0 = bench_now_ns();
         bench_loop_weft(n);
         samples[r] = (double)(bench_now_ns() - t0) / (double)n;
     }
-    rc = weft_finalize();
+    int rc = weft_finalize();
     if (rc != 0)
         bench_die("weft_finalize", rc);
     bench_report(o, "create_join", policy == WEFT_HELP_FIRST ? "weft-hf" : "weft", workers, "empty",

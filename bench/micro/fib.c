@@ -1,6 +1,6 @@
 /* fib.c: fib(n) with one weft_spawn per call, on 1 and on all workers, against serial fib: T1/Ts and speedup.
  *
- * fib_task(n) spawns a thread for fib(n-1), computes fib(n-2) itself (the same
+ * bench_weft_fib(n) spawns a thread for fib(n-1), computes fib(n-2) itself (the same
  * parallel function, on the same thread) and joins; every call with n >= 2
  * spawns once, fib(n+1)-1 spawns in all. Ts is bench_fib_serial in the same
  * run; T1 the weft time on one worker; Tp the time on p workers.
@@ -9,42 +9,20 @@
  * Default -n 30. Results name the help-first runs impl=weft-hf.
  */
 #include "bench.h"
+#include "bench_weft.h"
 
 #include "weft.h"
-
-static void *fib_task(void *arg)
-{
-    long n = (long)(intptr_t)arg;
-    if (n < 2)
-        return arg;
-    weft_thread *t;
-    void *a;
-    int rc = weft_spawn(&t, fib_task, (void *)(intptr_t)(n - 1), NULL);
-    if (rc != 0)
-        bench_die("weft_spawn", rc);
-    long b = (long)(intptr_t)fib_task((void *)(intptr_t)(n - 2));
-    rc = weft_join(t, &a);
-    if (rc != 0)
-        bench_die("weft_join", rc);
-    return (void *)(intptr_t)((long)(intptr_t)a + b);
-}
 
 /* Median time of fib(n) on workers workers; reports it and returns the median. */
 static double run(const bench_opts *o, long n, long workers, int policy)
 {
     double samples[BENCH_MAX_RUNS];
     char param[32];
-    weft_config cfg;
-    weft_config_default(&cfg);
-    cfg.workers = (int)workers;
-    cfg.spawn_policy = policy;
-    int rc = weft_init(&cfg);
-    if (rc != 0)
-        bench_die("weft_init", rc);
-    BENCH_SINK(fib_task((void *)(intptr_t)(n < 15 ? n : 15))); /* warm-up */
+    bench_weft_init(workers, policy);
+    BENCH_SINK(bench_weft_fib((void *)(intptr_t)(n < 15 ? n : 15))); /* warm-up */
     for (int r = 0; r < o->reps; r++) {
         uint64_t t0 = bench_now_ns();
-        long v = (long)(intptr_t)fib_task((void *)(intptr_t)n);
+        long v = (long)(intptr_t)bench_weft_fib((void *)(intptr_t)n);
         samples[r] = (double)(bench_now_ns() - t0);
         if (v != bench_fib_expected(n)) {
             fprintf(stderr, "bench: weft fib(%ld) = %ld, expected %ld\n", n, v,
@@ -52,7 +30,7 @@ static double run(const bench_opts *o, long n, long workers, int policy)
             exit(1);
         }
     }
-    rc = weft_finalize();
+    int rc = weft_finalize();
     if (rc != 0)
         bench_die("weft_finalize", rc);
     snprintf(param, sizeof param, "%ld", n);

@@ -17,6 +17,7 @@
  * fib(25) - fib(21) = 64,079.
  */
 #include "bench.h"
+#include "bench_weft.h"
 
 #include "weft.h"
 
@@ -24,23 +25,6 @@ struct fib_arg {
     long n;
     long *result;
 };
-
-static void *fib_join(void *arg)
-{
-    long n = (long)(intptr_t)arg;
-    if (n < 2)
-        return arg;
-    weft_thread *t;
-    void *a;
-    int rc = weft_spawn(&t, fib_join, (void *)(intptr_t)(n - 1), NULL);
-    if (rc != 0)
-        bench_die("weft_spawn", rc);
-    long b = (long)(intptr_t)fib_join((void *)(intptr_t)(n - 2));
-    rc = weft_join(t, &a);
-    if (rc != 0)
-        bench_die("weft_join", rc);
-    return (void *)(intptr_t)((long)(intptr_t)a + b);
-}
 
 static void *fib_group(void *arg)
 {
@@ -93,7 +77,7 @@ static const char *const impl_names[NIMPL] = { "join", "group", "group-copy" };
 static long fib_run(int impl, long n)
 {
     if (impl == IMPL_JOIN)
-        return (long)(intptr_t)fib_join((void *)(intptr_t)n);
+        return (long)(intptr_t)bench_weft_fib((void *)(intptr_t)n);
     long r = -1;
     struct fib_arg a = { n, &r };
     (impl == IMPL_GROUP ? fib_group : fib_group_copy)(&a);
@@ -146,13 +130,7 @@ int main(int argc, char **argv)
         snprintf(param, sizeof param, "%ld", n);
         for (int wi = 0; wi < o.workers.len; wi++) {
             long workers = o.workers.v[wi];
-            weft_config cfg;
-            weft_config_default(&cfg);
-            cfg.workers = (int)workers;
-            cfg.spawn_policy = policy;
-            int rc = weft_init(&cfg);
-            if (rc != 0)
-                bench_die("weft_init", rc);
+            bench_weft_init(workers, policy);
             static double samples[NIMPL][BENCH_MAX_RUNS];
             double warm;
             for (int i = 0; i < NIMPL; i++)
@@ -168,7 +146,7 @@ int main(int argc, char **argv)
                     }
                 }
             }
-            rc = weft_finalize();
+            int rc = weft_finalize();
             if (rc != 0)
                 bench_die("weft_finalize", rc);
             double med[NIMPL] = { 0 };

@@ -11,6 +11,7 @@
  * Default -w 1,all, -p both.
  */
 #include "bench.h"
+#include "bench_weft.h"
 
 #include "weft.h"
 
@@ -52,13 +53,7 @@ static double run(const bench_opts *o, long iters, long workers, int policy)
 {
     double samples[BENCH_MAX_RUNS];
     char param[32];
-    weft_config cfg;
-    weft_config_default(&cfg);
-    cfg.workers = (int)workers;
-    cfg.spawn_policy = policy;
-    int rc = weft_init(&cfg);
-    if (rc != 0)
-        bench_die("weft_init", rc);
+    bench_weft_init(workers, policy);
     spawn_loop(iters); /* warm-up: stacks cached, workers started */
     for (int r = 0; r < o->reps; r++) {
         uint64_t t0 = bench_now_ns();
@@ -68,7 +63,7 @@ static double run(const bench_opts *o, long iters, long workers, int policy)
     weft_stats st;
     if (weft_stats_get(&st) == 0 && !o->callgrind)
         printf("  (%ld workers: %llu steals)\n", workers, (unsigned long long)st.steals);
-    rc = weft_finalize();
+    int rc = weft_finalize();
     if (rc != 0)
         bench_die("weft_finalize", rc);
     snprintf(param, sizeof param, "%ld", iters);

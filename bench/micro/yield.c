@@ -8,6 +8,7 @@
  * Default -n: 1,000,000 / K per thread; default -w 1 (not "1,all").
  */
 #include "bench.h"
+#include "bench_weft.h"
 
 #include "weft.h"
 
@@ -52,20 +53,14 @@ static void run(const bench_opts *o, long workers, long k, long n, int policy)
     yielder *ys = calloc((size_t)k, sizeof *ys);
     if (ys == NULL)
         bench_die("calloc", ENOMEM);
-    weft_config cfg;
-    weft_config_default(&cfg);
-    cfg.workers = (int)workers;
-    cfg.spawn_policy = policy;
-    int rc = weft_init(&cfg);
-    if (rc != 0)
-        bench_die("weft_init", rc);
+    bench_weft_init(workers, policy);
     bench_round(ys, k, WARMUP_YIELDS / k + 1);
     for (int r = 0; r < o->reps; r++) {
         uint64_t t0 = bench_now_ns();
         bench_round(ys, k, n);
         samples[r] = (double)(bench_now_ns() - t0) / ((double)k * (double)n);
     }
-    rc = weft_finalize();
+    int rc = weft_finalize();
     if (rc != 0)
         bench_die("weft_finalize", rc);
     free(ys);

@@ -24,6 +24,7 @@
  * --stack gives every spawn a weft_attr with that stack size.
  */
 #include "bench.h"
+#include "bench_weft.h"
 
 #include "uts_tree.h"
 #include "weft.h"
@@ -218,13 +219,7 @@ static double run_weft(uts_run *u, long workers, int policy)
 {
     double samples[BENCH_MAX_RUNS], cpu[BENCH_MAX_RUNS];
     const char *impl = policy == WEFT_HELP_FIRST ? "weft-hf" : "weft";
-    weft_config cfg;
-    weft_config_default(&cfg);
-    cfg.workers = (int)workers;
-    cfg.spawn_policy = policy;
-    int rc = weft_init(&cfg);
-    if (rc != 0)
-        bench_die("weft_init", rc);
+    bench_weft_init(workers, policy);
     BENCH_SINK(search_weft_root(u->warm));
     weft_stats s0, s1;
     if (weft_stats_get(&s0) != 0)
@@ -238,7 +233,7 @@ static double run_weft(uts_run *u, long workers, int policy)
     }
     if (weft_stats_get(&s1) != 0)
         s1 = s0;
-    rc = weft_finalize();
+    int rc = weft_finalize();
     if (rc != 0)
         bench_die("weft_finalize", rc);
     char extra[64];
