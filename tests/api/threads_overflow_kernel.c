@@ -15,18 +15,6 @@
 
 enum { BOUND_STACK = 65536, BOUND_S = 30 };
 
-static volatile long depth_limit = 1L << 60; /* never reached */
-
-static long __attribute__((noinline)) recurse(long n)
-{
-    volatile char buf[512];
-    buf[0] = (char)n;
-    buf[511] = (char)n;
-    if (n >= depth_limit)
-        return n;
-    return recurse(n + 1) + buf[0] + buf[511];
-}
-
 static void say_who(size_t size)
 {
     printf("id=%llu size=%zu\n", (unsigned long long)weft_thread_id(weft_self()), size);
@@ -36,7 +24,7 @@ static void say_who(size_t size)
 static void *bound_overflow(void *arg)
 {
     say_who(BOUND_STACK);
-    return (void *)recurse(0);
+    return (void *)test_runaway(0);
 }
 
 static int child(const char *mode)
@@ -60,7 +48,7 @@ static int child(const char *mode)
         CHECK_EQ(pthread_attr_getstack(&pa, &lo, &size), 0);
         pthread_attr_destroy(&pa);
         say_who(size);
-        printf("%ld\n", recurse(0));
+        printf("%ld\n", test_runaway(0));
     } else {
         return 2;
     }

@@ -16,18 +16,6 @@
 
 /* ---- child side -------------------------------------------------------- */
 
-static volatile long depth_limit = 1L << 60; /* never reached */
-
-static long __attribute__((noinline)) recurse(long n)
-{
-    volatile char buf[512];
-    buf[0] = (char)n;
-    buf[511] = (char)n;
-    if (n >= depth_limit)
-        return n;
-    return recurse(n + 1) + buf[0] + buf[511];
-}
-
 static atomic_int stop;
 
 static void *busy(void *arg)
@@ -42,7 +30,7 @@ static void *overflow(void *arg)
     (void)arg;
     printf("id=%llu\n", (unsigned long long)weft_thread_id(weft_self()));
     fflush(stdout);
-    return (void *)recurse(0);
+    return (void *)test_runaway(0);
 }
 
 static void *segv(void *arg)
@@ -56,7 +44,7 @@ static void *segv(void *arg)
 
 static void recurse_in_place(void *arg)
 {
-    *(long *)arg = recurse(0);
+    *(long *)arg = test_runaway(0);
 }
 
 /* The overflow happens inside weft_blocking, on the caller's own stack,

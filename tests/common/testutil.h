@@ -43,6 +43,21 @@
 
 /* weft_init with the defaults (and environment) but for the worker count
  * and spawn policy. */
+/* Recursion that only a stack overflow ends: frames of 512 bytes that
+ * write only their two ends (so a canary below may survive it, and only the
+ * fault tells). The limit is volatile so that the compiler cannot prove the
+ * recursion endless. */
+static long __attribute__((noinline, unused)) test_runaway(long n)
+{
+    static volatile long limit = 1L << 60; /* never reached */
+    volatile char buf[512];
+    buf[0] = (char)n;
+    buf[511] = (char)n;
+    if (n >= limit)
+        return n;
+    return test_runaway(n + 1) + buf[0] + buf[511];
+}
+
 /* policy TEST_POLICY_ENV: the environment's (weft_config_default). */
 #define TEST_POLICY_ENV (-1)
 

@@ -15,6 +15,7 @@
 
 #include "check.h"
 #include "stack/stack.h"
+#include "testutil.h"
 
 static volatile char sink;
 
@@ -60,23 +61,9 @@ big_frame(void *arg)
     return (void *)(intptr_t)(buf[0] + buf[sizeof buf - 1] + (intptr_t)arg);
 }
 
-/* Recursion whose frames write only their ends: the canary word may well
- * survive it, only the fault tells. */
-static volatile long depth_limit = 1L << 60; /* never reached */
-
-static long __attribute__((noinline)) deep_frames(long n)
-{
-    volatile char buf[512];
-    buf[0] = (char)n;
-    buf[511] = (char)n;
-    if (n >= depth_limit)
-        return n;
-    return deep_frames(n + 1) + buf[0] + buf[511];
-}
-
 static void *deep(void *arg)
 {
-    return (void *)deep_frames((intptr_t)arg);
+    return (void *)test_runaway((intptr_t)arg);
 }
 
 static weft_sem parked = { { 0 } };
