@@ -361,23 +361,23 @@ void weft__bound_free_all(void)
     free_chain(spare);
 }
 
-static void bound_finish(struct weft_thread *t)
-{
-    weft__publish_done(NULL, t);
-    /* release: the thread's effects are visible to finalize. */
-    atomic_fetch_sub_explicit(&weft__rt.bound_live, 1, memory_order_release);
-}
-
 /* Set by weft_exit in a bound thread before its pthread_exit. */
 static __thread uint8_t bound_exiting;
 /* The bound thread's alternate signal stack (weft__stack_bound_enter), given
  * back however the thread ends. */
 static __thread void *bound_altstack;
 
-static void bound_altstack_pop(void)
+/* The last step of bound thread t, on its kernel thread, however it ends
+ * (bound_main, bound_ended, weft_exit): gives back its alternate signal
+ * stack, leaves it, and publishes its end. */
+static void bound_finish(struct weft_thread *t)
 {
     weft__altstack_pop(bound_altstack);
     bound_altstack = NULL;
+    weft__tls_bound = NULL;
+    weft__publish_done(NULL, t);
+    /* release: the thread's effects are visible to finalize. */
+    atomic_fetch_sub_explicit(&weft__rt.bound_live, 1, memory_order_release);
 }
 
 /* bound_key's destructor: the bound thread's kernel thread ended without
@@ -389,8 +389,6 @@ static void bound_ended(void *value)
     if (!bound_exiting)
         pthread_exit_unwound();
     bound_exiting = 0;
-    bound_altstack_pop();
-    weft__tls_bound = NULL;
     bound_finish(value);
 }
 
@@ -404,8 +402,6 @@ static void *bound_main(void *arg)
     t->result = t->fn(t->arg);
     if (bound_key_ok)
         pthread_setspecific(bound_key, NULL);
-    bound_altstack_pop();
-    weft__tls_bound = NULL;
     bound_finish(t);
     return NULL;
 }
@@ -897,9 +893,7 @@ void weft_exit(void *result)
             bound_exiting = 1;
             pthread_exit(NULL); /* unwinds; bound_ended finishes the thread */
         }
-        bound_altstack_pop();
-        weft__tls_bound = NULL; /* no key: finish before the unwind */
-        bound_finish(t);
+        bound_finish(t); /* no key: finish before the unwind */
         pthread_exit(NULL);
     }
     if (self) {
