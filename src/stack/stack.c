@@ -419,19 +419,15 @@ static struct weft_thread *take_one(struct weft__stack_class *c)
  * its other-size list (stack.c, "The caches"). */
 static WEFT_NOINLINE struct weft_thread *alloc_other(struct weft__stack_cache *cache, size_t size)
 {
-    struct weft_thread *t = cache->ohead;
-    if (size == cache->osize) {
-        if (t) {
-            cache->ohead = t->next;
-            cache->on--;
-            cache->omiss = 0;
-            return t;
-        }
+    struct weft_thread *t = weft__stack_cache_pop_sized(cache, size);
+    if (t)
+        return t;
+    if (size == cache->osize)
         return refill_list(cache->ocls, &cache->ohead, &cache->otail, &cache->on);
-    }
     struct weft__stack_class *c = class_for(size);
     if (!c)
         return NULL;
+    t = cache->ohead;
     if (t && ++cache->omiss < OTHER_SWITCH)
         return take_one(c);
     if (t)

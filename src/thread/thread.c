@@ -361,23 +361,23 @@ void weft__bound_free_all(void)
     free_chain(spare);
 }
 
-static void bound_finish(struct weft_thread *t)
-{
-    weft__publish_done(NULL, t);
-    /* release: the thread's effects are visible to finalize. */
-    atomic_fetch_sub_explicit(&weft__rt.bound_live, 1, memory_order_release);
-}
-
 /* Set by weft_exit in a bound thread before its pthread_exit. */
 static __thread uint8_t bound_exiting;
 /* The bound thread's alternate signal stack (weft__stack_bound_enter), given
  * back however the thread ends. */
 static __thread void *bound_altstack;
 
-static void bound_altstack_pop(void)
+/* The last step of bound thread t, on its kernel thread, however it ends
+ * (bound_main, bound_ended, weft_exit): gives back its alternate signal
+ * stack, leaves it, and publishes its end. */
+static void bound_finish(struct weft_thread *t)
 {
     weft__altstack_pop(bound_altstack);
     bound_altstack = NULL;
+    weft__tls_bound = NULL;
+    weft__publish_done(NULL, t);
+    /* release: the thread's effects are visible to finalize. */
+    atomic_fetch_sub_explicit(&weft__rt.bound_live, 1, memory_order_release);
 }
 
 /* bound_key's destructor: the bound thread's kernel thread ended without
@@ -389,8 +389,6 @@ static void bound_ended(void *value)
     if (!bound_exiting)
         pthread_exit_unwound();
     bound_exiting = 0;
-    bound_altstack_pop();
-    weft__tls_bound = NULL;
     bound_finish(value);
 }
 
@@ -404,8 +402,6 @@ static void *bound_main(void *arg)
     t->result = t->fn(t->arg);
     if (bound_key_ok)
         pthread_setspecific(bound_key, NULL);
-    bound_altstack_pop();
-    weft__tls_bound = NULL;
     bound_finish(t);
     return NULL;
 }
@@ -621,30 +617,36 @@ static WEFT_NOINLINE int spawn_slow(weft_thread **out, weft_fn fn, const void *a
     return rc;
 }
 
-/* The fast path for attributes that only size the stack or name the
- * thread (what a program that sizes its stacks passes at every spawn):
- * the default one, with the slot from the worker's cache for that size.
- * Anything else, no cached slot (spawn_slow refills the caches) or a
- * canary to check in the spawning thread: spawn_slow. So the only call
- * but tail calls is the switch, and nothing is kept in callee-saved
- * registers. */
-WEFT_INLINE int spawn_sized(weft_thread **out, weft_fn fn, const void *arg, size_t arg_size,
-                            const weft_attr *attr, _Atomic uintptr_t *group)
+/* The fast path of every spawn: called by a user thread (but the initial
+ * one on several workers), work-first, with the slot from the worker's
+ * cache. attr is NULL (the default) or one that only sizes the stack or
+ * names the thread (what a program that sizes its stacks passes at every
+ * spawn): the slot then comes from the cache for that size, and a canary
+ * to check in the spawning thread takes spawn_slow. Anything else, or no
+ * cached slot (spawn_slow refills the caches): spawn_slow. arg_size and
+ * group: the copied argument and, for weft_group_spawn, the group. So the
+ * only call but tail calls is the switch, and nothing is kept in
+ * callee-saved registers. A worker's TLS is set only while the runtime
+ * runs. */
+WEFT_INLINE int spawn_fast(weft_thread **out, weft_fn fn, const void *arg, size_t arg_size,
+                           const weft_attr *attr, _Atomic uintptr_t *group)
 {
     struct weft__worker *w = weft__tls_worker;
     struct weft_thread *self, *t;
-    size_t size = attr->stack_size;
-    if (WEFT_UNLIKELY(attr->detached || attr->bound || attr->priority != WEFT_PRIO_NORMAL ||
-                      (size && (size < WEFT__STACK_MIN || size > WEFT__STACK_MAX)) || !w || !fn ||
-                      (!group && !out) || (arg_size && (arg_size > WEFT__ARG_COPY_MAX || !arg)) ||
-                      !(self = w->current) || main_spawns_help_first(self) ||
-                      self->guard == WEFT__GUARD_CANARY || weft__rt.policy != WEFT_WORK_FIRST))
+    size_t size = attr ? attr->stack_size : 0;
+    if (WEFT_UNLIKELY(
+            (attr && (attr->detached || attr->bound || attr->priority != WEFT_PRIO_NORMAL ||
+                      (size && (size < WEFT__STACK_MIN || size > WEFT__STACK_MAX)))) ||
+            !w || !fn || (!group && !out) ||
+            (arg_size && (arg_size > WEFT__ARG_COPY_MAX || !arg)) || !(self = w->current) ||
+            main_spawns_help_first(self) || (attr && self->guard == WEFT__GUARD_CANARY) ||
+            weft__rt.policy != WEFT_WORK_FIRST))
         return spawn_slow(out, fn, arg, arg_size, attr, group);
     t = size == 0 || size == weft__rt.stack_size ? weft__stack_cache_pop(&w->cache)
                                                  : weft__stack_cache_pop_sized(&w->cache, size);
     if (WEFT_UNLIKELY(!t))
         return spawn_slow(out, fn, arg, arg_size, attr, group);
-    init_thread(w, t, fn, (void *)arg, attr->name, 0);
+    init_thread(w, t, fn, (void *)arg, attr ? attr->name : NULL, 0);
     void *top = place_arg(t, arg, arg_size);
     if (group)
         weft__group_push(group, t);
@@ -654,58 +656,25 @@ WEFT_INLINE int spawn_sized(weft_thread **out, weft_fn fn, const void *arg, size
     return spawn_child_first(w, self, t, top);
 }
 
-/* spawn_sized for weft_spawn: no copy, no group. */
-static WEFT_NOINLINE int spawn_attr(weft_thread **out, weft_fn fn, void *arg, const weft_attr *attr)
+/* spawn_fast for a given attr, out of line so that the default one's
+ * fast path stays free of the attribute tests. */
+static WEFT_NOINLINE int spawn_attr(weft_thread **out, weft_fn fn, const void *arg, size_t arg_size,
+                                    const weft_attr *attr, _Atomic uintptr_t *group)
 {
-    return spawn_sized(out, fn, arg, 0, attr, NULL);
+    return spawn_fast(out, fn, arg, arg_size, attr, group);
 }
 
-static WEFT_NOINLINE int spawn_attr_into(weft_thread **out, weft_fn fn, const void *arg,
-                                         size_t arg_size, const weft_attr *attr,
-                                         _Atomic uintptr_t *group)
+WEFT_INLINE int spawn_into(weft_thread **out, weft_fn fn, const void *arg, size_t arg_size,
+                           const weft_attr *attr, _Atomic uintptr_t *group)
 {
-    return spawn_sized(out, fn, arg, arg_size, attr, group);
+    if (attr)
+        return spawn_attr(out, fn, arg, arg_size, attr, group);
+    return spawn_fast(out, fn, arg, arg_size, NULL, group);
 }
 
 int weft_spawn(weft_thread **out, weft_fn fn, void *arg, const weft_attr *attr)
 {
-    /* Fast path: default attributes, called by a user thread (but the
-     * initial one on several workers), work-first, a cached stack. A
-     * worker's TLS is set only while the runtime runs. */
-    struct weft__worker *w = weft__tls_worker;
-    struct weft_thread *self, *t;
-    if (WEFT_UNLIKELY(attr || !w || !fn || !out || !(self = w->current) ||
-                      main_spawns_help_first(self) || weft__rt.policy != WEFT_WORK_FIRST ||
-                      !(t = weft__stack_cache_pop(&w->cache))))
-        return attr ? spawn_attr(out, fn, arg, attr) : spawn_slow(out, fn, arg, 0, attr, NULL);
-    init_thread(w, t, fn, arg, NULL, 0);
-    *out = t;
-    count_spawn(w);
-    return spawn_child_first(w, self, t, t);
-}
-
-/* weft_spawn with a copied argument and, for weft_group_spawn, a group:
- * the same fast path, plus the copy and the link. */
-WEFT_INLINE int spawn_into(weft_thread **out, weft_fn fn, const void *arg, size_t arg_size,
-                           const weft_attr *attr, _Atomic uintptr_t *group)
-{
-    struct weft__worker *w = weft__tls_worker;
-    struct weft_thread *self, *t;
-    if (WEFT_UNLIKELY(attr || !w || !fn || (!group && !out) ||
-                      (arg_size && (arg_size > WEFT__ARG_COPY_MAX || !arg)) ||
-                      !(self = w->current) || main_spawns_help_first(self) ||
-                      weft__rt.policy != WEFT_WORK_FIRST ||
-                      !(t = weft__stack_cache_pop(&w->cache))))
-        return attr ? spawn_attr_into(out, fn, arg, arg_size, attr, group)
-                    : spawn_slow(out, fn, arg, arg_size, attr, group);
-    init_thread(w, t, fn, (void *)arg, NULL, 0);
-    void *top = place_arg(t, arg, arg_size);
-    if (group)
-        weft__group_push(group, t);
-    else
-        *out = t;
-    count_spawn(w);
-    return spawn_child_first(w, self, t, top);
+    return spawn_into(out, fn, arg, 0, attr, NULL);
 }
 
 int weft_spawn_copy(weft_thread **out, weft_fn fn, const void *arg, size_t arg_size,
@@ -924,9 +893,7 @@ void weft_exit(void *result)
             bound_exiting = 1;
             pthread_exit(NULL); /* unwinds; bound_ended finishes the thread */
         }
-        bound_altstack_pop();
-        weft__tls_bound = NULL; /* no key: finish before the unwind */
-        bound_finish(t);
+        bound_finish(t); /* no key: finish before the unwind */
         pthread_exit(NULL);
     }
     if (self) {
