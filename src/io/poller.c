@@ -62,6 +62,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "io/io.h"
 #include "sched/park.h"
 #include "sched/sched.h"
 #include "sync/timer.h"
@@ -70,12 +71,11 @@
 #define POLL_BATCH         64                 /* events taken per epoll_wait */
 #define POLLER_STACK       ((size_t)64 << 10) /* it only readies threads */
 #define NS_PER_S           1000000000L
-#define RW_MAX             0x7ffff000L /* the most one read or write moves (Linux MAX_RW_COUNT) */
-#define FD_RESERVE_DIV     16          /* descriptor space left to the program: 1/16 of it... */
-#define FD_RESERVE_MIN     64          /* ...and at least this many */
-#define YIELD_ROUNDS       64          /* no poller: yields between tries before sleeping... */
-#define YIELD_SLEEP_MIN_NS 10000L      /* ...from this long... */
-#define YIELD_SLEEP_MAX_NS 1000000L    /* ...doubling up to this */
+#define FD_RESERVE_DIV     16       /* descriptor space left to the program: 1/16 of it... */
+#define FD_RESERVE_MIN     64       /* ...and at least this many */
+#define YIELD_ROUNDS       64       /* no poller: yields between tries before sleeping... */
+#define YIELD_SLEEP_MIN_NS 10000L   /* ...from this long... */
+#define YIELD_SLEEP_MAX_NS 1000000L /* ...doubling up to this */
 
 enum { P_OFF, P_ON, P_FAILED };
 
@@ -311,8 +311,7 @@ int weft__poller_transfer(int out, int sockcall, int fd, void *buf, size_t n, in
         return 0;             /* recv and send on a pipe: ENOTSOCK from the call itself */
     int polled = poller_on(); /* else try, yield and try again (design block) */
     unsigned rounds = 0;
-    if (n > (size_t)RW_MAX)
-        n = (size_t)RW_MAX; /* a write goes on until n is written: no further than write(2) */
+    n = weft__io_clamp(n); /* a write goes on until n is written: no further than write(2) */
     char *p = buf;
     size_t done = 0;
     int own = -1; /* our duplicate, once we waited */

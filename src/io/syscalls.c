@@ -40,17 +40,10 @@ static int positional(int kind, uint64_t off)
     return (kind == RING_READ || kind == RING_WRITE) && off != (uint64_t)-1;
 }
 
-/* The most one read or write moves, as the kernel clamps a count
- * (MAX_RW_COUNT: INT_MAX rounded down to a page). An SQE's length has 32
- * bits: unclamped, n = 4 GiB would be a read of 0 bytes. Only what goes
- * into an SQE is clamped: a system call checks the caller's whole buffer
- * (EFAULT) before it clamps, so it gets n as given. */
-#define RW_COUNT_MAX 0x7ffff000u
-
-static size_t clamp_count(size_t n)
-{
-    return n > RW_COUNT_MAX ? RW_COUNT_MAX : n;
-}
+/* Counts: an SQE's length has 32 bits, so what goes into one is clamped
+ * as the kernel clamps a count (weft__io_clamp): unclamped, n = 4 GiB would
+ * be a read of 0 bytes. Only that is clamped: a system call checks the
+ * caller's whole buffer (EFAULT) before it clamps, so it gets n as given. */
 
 static long fallback_rw(int kind, int fd, void *buf, size_t n, uint64_t off, int flags);
 static long handoff_rw(int kind, int fd, void *buf, size_t n, uint64_t off, int flags);
@@ -214,7 +207,7 @@ static long positional_rw(struct weft__worker *w, int kind, int fd, void *buf, s
     struct iovec iov = { buf, n > SSIZE_MAX ? (size_t)SSIZE_MAX : n };
     long r = kind == RING_READ ? preadv2(fd, &iov, 1, (off_t)off, RWF_NOWAIT)
                                : pwritev2(fd, &iov, 1, (off_t)off, RWF_NOWAIT);
-    size_t want = clamp_count(n);
+    size_t want = weft__io_clamp(n);
     if (r == 0 || r == (long)want ||
         (r < 0 && weft__errno_get() != EAGAIN && !ring_cannot(weft__errno_get())))
         return at_once(r);
@@ -239,14 +232,14 @@ static long stream_rw(struct weft__worker *w, int kind, int fd, void *buf, size_
     long r = -1;
     weft__errno_set(EAGAIN);
     if (!waitall) {
-        r = try_now(kind, fd, buf, n, flags); /* n as given: see clamp_count */
+        r = try_now(kind, fd, buf, n, flags); /* n as given: see weft__io_clamp above */
         if (r < 0 && (kind == RING_READ || kind == RING_WRITE) && ring_cannot(weft__errno_get()))
             return fallback_rw(kind, fd, buf, n, (uint64_t)-1, flags);
-        if (out ? r == (long)clamp_count(n) || (r < 0 && weft__errno_get() != EAGAIN)
+        if (out ? r == (long)weft__io_clamp(n) || (r < 0 && weft__errno_get() != EAGAIN)
                 : r >= 0 || weft__errno_get() != EAGAIN)
             return at_once(r);
     }
-    n = clamp_count(n);
+    n = weft__io_clamp(n);
     size_t done = r > 0 ? (size_t)r : 0;
     if ((flags & MSG_DONTWAIT) || never_waits(kind, fd)) {
         if (waitall)
