@@ -28,6 +28,10 @@ static inline size_t weft__io_clamp(size_t n)
     return n > WEFT__IO_RW_MAX ? WEFT__IO_RW_MAX : n;
 }
 
+/* 1 when fd's file is O_NONBLOCK: a call that would block fails with
+ * EAGAIN instead (syscalls.c). */
+int weft__io_nonblocking(int fd);
+
 /* Per-worker counters (owner-written, read racily by weft_stats). */
 struct weft__io_counters {
     uint64_t calls;   /* requests queued in the ring */

@@ -230,8 +230,7 @@ static int wont_wait(int fd, int sock, int out, int flags)
 {
     if (flags & MSG_DONTWAIT)
         return 1;
-    int fl = fcntl(fd, F_GETFL);
-    if (fl >= 0 && (fl & O_NONBLOCK))
+    if (weft__io_nonblocking(fd))
         return 1;
     struct timeval tv = { 0, 0 };
     socklen_t len = sizeof tv;

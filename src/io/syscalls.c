@@ -10,6 +10,7 @@
  * a plain kernel thread: the call itself.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <string.h>
@@ -48,8 +49,13 @@ static int positional(int kind, uint64_t off)
 static long fallback_rw(int kind, int fd, void *buf, size_t n, uint64_t off, int flags);
 static long handoff_rw(int kind, int fd, void *buf, size_t n, uint64_t off, int flags);
 
+int weft__io_nonblocking(int fd)
+{
+    int fl = fcntl(fd, F_GETFL);
+    return fl >= 0 && (fl & O_NONBLOCK);
+}
+
 #if WEFT__HAVE_URING
-#include <fcntl.h>
 #include <liburing.h>
 #include <limits.h>
 #include <sys/uio.h>
@@ -67,20 +73,15 @@ struct io_uring_sqe *weft__io_sqe(struct weft__worker *w);
  * then on. The attempt also answers the O_NONBLOCK question: io_uring
  * waits for data even on O_NONBLOCK files, where the mirrored call fails
  * with EAGAIN, so a would-block result reads the file's flags. A call that
- * completes at once costs one system call and no switch. */
-static int nonblocking(int fd)
-{
-    int fl = fcntl(fd, F_GETFL);
-    return fl >= 0 && (fl & O_NONBLOCK);
-}
-
-/* The caller's descriptor fails a would-block call with EAGAIN: it is
+ * completes at once costs one system call and no switch.
+ *
+ * The caller's descriptor fails a would-block call with EAGAIN: it is
  * O_NONBLOCK, and not a regular file or block device, where O_NONBLOCK
  * means nothing (read(2) waits for the disk) and RWF_NOWAIT's EAGAIN only
  * says the data is not cached. */
 static int never_waits(int kind, int fd)
 {
-    if (!nonblocking(fd))
+    if (!weft__io_nonblocking(fd))
         return 0;
     struct stat st;
     if (kind == RING_RECV || kind == RING_SEND || fstat(fd, &st) != 0)
@@ -395,11 +396,6 @@ static long fallback_rw(int kind, int fd, void *buf, size_t n, uint64_t off, int
 #define ON_RING(w) ((w) = ring_worker()) != NULL
 #else
 #define ON_RING(w) (((w) = ring_worker()), 0)
-static int nonblocking(int fd)
-{
-    (void)fd;
-    return 0;
-}
 #endif
 
 /* A transfer through the ring of the calling user thread's worker, else
@@ -462,7 +458,7 @@ ssize_t weft_send(int fd, const void *buf, size_t n, int flags)
 int weft_accept(int fd, struct sockaddr *addr, socklen_t *len)
 {
     struct weft__worker *w;
-    if (ON_RING(w) && !nonblocking(fd)) {
+    if (ON_RING(w) && !weft__io_nonblocking(fd)) {
 #if WEFT__HAVE_URING
         struct weft__io_req req = { w->current, 0, 1, 0 };
         struct io_uring_sqe *sqe = weft__io_sqe(w);
@@ -480,7 +476,7 @@ int weft_accept(int fd, struct sockaddr *addr, socklen_t *len)
 int weft_connect(int fd, const struct sockaddr *addr, socklen_t len)
 {
     struct weft__worker *w;
-    if (ON_RING(w) && !nonblocking(fd)) {
+    if (ON_RING(w) && !weft__io_nonblocking(fd)) {
 #if WEFT__HAVE_URING
         struct weft__io_req req = { w->current, 0, 1, 0 };
         struct io_uring_sqe *sqe = weft__io_sqe(w);
