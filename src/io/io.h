@@ -32,6 +32,9 @@ static inline size_t weft__io_clamp(size_t n)
  * EAGAIN instead (syscalls.c). */
 int weft__io_nonblocking(int fd);
 
+/* The error pending on socket fd (SO_ERROR, which reading clears), or 0. */
+int weft__io_sock_error(int fd);
+
 /* Per-worker counters (owner-written, read racily by weft_stats). */
 struct weft__io_counters {
     uint64_t calls;   /* requests queued in the ring */

@@ -216,9 +216,8 @@ static long try_once(int out, int sock, int fd, void *buf, size_t n, int flags)
  * Returns -1 with errno set to the pending error, or 0. */
 static long woken_error(int fd)
 {
-    int e = 0;
-    socklen_t len = sizeof e;
-    if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &len) != 0 || e == 0)
+    int e = weft__io_sock_error(fd);
+    if (e == 0)
         return 0;
     weft__errno_set(e);
     return -1;

@@ -55,6 +55,13 @@ int weft__io_nonblocking(int fd)
     return fl >= 0 && (fl & O_NONBLOCK);
 }
 
+int weft__io_sock_error(int fd)
+{
+    int e = 0;
+    socklen_t len = sizeof e;
+    return getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &len) == 0 ? e : 0;
+}
+
 #if WEFT__HAVE_URING
 #include <liburing.h>
 #include <limits.h>
@@ -154,9 +161,8 @@ static long fallback_write_all(int fd, void *buf, size_t n, const struct stat *i
  * (the ring's sends never raise it). Sets errno. */
 static void pipe_error(int fd, int flags)
 {
-    int soerr = 0;
-    socklen_t len = sizeof soerr;
-    if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &len) == 0 && soerr != 0) {
+    int soerr = weft__io_sock_error(fd);
+    if (soerr != 0) {
         weft__errno_set(soerr);
         return;
     }
