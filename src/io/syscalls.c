@@ -108,14 +108,15 @@ static long at_once(long r)
     return r;
 }
 
-/* The attempt that never waits. A count past SSIZE_MAX, which an iovec
- * cannot carry, fails as read(2) fails it (EFAULT: no buffer is that long). */
-static long try_now(int kind, int fd, void *buf, size_t n, int flags)
+/* The attempt that never waits, at off (-1: the file's position) for a
+ * read or write. A count past SSIZE_MAX, which an iovec cannot carry,
+ * fails as read(2) fails it (EFAULT: no buffer is that long). */
+static long try_now(int kind, int fd, void *buf, size_t n, uint64_t off, int flags)
 {
     struct iovec iov = { buf, n > SSIZE_MAX ? (size_t)SSIZE_MAX : n };
     switch (kind) {
-    case RING_READ: return preadv2(fd, &iov, 1, -1, RWF_NOWAIT);
-    case RING_WRITE: return pwritev2(fd, &iov, 1, -1, RWF_NOWAIT);
+    case RING_READ: return preadv2(fd, &iov, 1, (off_t)off, RWF_NOWAIT);
+    case RING_WRITE: return pwritev2(fd, &iov, 1, (off_t)off, RWF_NOWAIT);
     case RING_RECV: return recv(fd, buf, n, flags | MSG_DONTWAIT);
     default: return send(fd, buf, n, flags | MSG_DONTWAIT);
     }
@@ -211,9 +212,7 @@ static long write_rest(struct weft__worker *w, int kind, int fd, char *buf, size
 static long positional_rw(struct weft__worker *w, int kind, int fd, void *buf, size_t n,
                           uint64_t off)
 {
-    struct iovec iov = { buf, n > SSIZE_MAX ? (size_t)SSIZE_MAX : n };
-    long r = kind == RING_READ ? preadv2(fd, &iov, 1, (off_t)off, RWF_NOWAIT)
-                               : pwritev2(fd, &iov, 1, (off_t)off, RWF_NOWAIT);
+    long r = try_now(kind, fd, buf, n, off, 0);
     size_t want = weft__io_clamp(n);
     if (r == 0 || r == (long)want ||
         (r < 0 && weft__errno_get() != EAGAIN && !ring_cannot(weft__errno_get())))
@@ -239,7 +238,8 @@ static long stream_rw(struct weft__worker *w, int kind, int fd, void *buf, size_
     long r = -1;
     weft__errno_set(EAGAIN);
     if (!waitall) {
-        r = try_now(kind, fd, buf, n, flags); /* n as given: see weft__io_clamp above */
+        /* n as given: see weft__io_clamp above */
+        r = try_now(kind, fd, buf, n, (uint64_t)-1, flags);
         if (r < 0 && (kind == RING_READ || kind == RING_WRITE) && ring_cannot(weft__errno_get()))
             return fallback_rw(kind, fd, buf, n, (uint64_t)-1, flags);
         if (out ? r == (long)weft__io_clamp(n) || (r < 0 && weft__errno_get() != EAGAIN)
@@ -250,7 +250,7 @@ static long stream_rw(struct weft__worker *w, int kind, int fd, void *buf, size_
     size_t done = r > 0 ? (size_t)r : 0;
     if ((flags & MSG_DONTWAIT) || never_waits(kind, fd)) {
         if (waitall)
-            return at_once(try_now(kind, fd, buf, n, flags)); /* never waits either */
+            return at_once(try_now(kind, fd, buf, n, (uint64_t)-1, flags)); /* no wait either */
         if (!done)
             weft__errno_set(EAGAIN);
         return at_once(done ? (long)done : -1);
