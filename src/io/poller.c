@@ -341,7 +341,8 @@ int weft__poller_transfer(int out, int sockcall, int fd, void *buf, size_t n, in
         }
         if (own < 0 || wait_ready(own, out ? EPOLLOUT : EPOLLIN) != 0) {
             if (done == 0) {
-                close(own);
+                if (own >= 0)
+                    close(own);
                 return 0;
             }
             struct rest rest = { out, sock, own >= 0 ? own : fd, flags, p + done, n - done, 0 };
