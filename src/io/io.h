@@ -3,6 +3,7 @@
 #ifndef WEFT_IO_IO_H
 #define WEFT_IO_IO_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 struct weft__worker;
@@ -17,6 +18,22 @@ struct weft__io_req {
     int done;                 /* completed before its thread parked (switching out, or
                                  in its own weft__io_wait_now); written by the reaper */
 };
+
+/* The most one read or write moves, as the kernel clamps a count
+ * (MAX_RW_COUNT: INT_MAX rounded down to a page). */
+#define WEFT__IO_RW_MAX 0x7ffff000u
+
+static inline size_t weft__io_clamp(size_t n)
+{
+    return n > WEFT__IO_RW_MAX ? WEFT__IO_RW_MAX : n;
+}
+
+/* 1 when fd's file is O_NONBLOCK: a call that would block fails with
+ * EAGAIN instead (syscalls.c). */
+int weft__io_nonblocking(int fd);
+
+/* The error pending on socket fd (SO_ERROR, which reading clears), or 0. */
+int weft__io_sock_error(int fd);
 
 /* Per-worker counters (owner-written, read racily by weft_stats). */
 struct weft__io_counters {

@@ -62,6 +62,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "io/io.h"
 #include "sched/park.h"
 #include "sched/sched.h"
 #include "sync/timer.h"
@@ -70,12 +71,11 @@
 #define POLL_BATCH         64                 /* events taken per epoll_wait */
 #define POLLER_STACK       ((size_t)64 << 10) /* it only readies threads */
 #define NS_PER_S           1000000000L
-#define RW_MAX             0x7ffff000L /* the most one read or write moves (Linux MAX_RW_COUNT) */
-#define FD_RESERVE_DIV     16          /* descriptor space left to the program: 1/16 of it... */
-#define FD_RESERVE_MIN     64          /* ...and at least this many */
-#define YIELD_ROUNDS       64          /* no poller: yields between tries before sleeping... */
-#define YIELD_SLEEP_MIN_NS 10000L      /* ...from this long... */
-#define YIELD_SLEEP_MAX_NS 1000000L    /* ...doubling up to this */
+#define FD_RESERVE_DIV     16       /* descriptor space left to the program: 1/16 of it... */
+#define FD_RESERVE_MIN     64       /* ...and at least this many */
+#define YIELD_ROUNDS       64       /* no poller: yields between tries before sleeping... */
+#define YIELD_SLEEP_MIN_NS 10000L   /* ...from this long... */
+#define YIELD_SLEEP_MAX_NS 1000000L /* ...doubling up to this */
 
 enum { P_OFF, P_ON, P_FAILED };
 
@@ -216,9 +216,8 @@ static long try_once(int out, int sock, int fd, void *buf, size_t n, int flags)
  * Returns -1 with errno set to the pending error, or 0. */
 static long woken_error(int fd)
 {
-    int e = 0;
-    socklen_t len = sizeof e;
-    if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &len) != 0 || e == 0)
+    int e = weft__io_sock_error(fd);
+    if (e == 0)
         return 0;
     weft__errno_set(e);
     return -1;
@@ -230,8 +229,7 @@ static int wont_wait(int fd, int sock, int out, int flags)
 {
     if (flags & MSG_DONTWAIT)
         return 1;
-    int fl = fcntl(fd, F_GETFL);
-    if (fl >= 0 && (fl & O_NONBLOCK))
+    if (weft__io_nonblocking(fd))
         return 1;
     struct timeval tv = { 0, 0 };
     socklen_t len = sizeof tv;
@@ -311,8 +309,7 @@ int weft__poller_transfer(int out, int sockcall, int fd, void *buf, size_t n, in
         return 0;             /* recv and send on a pipe: ENOTSOCK from the call itself */
     int polled = poller_on(); /* else try, yield and try again (design block) */
     unsigned rounds = 0;
-    if (n > (size_t)RW_MAX)
-        n = (size_t)RW_MAX; /* a write goes on until n is written: no further than write(2) */
+    n = weft__io_clamp(n); /* a write goes on until n is written: no further than write(2) */
     char *p = buf;
     size_t done = 0;
     int own = -1; /* our duplicate, once we waited */
@@ -344,7 +341,8 @@ int weft__poller_transfer(int out, int sockcall, int fd, void *buf, size_t n, in
         }
         if (own < 0 || wait_ready(own, out ? EPOLLOUT : EPOLLIN) != 0) {
             if (done == 0) {
-                close(own);
+                if (own >= 0)
+                    close(own);
                 return 0;
             }
             struct rest rest = { out, sock, own >= 0 ? own : fd, flags, p + done, n - done, 0 };

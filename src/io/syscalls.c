@@ -10,6 +10,7 @@
  * a plain kernel thread: the call itself.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <string.h>
@@ -40,23 +41,28 @@ static int positional(int kind, uint64_t off)
     return (kind == RING_READ || kind == RING_WRITE) && off != (uint64_t)-1;
 }
 
-/* The most one read or write moves, as the kernel clamps a count
- * (MAX_RW_COUNT: INT_MAX rounded down to a page). An SQE's length has 32
- * bits: unclamped, n = 4 GiB would be a read of 0 bytes. Only what goes
- * into an SQE is clamped: a system call checks the caller's whole buffer
- * (EFAULT) before it clamps, so it gets n as given. */
-#define RW_COUNT_MAX 0x7ffff000u
-
-static size_t clamp_count(size_t n)
-{
-    return n > RW_COUNT_MAX ? RW_COUNT_MAX : n;
-}
+/* Counts: an SQE's length has 32 bits, so what goes into one is clamped
+ * as the kernel clamps a count (weft__io_clamp): unclamped, n = 4 GiB would
+ * be a read of 0 bytes. Only that is clamped: a system call checks the
+ * caller's whole buffer (EFAULT) before it clamps, so it gets n as given. */
 
 static long fallback_rw(int kind, int fd, void *buf, size_t n, uint64_t off, int flags);
 static long handoff_rw(int kind, int fd, void *buf, size_t n, uint64_t off, int flags);
 
+int weft__io_nonblocking(int fd)
+{
+    int fl = fcntl(fd, F_GETFL);
+    return fl >= 0 && (fl & O_NONBLOCK);
+}
+
+int weft__io_sock_error(int fd)
+{
+    int e = 0;
+    socklen_t len = sizeof e;
+    return getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &len) == 0 ? e : 0;
+}
+
 #if WEFT__HAVE_URING
-#include <fcntl.h>
 #include <liburing.h>
 #include <limits.h>
 #include <sys/uio.h>
@@ -74,20 +80,15 @@ struct io_uring_sqe *weft__io_sqe(struct weft__worker *w);
  * then on. The attempt also answers the O_NONBLOCK question: io_uring
  * waits for data even on O_NONBLOCK files, where the mirrored call fails
  * with EAGAIN, so a would-block result reads the file's flags. A call that
- * completes at once costs one system call and no switch. */
-static int nonblocking(int fd)
-{
-    int fl = fcntl(fd, F_GETFL);
-    return fl >= 0 && (fl & O_NONBLOCK);
-}
-
-/* The caller's descriptor fails a would-block call with EAGAIN: it is
+ * completes at once costs one system call and no switch.
+ *
+ * The caller's descriptor fails a would-block call with EAGAIN: it is
  * O_NONBLOCK, and not a regular file or block device, where O_NONBLOCK
  * means nothing (read(2) waits for the disk) and RWF_NOWAIT's EAGAIN only
  * says the data is not cached. */
 static int never_waits(int kind, int fd)
 {
-    if (!nonblocking(fd))
+    if (!weft__io_nonblocking(fd))
         return 0;
     struct stat st;
     if (kind == RING_RECV || kind == RING_SEND || fstat(fd, &st) != 0)
@@ -107,14 +108,15 @@ static long at_once(long r)
     return r;
 }
 
-/* The attempt that never waits. A count past SSIZE_MAX, which an iovec
- * cannot carry, fails as read(2) fails it (EFAULT: no buffer is that long). */
-static long try_now(int kind, int fd, void *buf, size_t n, int flags)
+/* The attempt that never waits, at off (-1: the file's position) for a
+ * read or write. A count past SSIZE_MAX, which an iovec cannot carry,
+ * fails as read(2) fails it (EFAULT: no buffer is that long). */
+static long try_now(int kind, int fd, void *buf, size_t n, uint64_t off, int flags)
 {
     struct iovec iov = { buf, n > SSIZE_MAX ? (size_t)SSIZE_MAX : n };
     switch (kind) {
-    case RING_READ: return preadv2(fd, &iov, 1, -1, RWF_NOWAIT);
-    case RING_WRITE: return pwritev2(fd, &iov, 1, -1, RWF_NOWAIT);
+    case RING_READ: return preadv2(fd, &iov, 1, (off_t)off, RWF_NOWAIT);
+    case RING_WRITE: return pwritev2(fd, &iov, 1, (off_t)off, RWF_NOWAIT);
     case RING_RECV: return recv(fd, buf, n, flags | MSG_DONTWAIT);
     default: return send(fd, buf, n, flags | MSG_DONTWAIT);
     }
@@ -160,9 +162,8 @@ static long fallback_write_all(int fd, void *buf, size_t n, const struct stat *i
  * (the ring's sends never raise it). Sets errno. */
 static void pipe_error(int fd, int flags)
 {
-    int soerr = 0;
-    socklen_t len = sizeof soerr;
-    if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &len) == 0 && soerr != 0) {
+    int soerr = weft__io_sock_error(fd);
+    if (soerr != 0) {
         weft__errno_set(soerr);
         return;
     }
@@ -211,10 +212,8 @@ static long write_rest(struct weft__worker *w, int kind, int fd, char *buf, size
 static long positional_rw(struct weft__worker *w, int kind, int fd, void *buf, size_t n,
                           uint64_t off)
 {
-    struct iovec iov = { buf, n > SSIZE_MAX ? (size_t)SSIZE_MAX : n };
-    long r = kind == RING_READ ? preadv2(fd, &iov, 1, (off_t)off, RWF_NOWAIT)
-                               : pwritev2(fd, &iov, 1, (off_t)off, RWF_NOWAIT);
-    size_t want = clamp_count(n);
+    long r = try_now(kind, fd, buf, n, off, 0);
+    size_t want = weft__io_clamp(n);
     if (r == 0 || r == (long)want ||
         (r < 0 && weft__errno_get() != EAGAIN && !ring_cannot(weft__errno_get())))
         return at_once(r);
@@ -239,18 +238,19 @@ static long stream_rw(struct weft__worker *w, int kind, int fd, void *buf, size_
     long r = -1;
     weft__errno_set(EAGAIN);
     if (!waitall) {
-        r = try_now(kind, fd, buf, n, flags); /* n as given: see clamp_count */
+        /* n as given: see weft__io_clamp above */
+        r = try_now(kind, fd, buf, n, (uint64_t)-1, flags);
         if (r < 0 && (kind == RING_READ || kind == RING_WRITE) && ring_cannot(weft__errno_get()))
             return fallback_rw(kind, fd, buf, n, (uint64_t)-1, flags);
-        if (out ? r == (long)clamp_count(n) || (r < 0 && weft__errno_get() != EAGAIN)
+        if (out ? r == (long)weft__io_clamp(n) || (r < 0 && weft__errno_get() != EAGAIN)
                 : r >= 0 || weft__errno_get() != EAGAIN)
             return at_once(r);
     }
-    n = clamp_count(n);
+    n = weft__io_clamp(n);
     size_t done = r > 0 ? (size_t)r : 0;
     if ((flags & MSG_DONTWAIT) || never_waits(kind, fd)) {
         if (waitall)
-            return at_once(try_now(kind, fd, buf, n, flags)); /* never waits either */
+            return at_once(try_now(kind, fd, buf, n, (uint64_t)-1, flags)); /* no wait either */
         if (!done)
             weft__errno_set(EAGAIN);
         return at_once(done ? (long)done : -1);
@@ -402,11 +402,6 @@ static long fallback_rw(int kind, int fd, void *buf, size_t n, uint64_t off, int
 #define ON_RING(w) ((w) = ring_worker()) != NULL
 #else
 #define ON_RING(w) (((w) = ring_worker()), 0)
-static int nonblocking(int fd)
-{
-    (void)fd;
-    return 0;
-}
 #endif
 
 /* A transfer through the ring of the calling user thread's worker, else
@@ -469,7 +464,7 @@ ssize_t weft_send(int fd, const void *buf, size_t n, int flags)
 int weft_accept(int fd, struct sockaddr *addr, socklen_t *len)
 {
     struct weft__worker *w;
-    if (ON_RING(w) && !nonblocking(fd)) {
+    if (ON_RING(w) && !weft__io_nonblocking(fd)) {
 #if WEFT__HAVE_URING
         struct weft__io_req req = { w->current, 0, 1, 0 };
         struct io_uring_sqe *sqe = weft__io_sqe(w);
@@ -487,7 +482,7 @@ int weft_accept(int fd, struct sockaddr *addr, socklen_t *len)
 int weft_connect(int fd, const struct sockaddr *addr, socklen_t len)
 {
     struct weft__worker *w;
-    if (ON_RING(w) && !nonblocking(fd)) {
+    if (ON_RING(w) && !weft__io_nonblocking(fd)) {
 #if WEFT__HAVE_URING
         struct weft__io_req req = { w->current, 0, 1, 0 };
         struct io_uring_sqe *sqe = weft__io_sqe(w);

@@ -207,33 +207,40 @@ static int io_commit(void *arg, struct weft_thread *self)
     return !req->done;
 }
 
-int weft__io_wait(struct weft__worker *w, struct weft__io_req *req, int nsqe)
+/* Counts req's nsqe prepared SQEs as queued and the request as in flight. */
+static void enqueue(struct weft__io_state *io, int nsqe)
 {
-    struct weft__io_state *io = w->io;
     io->queued += (unsigned)nsqe;
     io->inflight++;
     io->c.calls++;
+}
+
+/* Parks the caller until req completes; the worker's next scheduling
+ * point submits and reaps (WEFT__ATTN_IO). */
+static int park_on(struct weft__worker *w, struct weft__io_req *req)
+{
     /* relaxed: only this worker reads the IO bit */
     atomic_fetch_or_explicit(&w->attn, WEFT__ATTN_IO, memory_order_relaxed);
     weft__park(io_commit, req);
     return req->res;
 }
 
+int weft__io_wait(struct weft__worker *w, struct weft__io_req *req, int nsqe)
+{
+    enqueue(w->io, nsqe);
+    return park_on(w, req);
+}
+
 int weft__io_wait_now(struct weft__worker *w, struct weft__io_req *req, int nsqe)
 {
     struct weft__io_state *io = w->io;
-    io->queued += (unsigned)nsqe;
-    io->inflight++;
-    io->c.calls++;
+    enqueue(io, nsqe);
     submit(io);
     if (io_uring_cq_ready(&io->ring))
         reap(w, io); /* marks req done if it completed in the submission */
     if (req->done)
         return req->res;
-    /* relaxed: only this worker reads the IO bit */
-    atomic_fetch_or_explicit(&w->attn, WEFT__ATTN_IO, memory_order_relaxed);
-    weft__park(io_commit, req);
-    return req->res;
+    return park_on(w, req);
 }
 
 int weft__io_pending(struct weft__worker *w)
