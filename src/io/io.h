@@ -50,6 +50,11 @@ enum weft__io_mode {
     WEFT__IO_BLOCKING, /* never io_uring: the call runs in place, its worker handed off */
 };
 
+/* A duplicate of fd for a call that waits, made so that the call stays on
+ * the file whatever the number names later; -1 when none can be had below
+ * a reserve kept for the program (poller.c). */
+int weft__io_dup_spare(int fd);
+
 /* Sets the mode weft__io_uring_usable decides with; weft_init calls it
  * before any worker runs. The first decision stands for the process. */
 void weft__io_set_mode(enum weft__io_mode mode);

@@ -243,7 +243,7 @@ static int wont_wait(int fd, int sock, int out, int flags)
  * descriptor space (FD_RESERVE_DIV of it, at least FD_RESERVE_MIN): the
  * kernel's blocked call takes no descriptor, so our duplicates must not
  * take the ones a program near its limit opens next. */
-static int dup_spare(int fd)
+int weft__io_dup_spare(int fd)
 {
     struct rlimit rl;
     if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
@@ -331,7 +331,7 @@ int weft__poller_transfer(int out, int sockcall, int fd, void *buf, size_t n, in
             if (ww > 0)
                 break; /* EAGAIN, as the call would give */
             if (ww == 0)
-                own = dup_spare(fd);
+                own = weft__io_dup_spare(fd);
             if (own < 0 && done == 0)
                 return 0;
         }

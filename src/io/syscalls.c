@@ -193,7 +193,16 @@ static long write_rest(struct weft__worker *w, int kind, int fd, char *buf, size
         else if (r < 0 && weft__errno_get() == EPIPE && !done)
             pipe_error(fd, flags);
     } else {
-        r = fallback_write_all(fd, buf + done, n - done, &id);
+        /* A pipe: a duplicate made now holds the file, so the hand-off's
+         * write(2), which may start only later (a machine to wake), goes to
+         * this pipe whatever the number names by then. */
+        int own = S_ISFIFO(id.st_mode) ? weft__io_dup_spare(fd) : -1;
+        r = fallback_write_all(own >= 0 ? own : fd, buf + done, n - done, &id);
+        if (own >= 0) {
+            int err = weft__errno_get();
+            close(own);
+            weft__errno_set(err);
+        }
     }
     if (r < 0)
         return done ? (long)done : -1;
