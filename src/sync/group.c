@@ -185,11 +185,7 @@ static void release(struct weft__group *g, uintptr_t list)
         struct weft__waiter *w = weft__waitq_take_all(&g->q);
         /* release: as the CAS above; only we write head while LOCK is set. */
         atomic_store_explicit(&g->head, next, memory_order_release);
-        while (w) {
-            struct weft__waiter *nw = w->next; /* before the wake: w may vanish */
-            weft__waiter_wake(w);
-            w = nw;
-        }
+        weft__waiter_wake_list(w);
         return;
     }
 }
