@@ -57,7 +57,7 @@ uint64_t weft__now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static int deadline_passed(const struct timespec *deadline, int realtime)
+int weft__deadline_passed(const struct timespec *deadline, int realtime)
 {
     struct timespec now;
     clock_gettime(realtime ? CLOCK_REALTIME : CLOCK_MONOTONIC, &now);
@@ -99,7 +99,7 @@ static uint32_t spin_phase(_Atomic uint32_t *word, uint64_t budget_ns, int forev
         weft__cpu_relax();
         if ((i & 7) != 0)
             continue;
-        if (*deadline && deadline_passed(*deadline, realtime)) {
+        if (*deadline && weft__deadline_passed(*deadline, realtime)) {
             uint32_t t = time_out(word);
             if (t)
                 return t;
@@ -129,7 +129,7 @@ __attribute__((target("waitpkg"))) static uint32_t umwait_phase(_Atomic uint32_t
         uint32_t v = atomic_load_explicit(word, memory_order_acquire);
         if (weft__word_final(v))
             return v;
-        if (*deadline && deadline_passed(*deadline, realtime)) {
+        if (*deadline && weft__deadline_passed(*deadline, realtime)) {
             uint32_t t = time_out(word);
             if (t)
                 return t;
@@ -163,7 +163,7 @@ static uint32_t futex_phase(_Atomic uint32_t *word, const struct timespec *deadl
         }
         if (deadline && weft__word_phase(v) == WEFT__WORD_WAITING) {
             int r = weft__futex_wait_abs(word, v, deadline, realtime);
-            if (r == ETIMEDOUT || (r == 0 && deadline_passed(deadline, realtime))) {
+            if (r == ETIMEDOUT || (r == 0 && weft__deadline_passed(deadline, realtime))) {
                 uint32_t t = time_out(word);
                 if (t)
                     return t;

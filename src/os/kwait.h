@@ -56,6 +56,10 @@ int weft__wait_have_waitpkg(void);
 /* CLOCK_MONOTONIC in nanoseconds. */
 uint64_t weft__now_ns(void);
 
+/* 1 once the absolute deadline has passed on CLOCK_REALTIME (realtime) or
+ * CLOCK_MONOTONIC. */
+int weft__deadline_passed(const struct timespec *deadline, int realtime);
+
 /* Waits on a wait word, on the calling kernel thread, until it holds a
  * final value, which it returns (acquire: pairs with the release of the
  * waker's weft__wake_word or weft__waiter_finish). Blocks the kernel thread:

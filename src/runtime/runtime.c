@@ -130,8 +130,8 @@ static void release_all(int nstarted)
         atomic_store_explicit(&v->wake, WEFT__WORD_WOKEN, memory_order_seq_cst);
         weft__futex_wake(&v->wake, 1);
     }
-    uint64_t handoffs, queued;
-    weft__machines_counters(&handoffs, &queued);
+    uint64_t handoffs, inplace;
+    weft__machines_counters(&handoffs, &inplace);
     weft__machines_shutdown(); /* their loops end; every kernel thread weft started ends */
     weft__poller_shutdown();   /* the kernel thread behind weft_* waits without a ring */
     for (int i = 1; i < nstarted; i++)
@@ -152,8 +152,8 @@ static void release_all(int nstarted)
                      (unsigned long long)c.calls, (unsigned long long)c.enters,
                      (unsigned long long)c.reaped,
                      c.enters ? (double)c.calls / (double)c.enters : 0.0);
-        weft__notice("stats: blocking calls: %llu hand-offs, %llu queued for a kernel thread",
-                     (unsigned long long)handoffs, (unsigned long long)queued);
+        weft__notice("stats: blocking calls: %llu hand-offs, %llu run in place (no kernel thread)",
+                     (unsigned long long)handoffs, (unsigned long long)inplace);
     }
     struct weft__worker *w0 = rt->workers ? rt->workers[0] : NULL;
     if (w0) {

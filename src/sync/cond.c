@@ -69,14 +69,6 @@ int weft_cond_destroy(weft_cond *c)
     return busy ? EBUSY : 0;
 }
 
-static int deadline_passed(const struct timespec *abstime)
-{
-    struct timespec now;
-    clock_gettime(CLOCK_REALTIME, &now);
-    return now.tv_sec > abstime->tv_sec ||
-           (now.tv_sec == abstime->tv_sec && now.tv_nsec >= abstime->tv_nsec);
-}
-
 static int cond_wait_until(weft_cond *c, weft_mutex *m, const struct timespec *abstime)
 {
     if (!c || !m)
@@ -85,7 +77,7 @@ static int cond_wait_until(weft_cond *c, weft_mutex *m, const struct timespec *a
         return EINVAL;
     if (!weft__mutex_held(m, weft__sync_owner()))
         return EPERM;
-    if (abstime && deadline_passed(abstime))
+    if (abstime && weft__deadline_passed(abstime, 1))
         return ETIMEDOUT;
 
     struct cond *cv = impl(c);

@@ -143,6 +143,18 @@ WEFT_INLINE void free_finished(struct weft_thread *t)
     } while (t);
 }
 
+/* head once LOCK is clear: a waiter queuing itself holds it for a few
+ * instructions, and only it writes head meanwhile. acquire: the links of
+ * members pushed (pairs with the release CAS of weft__group_push) and the
+ * records queued (with the release store that ends a LOCK). */
+static uintptr_t head_unlocked(struct weft__group *g)
+{
+    uintptr_t v;
+    while ((v = atomic_load_explicit(&g->head, memory_order_acquire)) & WEFT__G_LOCK)
+        weft__cpu_relax();
+    return v;
+}
+
 /* Ends the caller's hold (BUSY): puts `list` (members it took out and did
  * not join; 0: none) back in front of any added meanwhile, clears BUSY and
  * wakes the queued waiters, if any. The caller's last access to g. */
@@ -151,13 +163,8 @@ static void release(struct weft__group *g, uintptr_t list)
     struct weft_thread *tail = NULL;
     for (struct weft_thread *t = (struct weft_thread *)list; t; t = next_member(t))
         tail = t;
-    uintptr_t v = atomic_load_explicit(&g->head, memory_order_relaxed);
     for (;;) {
-        if (v & WEFT__G_LOCK) { /* a waiter is queuing itself */
-            weft__cpu_relax();
-            v = atomic_load_explicit(&g->head, memory_order_relaxed);
-            continue;
-        }
+        uintptr_t v = head_unlocked(g);
         if (tail) /* relaxed: published by the CAS or store below */
             atomic_store_explicit(weft__member_link(tail), MEMBERS(v), memory_order_relaxed);
         uintptr_t next = (list ? list : MEMBERS(v)) | (v & WEFT__G_TAG);
@@ -178,11 +185,7 @@ static void release(struct weft__group *g, uintptr_t list)
         struct weft__waiter *w = weft__waitq_take_all(&g->q);
         /* release: as the CAS above; only we write head while LOCK is set. */
         atomic_store_explicit(&g->head, next, memory_order_release);
-        while (w) {
-            struct weft__waiter *nw = w->next; /* before the wake: w may vanish */
-            weft__waiter_wake(w);
-            w = nw;
-        }
+        weft__waiter_wake_list(w);
         return;
     }
 }
@@ -193,25 +196,19 @@ static void hold(struct weft__group *g, uintptr_t list)
 {
     for (;;) {
         join_members(list);
-        /* acquire: the links of members added meanwhile (pairs with the
-         * release CAS of weft__group_push). */
-        uintptr_t v = atomic_load_explicit(&g->head, memory_order_acquire);
-        for (;;) {
-            /* A waiter queuing itself (LOCK) must not make us miss members
-             * that the ones we joined spawned into the group. */
-            if (v & WEFT__G_LOCK) {
-                weft__cpu_relax();
-                v = atomic_load_explicit(&g->head, memory_order_acquire);
-                continue;
-            }
+        /* A waiter queuing itself (LOCK) must not make us miss members
+         * that the ones we joined spawned into the group: head_unlocked
+         * waits it out. */
+        uintptr_t v;
+        do {
+            v = head_unlocked(g);
             if (!MEMBERS(v)) {
                 release(g, 0);
                 return;
             }
-            if (atomic_compare_exchange_weak_explicit(&g->head, &v, (v & WEFT__G_FLAGS) | TAKEN(v),
-                                                      memory_order_acquire, memory_order_acquire))
-                break;
-        }
+        } while (
+            !atomic_compare_exchange_weak_explicit(&g->head, &v, (v & WEFT__G_FLAGS) | TAKEN(v),
+                                                   memory_order_acquire, memory_order_relaxed));
         list = MEMBERS(v);
     }
 }
@@ -221,10 +218,8 @@ static void hold(struct weft__group *g, uintptr_t list)
 static uintptr_t queue_and_block(struct weft__group *g, uintptr_t v)
 {
     WEFT_ASSERT(v & WEFT__G_BUSY);
-    if (v & WEFT__G_LOCK) {
-        weft__cpu_relax();
-        return atomic_load_explicit(&g->head, memory_order_acquire);
-    }
+    if (v & WEFT__G_LOCK)
+        return head_unlocked(g);
     /* acquire: the queue as the last LOCK holder left it. */
     if (!atomic_compare_exchange_weak_explicit(&g->head, &v, v | WEFT__G_LOCK, memory_order_acquire,
                                                memory_order_acquire))
