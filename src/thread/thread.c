@@ -459,6 +459,7 @@ WEFT_INLINE int spawn_child_first(struct weft__worker *w, struct weft_thread *se
                                   struct weft_thread *t, void *top)
 {
     self->err = *w->errno_loc;
+    w->tick++; /* sched/monitor.c */
     w->current = t;
     t->worker = w;
     weft__san_switch_to_thread(&self->san_fake_stack, t);
