@@ -339,6 +339,8 @@ typedef struct weft_stats {
     uint64_t io_completions;                  /* completions reaped */
     uint64_t io_offloaded; /* blocking calls run in place: no kernel thread to be had */
     uint64_t io_handoffs;  /* workers handed to another kernel thread (weft_blocking) */
+    uint64_t preempt_quantum;  /* threads preempted for keeping their worker past the quantum */
+    uint64_t preempt_priority; /* threads preempted for a higher class that became ready */
 } weft_stats;
 WEFT_API int weft_stats_get(weft_stats *out);
 

@@ -27,6 +27,7 @@
 #include "runtime/config.h"
 #include "sched/machine.h"
 #include "sched/monitor.h"
+#include "sched/preempt.h"
 #include "sched/sched.h"
 #include "stack/stack.h"
 #include "sync/wait.h"
@@ -286,6 +287,7 @@ int weft__init_with_pool(const weft_config *cfg, const struct weft__pool_ops *po
     assign_cpus(rt);
     struct weft__worker *w0 = rt->workers[0];
     weft__tls_worker = w0;
+    weft__preempt_own(w0);
     w0->errno_loc = &errno;
     w0->altstack = weft__altstack_push();
     m->san_fiber = weft__san_current_fiber(); /* the caller's own fiber (TSan) */
@@ -427,6 +429,8 @@ int weft_stats_get(weft_stats *out)
         /* racy reads of owner-only counters: a benchmark's snapshot */
         out->steals += __atomic_load_n(&w->nsteals, __ATOMIC_RELAXED);
         out->worker_sleeps += __atomic_load_n(&w->nsleeps, __ATOMIC_RELAXED);
+        out->preempt_quantum += __atomic_load_n(&w->npreempt[0], __ATOMIC_RELAXED);
+        out->preempt_priority += __atomic_load_n(&w->npreempt[1], __ATOMIC_RELAXED);
     }
     out->threads_spawned += atomic_load_explicit(&rt->ext_spawned, memory_order_relaxed);
     struct weft__io_counters c;

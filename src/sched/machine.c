@@ -58,6 +58,7 @@
 #include "os/futex.h"
 #include "os/kstack.h"
 #include "os/kwait.h"
+#include "sched/preempt.h"
 #include "sched/sched.h"
 
 #define MACHINES_SOFT 1024               /* spare machines kept once idle */
@@ -130,6 +131,7 @@ static uintptr_t run_worker(struct machine *m, struct weft__home *h, struct weft
 {
     pin_to(m, w->cpu);
     weft__tls_worker = w;
+    weft__preempt_own(w);
     w->errno_loc = &errno;
     w->current = NULL;
     weft__san_switch_to_sched(&h->fake, w);
@@ -454,6 +456,7 @@ int weft__machines_spares(void)
 static void take_back(struct weft__worker *w, struct weft_thread *self)
 {
     weft__tls_worker = w;
+    weft__preempt_own(w);
     w->errno_loc = &errno;
     w->current = self;
 }

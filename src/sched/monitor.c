@@ -44,6 +44,7 @@
 #include "os/futex.h"
 #include "os/kwait.h"
 #include "sched/account.h"
+#include "sched/preempt.h"
 #include "sched/sched.h"
 
 #define PERIOD_NS     ((uint64_t)1000000)  /* the base period: 1 ms */
@@ -74,6 +75,7 @@ static struct {
     uint64_t period_ns;    /* immutable while running */
     int64_t quantum_ns;    /* <= 0: no preemption; immutable while running */
     struct look *looks;    /* one per worker; monitor only */
+    int pending;           /* a preemption asked during this look; monitor only */
     uint64_t last;         /* monitor clock of the last look; monitor only */
 } mon;
 
@@ -175,6 +177,19 @@ RACY static int look_at(struct weft__worker *w, struct look *l, uint64_t now, ui
         charge(cur, dt, now);
     l->cur = cur;
     l->tick = tick;
+    if (cur && !moved && mon.quantum_ns > 0) {
+        /* A request the handler could not act on yet (the thread was in
+         * code it must not interrupt): signal again. */
+        if (weft__preempt_retry(w, tick))
+            mon.pending = 1;
+        else if (now - l->since >= (uint64_t)mon.quantum_ns &&
+                 (weft__prio_top(w) >= weft__cls(cur) ||
+                  atomic_load_explicit(&weft__rt.ninj, memory_order_relaxed) > 0)) {
+            /* Kept past the quantum while its class or higher waits. */
+            weft__preempt_request(w, tick, WEFT__PREEMPT_QUANTUM);
+            mon.pending = 1;
+        }
+    }
     return moved;
 }
 
@@ -184,7 +199,9 @@ RACY static int look_at(struct weft__worker *w, struct look *l, uint64_t now, ui
  * stay at its base period (see the quantum checks). */
 static int busy_watch(void)
 {
-    return 0;
+    int p = mon.pending;
+    mon.pending = 0;
+    return p;
 }
 
 /* 1 when every worker sleeps: the monitor may sleep too (seq_cst loads:
@@ -252,6 +269,8 @@ void weft__monitor_wake(void)
 
 int weft__monitor_start(int64_t quantum_ns)
 {
+    if (quantum_ns > 0 && weft__preempt_setup() != 0)
+        quantum_ns = -1; /* cannot preempt safely here: cooperative */
     mon.quantum_ns = quantum_ns;
     mon.period_ns = PERIOD_NS;
     if (quantum_ns > 0 && (uint64_t)quantum_ns < mon.period_ns)
@@ -271,6 +290,7 @@ int weft__monitor_start(int64_t quantum_ns)
     if (rc != 0) {
         free(mon.looks);
         mon.looks = NULL;
+        weft__preempt_teardown();
         return rc;
     }
     mon.started = 1;
@@ -287,6 +307,7 @@ void weft__monitor_stop(void)
     atomic_store_explicit(&weft__monitor_idle, 0, memory_order_release);
     weft__futex_wake(&weft__monitor_idle, 1);
     pthread_join(mon.pt, NULL);
+    weft__preempt_teardown();
     mon.started = 0;
     free(mon.looks);
     mon.looks = NULL;

@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sched/preempt.h"
 #include "sched/sched.h"
 
 #define NCLASS 4 /* WEFT_PRIO_BACKGROUND..WEFT_PRIO_URGENT */
@@ -125,9 +126,11 @@ static void prio_push(struct weft__worker *w, struct weft_thread *t)
         return;
     }
     struct weft__prio_q *q = q_of(w);
+    int c = weft__cls(t);
     weft__lock_acquire(&q->lock);
-    link_front(q, IDX(weft__cls(t)), t);
+    link_front(q, IDX(c), t);
     weft__lock_release(&q->lock);
+    weft__preempt_for_class(c);
 }
 
 static void prio_push_yield(struct weft__worker *w, struct weft_thread *t)

@@ -24,6 +24,7 @@
 #include "sched/account.h"
 #include "sched/machine.h"
 #include "sched/monitor.h"
+#include "sched/preempt.h"
 
 struct weft__rt weft__rt;
 __thread struct weft__worker *weft__tls_worker __attribute__((tls_model("initial-exec")));
@@ -102,6 +103,7 @@ void weft__make_ready_slow(struct weft__worker *w, struct weft_thread *t)
 
 void weft__inject(struct weft_thread *t)
 {
+    int c = weft__cls(t); /* read before t is published: it may run at once */
     weft__lock_acquire(&weft__rt.inj_lock);
     weft__tq_push(&weft__rt.inj, t);
     atomic_fetch_add_explicit(&weft__rt.ninj, 1, memory_order_relaxed);
@@ -119,6 +121,8 @@ void weft__inject(struct weft_thread *t)
     weft__fence();
     if (atomic_load_explicit(&weft__rt.nsleeping, memory_order_relaxed) > 0)
         weft__wake_one();
+    else if (weft__pool_plugged())
+        weft__preempt_for_class(c); /* every worker busy: maybe a lower class */
 }
 
 /* Under inj_lock. */

@@ -98,6 +98,13 @@ struct weft__worker {
      * tell a thread that kept the worker from one that came back. Owner
      * only; one add per switch, nothing else on the hot path. */
     uint64_t tick;
+    /* preemption (sched/preempt.c) */
+    _Atomic int ktid;             /* kernel thread running w; stored by whoever takes w,
+                                     read racily by those that signal it */
+    _Atomic uint64_t preempt_req; /* tick << 2 | cause: preempt the thread that runs at
+                                     that tick; 0: none. Set by CAS (monitor, readiers),
+                                     cleared by the owner (its signal handler) */
+    uint64_t npreempt[2];         /* preemptions by cause (quantum, priority); owner only */
 
     struct weft__deque dq; /* default pool: owner bottom, thieves top */
 

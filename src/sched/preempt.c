@@ -1,0 +1,327 @@
+/* preempt.c: preemption of user threads by a signal, at points where the
+ * interrupted code may safely be switched away from.
+ *
+ * Design
+ * ------
+ * Who decides: the monitor (monitor.c) asks for a quantum preemption when
+ * a thread kept its worker past the quantum while a thread of its class or
+ * higher is ready there; whoever readies a thread asks for a priority
+ * preemption when every worker runs a lower class (weft__preempt_for_class).
+ * A request names the worker's tick at the decision (w->preempt_req), so a
+ * thread that switched meanwhile is never preempted for another's sake,
+ * and it is one signal (SIGURG, as Go: default-ignored, rarely used) to the
+ * kernel thread that runs the worker. Idle workers and workers whose thread
+ * has nothing waiting behind it are never signalled.
+ *
+ * What the handler does: signal-yield, with a safety rule. It runs on the
+ * interrupted thread's stack and switches to the next ready thread as a
+ * yield would (the interrupted thread goes behind the ready threads of its
+ * class); the interrupted thread is resumed later by a plain switch, on any
+ * worker, back into the handler, and returns from it with the kernel's
+ * sigreturn, which restores every register, the floating-point state
+ * (MXCSR, x87 control word, so fesetround survives) and the signal mask.
+ * errno is restored before the switch, so the thread's saved errno is the
+ * interrupted value. The rule: the interrupted instruction must be in the
+ * program's own code, never in libweft (whose code holds worker state in
+ * registers), the C library or the dynamic loader, libgcc, libstdc++,
+ * liburing or a sanitizer runtime (which hold locks a thread resumed
+ * elsewhere, or another thread on this worker, could need: malloc's
+ * arenas, stdio's FILE locks, the loader lock). The handler otherwise
+ * leaves the request pending and the monitor signals again a period later:
+ * a loop that calls malloc, printf or memcpy spends enough of its time in
+ * its own code to be caught there. Bound threads and weft_blocking calls
+ * run without a worker: the handler finds none and returns.
+ *
+ * Compared:
+ *  - signal-yield anywhere (Argobots' fastest): switching inside malloc or
+ *    printf deadlocks the next caller on this worker. Rejected.
+ *  - KLT-switching (the interrupted thread keeps its kernel thread, the
+ *    worker moves to another one, machine.c's hand-off): it may interrupt
+ *    libc too, but every preemption costs a kernel-thread wake-up and a
+ *    second one to resume, and a thread preempted holding a lock that every
+ *    worker's thread then waits for in the kernel still needs a kernel
+ *    thread of its own to finish. Kept for a later step (docs/priorities.md).
+ *  - cooperative checks at scheduling points only: a loop that calls
+ *    nothing is never preempted. The monitor's requests do use them: a
+ *    pending request is honoured at the next switch anyway.
+ * The libweft bounds: a shared libweft is one object; a static one is
+ * linked with its code renamed into the section weft_text (CMakeLists), whose
+ * bounds the linker provides. Without them (or under ThreadSanitizer, whose
+ * deferred signal delivery does not mix with switching in a handler) the
+ * runtime stays cooperative.
+ *
+ * Raw system calls: the handler is installed with SA_RESTART, so an
+ * interrupted call behaves as after any SA_RESTART signal (signal(7)):
+ * most are restarted, but some fail with EINTR whatever the flag
+ * (e.g. epoll_wait, poll, select, nanosleep and clock_nanosleep report
+ * the time left or EINTR, semop with a timeout, sigtimedwait, io_getevents,
+ * read from an inotify descriptor, socket calls with a timeout). weft's
+ * own calls retry.
+ */
+#include "sched/preempt.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <link.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "sched/sched.h"
+
+#define PREEMPT_SIGNAL SIGURG
+#define MAX_RANGES     64 /* code ranges that must not be interrupted */
+
+/* Bounds of a static libweft's code (renamed into weft_text at build);
+ * undefined (NULL) in the shared library. */
+extern char __start_weft_text[] __attribute__((weak, visibility("hidden")));
+extern char __stop_weft_text[] __attribute__((weak, visibility("hidden")));
+
+struct range {
+    uintptr_t lo, hi;
+};
+
+static struct {
+    int on;                      /* set up; written before the handler is installed */
+    int nr;                      /* ranges; immutable while on */
+    struct range r[MAX_RANGES];  /* code the handler must not interrupt */
+    struct sigaction old;        /* the disposition we replaced */
+    pid_t pid;
+} pre;
+
+/* ---- which code may be interrupted ---------------------------------------- */
+
+static const char *const deny[] = {
+    "libc.so", "ld-linux", "linux-vdso", "libpthread", "libgcc_s", "libstdc++", "liburing",
+    "libweft", "libasan", "libtsan", "libubsan", "liblsan", "libm.so", "libdl.so", "librt.so",
+    "vgpreload",
+};
+
+static void add_range(uintptr_t lo, uintptr_t hi)
+{
+    if (pre.nr < MAX_RANGES && lo < hi)
+        pre.r[pre.nr++] = (struct range){ lo, hi };
+}
+
+static int denied_name(const char *name)
+{
+    const char *base = strrchr(name, '/');
+    base = base ? base + 1 : name;
+    for (size_t i = 0; i < sizeof deny / sizeof deny[0]; i++)
+        if (strstr(base, deny[i]))
+            return 1;
+    return 0;
+}
+
+static int note_object(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    int *weft_static = data;
+    int main_exe = info->dlpi_name == NULL || info->dlpi_name[0] == '\0';
+    uintptr_t self = (uintptr_t)&weft__preempt_setup;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+            continue;
+        uintptr_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
+        if (main_exe) {
+            if (self >= lo && self < hi)
+                *weft_static = 1;
+        } else if (denied_name(info->dlpi_name)) {
+            add_range(lo, hi);
+        }
+    }
+    return 0;
+}
+
+static int pc_ok(uintptr_t pc)
+{
+    for (int i = 0; i < pre.nr; i++)
+        if (pc >= pre.r[i].lo && pc < pre.r[i].hi)
+            return 0;
+    return 1;
+}
+
+/* ---- the handler ------------------------------------------------------------ */
+
+static void preempted(struct weft__worker *w, struct weft_thread *t, int cause, int saved_errno,
+                      ucontext_t *uc)
+{
+    struct weft_thread *next = weft__pick_local(w);
+    if (!next && cause != WEFT__PREEMPT_PRIO && !weft__reclaimed(w)) {
+        errno = saved_errno;
+        return; /* what waited was taken meanwhile: go on */
+    }
+    /* A priority preemption with nothing here: the scheduler context
+     * steals the higher class from where it waits. */
+    __atomic_store_n(&w->npreempt[cause - 1], w->npreempt[cause - 1] + 1, __ATOMIC_RELAXED);
+    errno = saved_errno; /* saved as t's by the switch */
+    weft__switch(w, t, next, (uintptr_t)t | XF_YIELD);
+    /* Resumed, maybe on another kernel thread: its errno holds ours. The
+     * sigreturn restores the alternate signal stack from the frame: make
+     * it this kernel thread's own. */
+    int e = errno;
+    stack_t ss;
+    if (sigaltstack(NULL, &ss) == 0) {
+        ss.ss_flags &= ~SS_ONSTACK;
+        uc->uc_stack = ss;
+    }
+    errno = e;
+}
+
+static void on_signal(int sig, siginfo_t *si, void *ucv)
+{
+    int saved_errno = errno;
+    ucontext_t *uc = ucv;
+    struct weft__worker *w = weft__tls_worker;
+    /* Not ours (another process's, or the program's own use of the signal):
+     * the previous handler's business. */
+    if (si->si_code != SI_TKILL || si->si_pid != pre.pid) {
+        if (pre.old.sa_flags & SA_SIGINFO) {
+            if (pre.old.sa_sigaction)
+                pre.old.sa_sigaction(sig, si, ucv);
+        } else if (pre.old.sa_handler != SIG_IGN && pre.old.sa_handler != SIG_DFL) {
+            pre.old.sa_handler(sig);
+        }
+        errno = saved_errno;
+        return;
+    }
+    if (!w)
+        goto out; /* a bound thread, a weft_blocking call, an idle machine */
+    uint64_t req = atomic_load_explicit(&w->preempt_req, memory_order_relaxed);
+    struct weft_thread *t = w->current;
+    if (!req || !t)
+        goto out;
+    if ((req >> 2) != w->tick) {
+        /* the thread it was meant for switched since: stale */
+        atomic_compare_exchange_strong_explicit(&w->preempt_req, &req, 0, memory_order_relaxed,
+                                                memory_order_relaxed);
+        goto out;
+    }
+    if (!pc_ok((uintptr_t)uc->uc_mcontext.gregs[REG_RIP]))
+        goto out; /* left pending: the monitor signals again */
+    atomic_store_explicit(&w->preempt_req, 0, memory_order_relaxed);
+    preempted(w, t, (int)(req & 3), saved_errno, uc);
+    return;
+out:
+    errno = saved_errno;
+}
+
+/* ---- requests ---------------------------------------------------------------- */
+
+static void signal_worker(struct weft__worker *v)
+{
+    int tid = atomic_load_explicit(&v->ktid, memory_order_relaxed);
+    if (tid > 0)
+        syscall(SYS_tgkill, pre.pid, tid, PREEMPT_SIGNAL);
+}
+
+void weft__preempt_request(struct weft__worker *v, uint64_t tick, int cause)
+{
+    uint64_t none = 0;
+    /* relaxed: the handler checks the tick itself; the signal orders. */
+    if (atomic_compare_exchange_strong_explicit(&v->preempt_req, &none, tick << 2 | (uint64_t)cause,
+                                                memory_order_relaxed, memory_order_relaxed))
+        signal_worker(v);
+}
+
+int weft__preempt_retry(struct weft__worker *v, uint64_t tick)
+{
+    uint64_t req = atomic_load_explicit(&v->preempt_req, memory_order_relaxed);
+    if (!req)
+        return 0;
+    if ((req >> 2) != tick) {
+        atomic_compare_exchange_strong_explicit(&v->preempt_req, &req, 0, memory_order_relaxed,
+                                                memory_order_relaxed);
+        return 0;
+    }
+    signal_worker(v);
+    return 1;
+}
+
+#if defined(WEFT_SANITIZE_THREAD)
+#define RACY __attribute__((no_sanitize("thread")))
+#else
+#define RACY
+#endif
+
+RACY void weft__preempt_for_class(int c)
+{
+    if (!pre.on || c <= WEFT_PRIO_BACKGROUND)
+        return;
+    struct weft__worker *low = NULL;
+    int low_cls = c;
+    uint64_t low_tick = 0;
+    for (int i = 0; i < weft__rt.nworkers; i++) {
+        struct weft__worker *v = weft__rt.workers[i];
+        /* racy reads of owner-only fields: a hint, checked by the handler */
+        struct weft_thread *cur = __atomic_load_n(&v->current, __ATOMIC_RELAXED);
+        if (!cur)
+            return; /* an idle (or switching) worker takes it */
+        int k = weft__cls(cur);
+        if (k < low_cls) {
+            low = v;
+            low_cls = k;
+            low_tick = __atomic_load_n(&v->tick, __ATOMIC_RELAXED);
+        } else if (k >= c) {
+            return; /* not every worker runs a lower class */
+        }
+    }
+    if (low)
+        weft__preempt_request(low, low_tick, WEFT__PREEMPT_PRIO);
+}
+
+/* ---- set-up ------------------------------------------------------------------- */
+
+void weft__preempt_own(struct weft__worker *w)
+{
+    atomic_store_explicit(&w->ktid, (int)syscall(SYS_gettid), memory_order_relaxed);
+}
+
+int weft__preempt_on(void)
+{
+    return pre.on;
+}
+
+int weft__preempt_setup(void)
+{
+#if defined(WEFT_SANITIZE_THREAD)
+    return -1;
+#else
+    pre.nr = 0;
+    pre.pid = getpid();
+    int weft_static = 0;
+    dl_iterate_phdr(note_object, &weft_static);
+    if (weft_static) {
+        if (!__start_weft_text || !__stop_weft_text)
+            return -1;
+        add_range((uintptr_t)__start_weft_text, (uintptr_t)__stop_weft_text);
+    }
+    if (pre.nr == MAX_RANGES)
+        return -1; /* could not note every object: do not guess */
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_signal;
+    /* SA_NODEFER: the thread switched to inside the handler runs with the
+     * signal unblocked, preemptible in turn. */
+    sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_NODEFER;
+    sigemptyset(&sa.sa_mask);
+    pre.on = 1;
+    if (sigaction(PREEMPT_SIGNAL, &sa, &pre.old) != 0) {
+        pre.on = 0;
+        return -1;
+    }
+    return 0;
+#endif
+}
+
+void weft__preempt_teardown(void)
+{
+    if (!pre.on)
+        return;
+    sigaction(PREEMPT_SIGNAL, &pre.old, NULL);
+    pre.on = 0;
+}

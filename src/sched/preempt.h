@@ -1,0 +1,39 @@
+/* preempt.h: preemption of user threads (design block in preempt.c). */
+#ifndef WEFT_SCHED_PREEMPT_H
+#define WEFT_SCHED_PREEMPT_H
+
+#include <stdint.h>
+
+struct weft__worker;
+struct weft_thread;
+
+enum { WEFT__PREEMPT_QUANTUM = 1, WEFT__PREEMPT_PRIO = 2 };
+
+/* Installs the preemption signal's handler and learns which code may be
+ * interrupted (monitor start, quantum on). 0 when preemption is possible
+ * in this process, -1 when not (a static libweft without its text bounds,
+ * ThreadSanitizer): the runtime then stays cooperative. */
+int weft__preempt_setup(void);
+/* Restores the signal's previous disposition (monitor stop). */
+void weft__preempt_teardown(void);
+/* 1 while preemption is on (set up, quantum not off). */
+int weft__preempt_on(void);
+
+/* The calling kernel thread now runs w (it is the one to signal). */
+void weft__preempt_own(struct weft__worker *w);
+
+/* Asks the thread running on v at `tick` to give up v (cause:
+ * WEFT__PREEMPT_*): one signal, unless a request is pending already.
+ * Any thread. */
+void weft__preempt_request(struct weft__worker *v, uint64_t tick, int cause);
+/* Signals v again if its request is still pending at the same tick (the
+ * handler found the thread in code it must not interrupt); clears a stale
+ * one. Returns 1 while one is pending. Monitor. */
+int weft__preempt_retry(struct weft__worker *v, uint64_t tick);
+
+/* A thread of class c became ready (from a worker, or from another kernel
+ * thread: self NULL): if every worker runs a thread of a lower class, the
+ * lowest is preempted. */
+void weft__preempt_for_class(int c);
+
+#endif
