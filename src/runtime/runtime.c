@@ -27,6 +27,7 @@
 #include "runtime/config.h"
 #include "sched/machine.h"
 #include "sched/sched.h"
+#include "sched/switch.h"
 #include "stack/stack.h"
 #include "sync/wait.h"
 

@@ -22,6 +22,7 @@
 #include "os/futex.h"
 #include "os/kwait.h"
 #include "sched/machine.h"
+#include "sched/switch.h"
 
 struct weft__rt weft__rt;
 __thread struct weft__worker *weft__tls_worker __attribute__((tls_model("initial-exec")));
@@ -430,17 +431,6 @@ void weft__finish_exit(struct weft__worker *w, struct weft_thread *t)
 
 /* ---- the scheduler context ------------------------------------------------- */
 
-/* Runs t until it switches back to this scheduler context (which acts on
- * the xfer in weft__ctx_resumed, before this returns). */
-static void run(struct weft__worker *w, struct weft_thread *t)
-{
-    w->current = t;
-    t->worker = w;
-    weft__san_switch_to_thread(&w->sched_fake_stack, t);
-    *w->errno_loc = t->err; /* see weft__switch */
-    weft__ctx_switch_bare(&w->sched_sp, t->sp, w);
-}
-
 /* The resumed half of every switch (arch/context.h): runs on the resumed
  * stack when the xfer is not NULL (always in sanitizer builds). token is
  * the resumer's worker, which is ours now, and its current is the resumed
@@ -460,7 +450,7 @@ void weft__ctx_resumed(void *token, void *xfer)
 #endif
     w = weft__handle_xfer(w, (uintptr_t)xfer);
     /* Install errno: the resumer did not for an exit (thread_exit), and the
-     * hand-off may have called out (see weft__switch). Re-read current
+     * hand-off may have called out (sched/switch.h). Re-read current
      * rather than keep it across the hand-off's calls. */
     struct weft_thread *cur = w->current;
     if (cur)
@@ -482,7 +472,7 @@ void weft__worker_loop(struct weft__worker *w)
         struct weft_thread *t = find_work(w);
         if (t) {
             idle_since = 0;
-            run(w, t);
+            weft__switch_from_sched(w, t);
             continue;
         }
         if (atomic_load_explicit(&weft__rt.stopping, memory_order_acquire))
