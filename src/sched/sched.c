@@ -21,8 +21,10 @@
 
 #include "os/futex.h"
 #include "os/kwait.h"
+#include "sched/account.h"
 #include "sched/machine.h"
 #include "sched/switch.h"
+#include "sched/monitor.h"
 
 struct weft__rt weft__rt;
 __thread struct weft__worker *weft__tls_worker __attribute__((tls_model("initial-exec")));
@@ -326,6 +328,7 @@ static void go_to_sleep(struct weft__worker *w)
     }
     atomic_fetch_sub_explicit(&weft__rt.nsleeping, 1, memory_order_seq_cst);
     atomic_store_explicit(&w->sleeping, 0, memory_order_seq_cst);
+    weft__monitor_kick(); /* it may sleep, all workers having slept */
     /* acq_rel: consume the wake; WAKE_TOKEN: we held the global wake token. */
     if ((atomic_exchange_explicit(&w->wake, WEFT__WORD_WAITING, memory_order_acq_rel) &
          ~WEFT__WORD_SLEEPER) == WAKE_TOKEN)
@@ -548,12 +551,14 @@ void weft__park(weft__commit_fn commit, void *arg)
     struct weft__worker *w = weft__tls_worker;
     struct weft_thread *self = w->current;
     weft__stack_check(self);
+    weft__acct_stamp(self);
     struct weft__parkx p = { self, commit, arg };
     weft__switch(w, self, weft__pick_local(w), (uintptr_t)&p | XF_PARK);
 }
 
 void weft__ready(struct weft_thread *t)
 {
+    weft__acct_stamp(t);
     struct weft__worker *w = weft__tls_worker;
     if (w) {
         weft__make_ready(w, t);

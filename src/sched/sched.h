@@ -93,6 +93,11 @@ struct weft__worker {
     int id;                         /* immutable */
     uint64_t rng;                   /* victim selection; owner only */
     uint64_t nsteals, nsleeps;      /* owner only; WEFT_STATS report */
+    /* Switches out of a user thread on this worker (weft__switch_on, a
+     * work-first spawn): the monitor (sched/monitor.c) reads it racily to
+     * tell a thread that kept the worker from one that came back. Owner
+     * only; one add per switch, nothing else on the hot path. */
+    uint64_t tick;
 
     struct weft__deque dq; /* default pool: owner bottom, thieves top */
 
