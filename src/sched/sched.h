@@ -239,9 +239,6 @@ void weft__push_front(struct weft__worker *w, struct weft_thread *t);
 /* The seed's policy: one FIFO run queue shared by all workers (pool_fifo.c). */
 extern const struct weft__pool_ops weft__pool_fifo;
 
-/* weft_init with a scheduling-policy plug-in (NULL: work stealing). */
-int weft__init_with_pool(const weft_config *cfg, const struct weft__pool_ops *pool);
-
 /* Yields to the head of the run queue: the next ready thread runs, then the
  * caller, ahead of every other ready thread. */
 void weft__yield_front(void);
