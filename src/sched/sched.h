@@ -174,6 +174,11 @@ struct weft__rt {
     int (*finalize)(void);           /* runtime/'s weft_finalize, set by weft_init:
                                            weft_exit of the initial thread ends the
                                            runtime through it (thread/ is below runtime/) */
+    void (*exited)(struct weft__worker *w,
+                   struct weft_thread *t); /* thread/'s weft__finish_exit, set by weft_init:
+                                              the context that follows an exiting thread
+                                              acts on its XF_EXIT through it (the join
+                                              protocol is thread/'s, above sched/) */
 };
 
 enum { RT_OFF, RT_STARTING, RT_RUNNING, RT_STOPPING };
@@ -233,20 +238,11 @@ void weft__take_injected(struct weft__worker *w);
 void weft__mail(struct weft__worker *v, struct weft_thread *t);
 void weft__attend(struct weft__worker *w);
 struct weft_thread *weft__pick_slow(struct weft__worker *w);
-struct weft__worker *weft__xfer_slow(struct weft__worker *w, uintptr_t x); /* returns w */
-void weft__finish_exit(struct weft__worker *w, struct weft_thread *t);
-void weft__publish_done(struct weft__worker *w, struct weft_thread *t);
-void weft__free_thread(struct weft__worker *w, struct weft_thread *t);
-void weft__bound_free(struct weft_thread *t); /* thread.c */
-void weft__bound_free_all(void);              /* finalize: the unjoined ones */
 void weft__worker_loop(struct weft__worker *w);
 void weft__push_front(struct weft__worker *w, struct weft_thread *t);
 
 /* The seed's policy: one FIFO run queue shared by all workers (pool_fifo.c). */
 extern const struct weft__pool_ops weft__pool_fifo;
-
-/* weft_init with a scheduling-policy plug-in (NULL: work stealing). */
-int weft__init_with_pool(const weft_config *cfg, const struct weft__pool_ops *pool);
 
 /* Yields to the head of the run queue: the next ready thread runs, then the
  * caller, ahead of every other ready thread. */
@@ -396,30 +392,6 @@ WEFT_INLINE struct weft_thread *weft__pick_local(struct weft__worker *w)
     if (WEFT_UNLIKELY(atomic_load_explicit(&w->attn_any, memory_order_relaxed)))
         return weft__pick_slow(w);
     return weft__pick_default(w);
-}
-
-/* Acts on the thread that left the CPU for us (see "Hand-off" above); x is
- * not NULL. Only an exit nobody waits for is inlined; everything else is
- * weft__xfer_slow. Returns w (so that callers need not keep it in a saved
- * register). */
-WEFT_INLINE struct weft__worker *weft__handle_xfer(struct weft__worker *w, uintptr_t x)
-{
-    if (WEFT_LIKELY((x & XF_MASK) == XF_EXIT)) {
-        struct weft_thread *t = (struct weft_thread *)x;
-        /* Fast path: nobody joined or detached yet. acq_rel as in
-         * weft__finish_exit. */
-        uintptr_t old = WEFT__J_RUNNING;
-        if (WEFT_LIKELY(atomic_compare_exchange_strong_explicit(&t->join, &old, WEFT__J_DONE,
-                                                                memory_order_acq_rel,
-                                                                memory_order_acquire))) {
-            /* release: see weft__finish_exit */
-            atomic_store_explicit(&w->nexited,
-                                  atomic_load_explicit(&w->nexited, memory_order_relaxed) + 1,
-                                  memory_order_release);
-            return w;
-        }
-    }
-    return weft__xfer_slow(w, x);
 }
 
 /* The worker the calling code runs on right now. After a switch the thread
