@@ -21,6 +21,7 @@
 
 struct weft__worker;
 struct weft__stack_class;
+struct weft__prio_q;
 
 /* How a stack slot is protected against overflow. */
 enum {
@@ -92,6 +93,18 @@ struct weft_thread {
     _Atomic uint64_t cpu_ns;      /* CPU time charged so far */
     _Atomic uint64_t charged_at;  /* monitor clock of the last charge */
     _Atomic uint64_t state_since; /* monitor clock of its last state change */
+    /* Priority (sched/pool_prio.c). Both 0 (NORMAL) in a fresh slot; an exit
+     * resets them (exit_slow: every exit once priorities are in use).
+     * Relaxed __atomic accesses: others read them racily. */
+    int8_t prio;                  /* the set priority, WEFT_PRIO_* */
+    int8_t pcls;                  /* the class it is scheduled at: prio, or a mutex
+                                     waiter's while it holds the mutex (inheritance) */
+    int8_t boost;                 /* class inherited from mutex waiters + 2, 0: none
+                                     (sync/mutex.c); relaxed __atomic accesses */
+    int8_t pq_cls;                /* its list in pq; under pq's lock */
+    struct weft__prio_q *pq;      /* the priority pool's lists holding it, NULL: none;
+                                     written under that lock, read racily */
+    struct weft_thread *prev;     /* link in a priority-pool list; under its lock */
 } __attribute__((aligned(64)));
 
 /* A FIFO of threads linked through ->next, guarded by whatever lock its
