@@ -29,6 +29,7 @@
 #include "sched/monitor.h"
 #include "sched/preempt.h"
 #include "sched/sched.h"
+#include "sched/switch.h"
 #include "stack/stack.h"
 #include "sync/wait.h"
 
@@ -245,6 +246,7 @@ int weft__init_with_pool(const weft_config *cfg, const struct weft__pool_ops *po
 
     rt->nworkers = c.workers;
     rt->finalize = weft_finalize;
+    rt->exited = weft__finish_exit;
     rt->io = &weft__io_sched;
     rt->policy = c.spawn_policy;
     rt->stack_size = c.stack_size;

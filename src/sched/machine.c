@@ -60,6 +60,7 @@
 #include "os/kwait.h"
 #include "sched/preempt.h"
 #include "sched/sched.h"
+#include "sched/switch.h"
 
 #define MACHINES_SOFT 1024               /* spare machines kept once idle */
 static int machines_max = MACHINES_SOFT; /* weft__machines_set_max (tests); under mp.lock */
@@ -133,11 +134,7 @@ static uintptr_t run_worker(struct machine *m, struct weft__home *h, struct weft
     weft__tls_worker = w;
     weft__preempt_own(w);
     w->errno_loc = &errno;
-    w->current = NULL;
-    weft__san_switch_to_sched(&h->fake, w);
-    /* token w: the scheduler context resumes on w (arch/context.h); we are
-     * resumed with a NULL token (weft__ctx_resumed: home) and h->reason */
-    weft__ctx_switch_bare(&h->sp, w->sched_sp, w);
+    weft__switch_to_worker(h, w); /* we come back with h->reason */
     weft__tls_worker = NULL;
     return h->reason;
 }
@@ -147,8 +144,7 @@ static uintptr_t run_worker(struct machine *m, struct weft__home *h, struct weft
 static void go_home(struct weft__home *h, void **save, void **fake_save, uintptr_t reason)
 {
     h->reason = reason;
-    weft__san_switch_to_home(fake_save, h);
-    weft__ctx_switch_bare(save, h->sp, NULL);
+    weft__switch_home(h, save, fake_save);
 }
 
 void weft__sched_go_home(struct weft__worker *w, uintptr_t reason)

@@ -23,6 +23,7 @@
 #include "os/kwait.h"
 #include "sched/account.h"
 #include "sched/machine.h"
+#include "sched/switch.h"
 #include "sched/monitor.h"
 #include "sched/preempt.h"
 
@@ -190,12 +191,14 @@ int weft__has_ready(struct weft__worker *w)
     return weft__pool()->has_ready(w);
 }
 
-/* Every xfer but an exit nobody waits for (weft__handle_xfer). */
-struct weft__worker *weft__xfer_slow(struct weft__worker *w, uintptr_t x)
+/* Acts on the thread that left the CPU for us (see "Hand-off" in sched.h);
+ * x is not NULL. An exit nobody waited for never gets here in plain
+ * builds: the switch itself marks it done (weft__switch_exit). */
+static void handle_xfer(struct weft__worker *w, uintptr_t x)
 {
     struct weft_thread *t = (struct weft_thread *)(x & ~XF_MASK);
     switch (x & XF_MASK) {
-    case XF_EXIT: weft__finish_exit(w, t); break;
+    case XF_EXIT: weft__rt.exited(w, t); break;
     case XF_PUSH: weft__make_ready(w, t); break;
     case XF_YIELD: weft__push_yield(w, t); break;
     case XF_FRONT: weft__push_front(w, t); break;
@@ -212,7 +215,6 @@ struct weft__worker *weft__xfer_slow(struct weft__worker *w, uintptr_t x)
     }
     default: weft__panic("sched: bad xfer %#lx", (unsigned long)x);
     }
-    return w;
 }
 
 /* ---- stealing -------------------------------------------------------------- */
@@ -323,70 +325,7 @@ void weft__wake_worker(struct weft__worker *v)
         claim_and_knock(v, WEFT__WORD_WOKEN);
 }
 
-/* ---- exit and free -------------------------------------------------------- */
-
-void weft__free_thread(struct weft__worker *w, struct weft_thread *t)
-{
-    weft__san_thread_destroyed(t);
-    if (t->bound) {
-        weft__bound_free(t);
-        return;
-    }
-    weft__stack_free(w ? &w->cache : NULL, t);
-}
-
-/* Marks t DONE and hands it on: frees it if detached, wakes its joiner if
- * one waits. w: the caller's worker, or NULL on a kernel thread of its own
- * (a bound thread finishing). */
-void weft__publish_done(struct weft__worker *w, struct weft_thread *t)
-{
-    /* acq_rel: release publishes t->result to the joiner (pairs with its
-     * acquire load of DONE); acquire pairs with the joiner's/detacher's CAS.
-     * A detached thread goes straight to FREED: a stale join must never
-     * find it DONE once it is on its way to a cache. */
-    uintptr_t old = atomic_load_explicit(&t->join, memory_order_relaxed);
-    while (!atomic_compare_exchange_weak_explicit(&t->join, &old,
-                                                  old == WEFT__J_DETACHED ? WEFT__J_FREED
-                                                                          : WEFT__J_DONE,
-                                                  memory_order_acq_rel, memory_order_relaxed))
-        ;
-    if (old & WEFT__J_DETACHED) {
-        weft__free_thread(w, t);
-    } else if (old & WEFT__J_KWAIT) {
-        struct weft__kwaiter *kw = (struct weft__kwaiter *)WEFT__J_PTR(old);
-        /* release: pairs with the acquire in the kernel-thread join loop. */
-        atomic_store_explicit(&kw->done, 1, memory_order_release);
-        weft__futex_wake(&kw->done, 1);
-    } else if (old != WEFT__J_RUNNING) {
-        struct weft_thread *j = (struct weft_thread *)WEFT__J_PTR(old);
-        if (!w)
-            weft__ready(j);
-        else if (j != w->current) /* else the exit switched straight to it */
-            weft__make_ready(w, j);
-    }
-}
-
-/* Runs on the context that follows an exiting thread: t is off its stack. */
-void weft__finish_exit(struct weft__worker *w, struct weft_thread *t)
-{
-    weft__publish_done(w, t);
-    /* release: the exit is complete before finalize can count it. */
-    atomic_store_explicit(&w->nexited, atomic_load_explicit(&w->nexited, memory_order_relaxed) + 1,
-                          memory_order_release);
-}
-
 /* ---- the scheduler context ------------------------------------------------- */
-
-/* Runs t until it switches back to this scheduler context (which acts on
- * the xfer in weft__ctx_resumed, before this returns). */
-static void run(struct weft__worker *w, struct weft_thread *t)
-{
-    w->current = t;
-    t->worker = w;
-    weft__san_switch_to_thread(&w->sched_fake_stack, t);
-    *w->errno_loc = t->err; /* see weft__switch */
-    weft__ctx_switch_bare(&w->sched_sp, t->sp, w);
-}
 
 /* The resumed half of every switch (arch/context.h): runs on the resumed
  * stack when the xfer is not NULL (always in sanitizer builds). token is
@@ -405,10 +344,10 @@ void weft__ctx_resumed(void *token, void *xfer)
     if (!xfer)
         return;
 #endif
-    w = weft__handle_xfer(w, (uintptr_t)xfer);
-    /* Install errno: the resumer did not for an exit (thread_exit), and the
-     * hand-off may have called out (see weft__switch). Re-read current
-     * rather than keep it across the hand-off's calls. */
+    handle_xfer(w, (uintptr_t)xfer);
+    /* Install errno again: the hand-off may have called out (see
+     * sched/switch.h). Re-read current rather than keep it across the
+     * hand-off's calls. */
     struct weft_thread *cur = w->current;
     if (cur)
         *w->errno_loc = cur->err;
@@ -429,7 +368,7 @@ void weft__worker_loop(struct weft__worker *w)
         struct weft_thread *t = find_work(w);
         if (t) {
             idle_since = 0;
-            run(w, t);
+            weft__switch_from_sched(w, t);
             continue;
         }
         if (atomic_load_explicit(&weft__rt.stopping, memory_order_acquire))

@@ -1,4 +1,5 @@
-/* sched.h: workers, the runtime's global state and the switch path.
+/* sched.h: workers, the runtime's global state and the scheduler's hot path
+ * (the switch itself: sched/switch.h).
  *
  * Design
  * ------
@@ -185,6 +186,11 @@ struct weft__rt {
     int (*finalize)(void);           /* runtime/'s weft_finalize, set by weft_init:
                                            weft_exit of the initial thread ends the
                                            runtime through it (thread/ is below runtime/) */
+    void (*exited)(struct weft__worker *w,
+                   struct weft_thread *t); /* thread/'s weft__finish_exit, set by weft_init:
+                                              the context that follows an exiting thread
+                                              acts on its XF_EXIT through it (the join
+                                              protocol is thread/'s, above sched/) */
 };
 
 enum { RT_OFF, RT_STARTING, RT_RUNNING, RT_STOPPING };
@@ -244,12 +250,6 @@ void weft__take_injected(struct weft__worker *w);
 void weft__mail(struct weft__worker *v, struct weft_thread *t);
 void weft__attend(struct weft__worker *w);
 struct weft_thread *weft__pick_slow(struct weft__worker *w);
-struct weft__worker *weft__xfer_slow(struct weft__worker *w, uintptr_t x); /* returns w */
-void weft__finish_exit(struct weft__worker *w, struct weft_thread *t);
-void weft__publish_done(struct weft__worker *w, struct weft_thread *t);
-void weft__free_thread(struct weft__worker *w, struct weft_thread *t);
-void weft__bound_free(struct weft_thread *t); /* thread.c */
-void weft__bound_free_all(void);              /* finalize: the unjoined ones */
 void weft__worker_loop(struct weft__worker *w);
 void weft__push_front(struct weft__worker *w, struct weft_thread *t);
 
@@ -310,9 +310,6 @@ static inline int weft__cls(const struct weft_thread *t)
 {
     return __atomic_load_n(&t->pcls, __ATOMIC_RELAXED);
 }
-
-/* weft_init with a scheduling-policy plug-in (NULL: work stealing). */
-int weft__init_with_pool(const weft_config *cfg, const struct weft__pool_ops *pool);
 
 /* Yields to the head of the run queue: the next ready thread runs, then the
  * caller, ahead of every other ready thread. */
@@ -498,80 +495,12 @@ WEFT_INLINE struct weft_thread *weft__pick_local(struct weft__worker *w)
     return weft__pick_default(w);
 }
 
-/* Acts on the thread that left the CPU for us (see "Hand-off" above); x is
- * not NULL. Only an exit nobody waits for is inlined; everything else is
- * weft__xfer_slow. Returns w (so that callers need not keep it in a saved
- * register). */
-WEFT_INLINE struct weft__worker *weft__handle_xfer(struct weft__worker *w, uintptr_t x)
-{
-    if (WEFT_LIKELY((x & XF_MASK) == XF_EXIT)) {
-        struct weft_thread *t = (struct weft_thread *)x;
-        /* Fast path: nobody joined or detached yet. acq_rel as in
-         * weft__finish_exit. */
-        uintptr_t old = WEFT__J_RUNNING;
-        if (WEFT_LIKELY(atomic_compare_exchange_strong_explicit(&t->join, &old, WEFT__J_DONE,
-                                                                memory_order_acq_rel,
-                                                                memory_order_acquire))) {
-            /* release: see weft__finish_exit */
-            atomic_store_explicit(&w->nexited,
-                                  atomic_load_explicit(&w->nexited, memory_order_relaxed) + 1,
-                                  memory_order_release);
-            return w;
-        }
-    }
-    return weft__xfer_slow(w, x);
-}
-
 /* The worker the calling code runs on right now. After a switch the thread
  * may run on another kernel thread: a worker kept across a switch is stale
  * (the switch code itself gets it from the resumer: weft__ctx_resumed). */
 WEFT_INLINE struct weft__worker *weft__worker_now(void)
 {
     return weft__tls_worker;
-}
-
-/* Switches from self (running on w) to `to` (a ready thread, or NULL for
- * w's scheduler context), handing over x. Returns once self is resumed,
- * possibly on another worker; errno is self's again.
- *
- * errno: the kernel thread's errno belongs to the thread on the CPU. The
- * switching side saves its own and installs the resumed thread's (after the
- * sanitizer hook, which may call out), so a resume with a NULL xfer needs
- * no code at all after the switch; weft__ctx_resumed re-installs it after
- * acting on a non-NULL xfer. The scheduler context keeps no errno. */
-WEFT_INLINE void weft__switch_on(struct weft__worker *w, struct weft_thread *self,
-                                 struct weft_thread *to, uintptr_t x);
-
-WEFT_INLINE void weft__switch(struct weft__worker *w, struct weft_thread *self,
-                              struct weft_thread *to, uintptr_t x)
-{
-    if (to)
-        to->worker = w;
-    weft__switch_on(w, self, to, x);
-}
-
-/* weft__switch for a `to` whose worker is w already (a thread of w's yield
- * FIFO: weft__yq_push), or NULL. */
-WEFT_INLINE void weft__switch_on(struct weft__worker *w, struct weft_thread *self,
-                                 struct weft_thread *to, uintptr_t x)
-{
-    int *errno_loc = w->errno_loc;
-    self->err = *errno_loc;
-    void *to_sp;
-    w->tick++;
-    w->current = to;
-    if (to) {
-        to_sp = to->sp;
-        weft__san_switch_to_thread(&self->san_fake_stack, to);
-        *errno_loc = to->err;
-    } else {
-        to_sp = w->sched_sp;
-        weft__san_switch_to_sched(&self->san_fake_stack, w);
-    }
-    if (__builtin_constant_p(x) && x == 0)
-        weft__ctx_switch_bare(&self->sp, to_sp, w);
-    else
-        weft__ctx_switch(&self->sp, to_sp, w, (void *)x);
 }
 
 #endif

@@ -79,7 +79,8 @@ struct weft_thread {
     unsigned valgrind_id;          /* VALGRIND_STACK_REGISTER id */
     void *san_fake_stack;          /* ASan fake stack while switched out */
     void *san_fiber;               /* TSan fiber */
-    void *bound_handle;            /* bound threads: previous in the bound list (thread.c) */
+    struct weft_thread *prev;      /* bound threads: back link in the live bound list, whose
+                                      forward link is ->next; under its lock (thread.c) */
     _Atomic uintptr_t member_link; /* group members: the next older member (thread/group.h);
                                       set by the spawn before the push; relaxed atomics, as
                                       a waiter may read it stale */
@@ -132,6 +133,20 @@ static inline struct weft_thread *weft__tq_pop(struct weft__tqueue *q)
     }
     return t;
 }
+
+/* The last step of an exit, on the context that follows the exiting thread
+ * t (t is off its stack): marks t DONE and hands it on (frees it if
+ * detached, readies its joiner), then counts the exit on w, the caller's
+ * worker. weft_init registers it with the scheduler (weft__rt.exited). */
+void weft__finish_exit(struct weft__worker *w, struct weft_thread *t);
+
+/* Gives a finished thread's descriptor and stack back: a stack cache (w's,
+ * or the shared one for w NULL), or the spare bound descriptors. */
+void weft__free_thread(struct weft__worker *w, struct weft_thread *t);
+
+/* Frees the bound threads nobody joined (their kernel threads have ended):
+ * weft_finalize. */
+void weft__bound_free_all(void);
 
 /* weft_blocking's callback, for weft__blocking_run. */
 struct weft__blocking_call {
