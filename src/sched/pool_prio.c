@@ -32,10 +32,19 @@
 
 #include "sched/preempt.h"
 #include "sched/sched.h"
+#include "sched/switch.h"
 
 #define NCLASS 4 /* WEFT_PRIO_BACKGROUND..WEFT_PRIO_URGENT */
 #define IDX(c) ((c) - WEFT_PRIO_BACKGROUND)
 #define NORMAL_BIT (1u << IDX(WEFT_PRIO_NORMAL))
+
+/* Inheritance reads other workers' running threads racily (a hint the
+ * scheduler re-checks): hidden from ThreadSanitizer. */
+#if defined(WEFT_SANITIZE_THREAD)
+#define RACY_PRIO __attribute__((no_sanitize("thread")))
+#else
+#define RACY_PRIO
+#endif
 
 struct prio_list {
     struct weft_thread *front, *back; /* linked through next (toward back) and prev */
@@ -319,4 +328,64 @@ int weft__prio_top(struct weft__worker *w)
         return WEFT_PRIO_BACKGROUND - 1;
     }
     return weft__pool()->has_ready(w) ? WEFT_PRIO_NORMAL : WEFT_PRIO_BACKGROUND - 1;
+}
+
+/* Raises t to class c (t->boost), if that is above its own. */
+static int raise_to(struct weft_thread *t, int c)
+{
+    int b = __atomic_load_n(&t->boost, __ATOMIC_RELAXED);
+    if (b && b - 2 >= c)
+        return 0;
+    __atomic_store_n(&t->boost, (int8_t)(c + 2), __ATOMIC_RELAXED);
+    return c > weft__cls(t);
+}
+
+RACY_PRIO void weft__prio_inherit(uint64_t id, int c)
+{
+    if (!id || c <= WEFT_PRIO_BACKGROUND ||
+        __atomic_load_n(&weft__rt.pool, __ATOMIC_ACQUIRE) != &weft__pool_prio)
+        return;
+    int n = weft__rt.nworkers;
+    /* Running: its class counts when it is preempted or yields. */
+    for (int i = 0; i < n; i++) {
+        struct weft_thread *cur = __atomic_load_n(&weft__rt.workers[i]->current, __ATOMIC_RELAXED);
+        if (cur && __atomic_load_n(&cur->id, __ATOMIC_RELAXED) == id) {
+            if (raise_to(cur, c))
+                __atomic_store_n(&cur->pcls, (int8_t)c, __ATOMIC_RELAXED);
+            return;
+        }
+    }
+    /* Queued: it moves to the front of its new class. */
+    for (int i = 0; i < n; i++) {
+        struct weft__prio_q *q = &prio.qs[i];
+        if (!atomic_load_explicit(&q->mask, memory_order_relaxed))
+            continue;
+        weft__lock_acquire(&q->lock);
+        for (int k = 0; k < NCLASS; k++)
+            for (struct weft_thread *t = q->l[k].front; t; t = t->next)
+                if (__atomic_load_n(&t->id, __ATOMIC_RELAXED) == id) {
+                    if (raise_to(t, c)) {
+                        __atomic_store_n(&t->pcls, (int8_t)c, __ATOMIC_RELAXED);
+                        unlink_t(q, t);
+                        link_front(q, IDX(c), t);
+                    }
+                    weft__lock_release(&q->lock);
+                    weft__preempt_for_class(c);
+                    return;
+                }
+        weft__lock_release(&q->lock);
+    }
+}
+
+void weft__prio_disinherit(void)
+{
+    struct weft__worker *w = weft__tls_worker;
+    struct weft_thread *self = w ? w->current : NULL;
+    if (!self || !__atomic_load_n(&self->boost, __ATOMIC_RELAXED))
+        return;
+    __atomic_store_n(&self->boost, 0, __ATOMIC_RELAXED);
+    weft__prio_update(self);
+    /* Below a ready thread now (the waiter we woke, usually): let it run. */
+    if (weft__prio_top(w) > weft__cls(self))
+        weft_yield();
 }

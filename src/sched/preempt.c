@@ -71,6 +71,7 @@
 #include <unistd.h>
 
 #include "sched/sched.h"
+#include "sched/switch.h"
 
 #define PREEMPT_SIGNAL SIGURG
 #define MAX_RANGES     64 /* code ranges that must not be interrupted */

@@ -296,6 +296,13 @@ void weft__prio_requeue(struct weft_thread *t);
 /* Recomputes t's class from its priority and inherited class (t->boost),
  * and requeues it if the class changed. Any thread. */
 void weft__prio_update(struct weft_thread *t);
+/* Priority inheritance (sync/mutex.c): the thread with id `id` holds a
+ * mutex on which a thread of class c waits: it runs at c at least until
+ * weft__prio_disinherit. Found among the running and queued threads; a
+ * parked holder is not raised. Any thread. */
+void weft__prio_inherit(uint64_t id, int c);
+/* The calling thread drops any class it inherited (it unlocked). */
+void weft__prio_disinherit(void);
 /* The highest class with a thread ready on w (NORMAL when only the default
  * pool's queues hold some), WEFT_PRIO_BACKGROUND - 1 when none: a hint. */
 int weft__prio_top(struct weft__worker *w);

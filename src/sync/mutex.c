@@ -119,6 +119,9 @@ WEFT_NOINLINE static int lock_slow(struct mutex *mx, uintptr_t me, uint64_t v)
         if (!atomic_compare_exchange_weak_explicit(&mx->word, &v, nv, memory_order_acquire,
                                                    memory_order_relaxed))
             continue;
+        /* Priority inheritance: the holder cannot change while we hold L. */
+        if (w.thread)
+            weft__prio_inherit(weft__sync_owner_id(owner_of(v)), weft__cls(w.thread));
         /* relaxed: the record is private until the release store below. */
         atomic_store_explicit(&w.word, WEFT__WORD_WAITING, memory_order_relaxed);
         if (woken)
@@ -195,6 +198,7 @@ WEFT_NOINLINE static int unlock_slow(struct mutex *mx, uint64_t v)
          * store; pairs with the acquire of the next owner or L taker. */
         atomic_store_explicit(&mx->word, nv, memory_order_release);
         weft__waiter_wake(w);
+        weft__prio_disinherit(); /* back to our own class: a waiter did raise it */
         return 0;
     }
 }

@@ -299,3 +299,8 @@ uintptr_t weft__sync_owner(void)
         id = weft_thread_id(t);
     return OWNER_THREAD | (uintptr_t)id << OWNER_SHIFT;
 }
+
+uint64_t weft__sync_owner_id(uintptr_t owner)
+{
+    return owner & OWNER_THREAD ? (owner & ~OWNER_THREAD) >> OWNER_SHIFT : 0;
+}

@@ -215,6 +215,9 @@ static inline uint64_t weft__sync_unlocked(_Atomic uint64_t *word, uint64_t l, u
  * (weft_self(), so inside weft_blocking the caller), never reused by a
  * later thread; else a per-kernel-thread token. 8-byte aligned, never 0. */
 uintptr_t weft__sync_owner(void);
+/* The thread id in an owner token of weft__sync_owner, 0 for a plain
+ * kernel thread's. */
+uint64_t weft__sync_owner_id(uintptr_t owner);
 
 static inline void weft__sync_lock(_Atomic uint32_t *l)
 {

@@ -79,8 +79,9 @@ struct weft_thread {
     unsigned valgrind_id;          /* VALGRIND_STACK_REGISTER id */
     void *san_fake_stack;          /* ASan fake stack while switched out */
     void *san_fiber;               /* TSan fiber */
-    struct weft_thread *prev;      /* bound threads: back link in the live bound list, whose
-                                      forward link is ->next; under its lock (thread.c) */
+    struct weft_thread *prev;      /* back link, with ->next, in the live bound list (bound
+                                      threads, thread.c) or a priority-pool list (the others,
+                                      sched/pool_prio.c); under that list's lock */
     _Atomic uintptr_t member_link; /* group members: the next older member (thread/group.h);
                                       set by the spawn before the push; relaxed atomics, as
                                       a waiter may read it stale */
@@ -104,7 +105,6 @@ struct weft_thread {
     int8_t pq_cls;                /* its list in pq; under pq's lock */
     struct weft__prio_q *pq;      /* the priority pool's lists holding it, NULL: none;
                                      written under that lock, read racily */
-    struct weft_thread *prev;     /* link in a priority-pool list; under its lock */
 } __attribute__((aligned(64)));
 
 /* A FIFO of threads linked through ->next, guarded by whatever lock its
