@@ -1,0 +1,327 @@
+/* Preemption (quantum 1 ms), each phase on one worker so that nothing but
+ * preemption can let the other threads run; an alarm turns a hang (no
+ * preemption, a deadlock) into a failure:
+ *  - spinners that call nothing share the worker, and weft_stats counts
+ *    the quantum preemptions; with the quantum off (quantum_us < 0 or
+ *    WEFT_QUANTUM=off) nobody is preempted (child processes, which must
+ *    hang), and WEFT_QUANTUM=500us preempts;
+ *  - spinners in malloc/free/snprintf loops interleave without corrupting
+ *    the heap (each block is filled and checked before it is freed);
+ *  - errno and the rounding mode (fesetround) survive preemption;
+ *  - a HIGH thread readied by a plain kernel thread preempts a NORMAL
+ *    spinner at once (a priority preemption);
+ *  - priority inheritance: a BACKGROUND holder of a weft_mutex on which a
+ *    HIGH thread waits runs before a NORMAL spinner, which would otherwise
+ *    hold the worker for seconds. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fenv.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <weft.h>
+
+#include "check.h"
+#include "testutil.h"
+
+#define QUANTUM_US 1000
+#define NSPIN      3
+#define ROUNDS     50 /* each spinner's rounds that the others must see */
+
+static void init_one(long quantum_us)
+{
+    weft_config cfg;
+    weft_config_default(&cfg);
+    cfg.workers = 1;
+    cfg.quantum_us = quantum_us;
+    CHECK_EQ(weft_init(&cfg), 0);
+}
+
+static int preemption_possible(void)
+{
+#if defined(__SANITIZE_THREAD__)
+    return 0; /* the runtime stays cooperative under ThreadSanitizer */
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+    return 0;
+#endif
+#endif
+    return 1;
+}
+
+/* ---- spinners that call nothing ---------------------------------------------- */
+
+static atomic_int progress[NSPIN];
+
+static int all_reached(int n)
+{
+    for (int i = 0; i < NSPIN; i++)
+        if (atomic_load_explicit(&progress[i], memory_order_relaxed) < n)
+            return 0;
+    return 1;
+}
+
+static void *spin_nothing(void *arg)
+{
+    int me = (int)(intptr_t)arg;
+    volatile uint64_t x = 0;
+    for (int r = 1; r <= ROUNDS; r++) {
+        for (int k = 0; k < 20000; k++)
+            x++;
+        atomic_store_explicit(&progress[me], r, memory_order_relaxed);
+    }
+    while (!all_reached(ROUNDS))
+        x++; /* only another thread's progress ends this loop */
+    return NULL;
+}
+
+static void spinners(weft_fn fn)
+{
+    for (int i = 0; i < NSPIN; i++)
+        atomic_store(&progress[i], 0);
+    weft_thread *t[NSPIN];
+    for (int i = 0; i < NSPIN; i++)
+        CHECK_EQ(weft_spawn(&t[i], fn, (void *)(intptr_t)i, NULL), 0);
+    for (int i = 0; i < NSPIN; i++)
+        CHECK_EQ(weft_join(t[i], NULL), 0);
+}
+
+/* ---- malloc, free, snprintf ------------------------------------------------------- */
+
+static void *spin_libc(void *arg)
+{
+    int me = (int)(intptr_t)arg;
+    uint64_t seed = (uint64_t)me * 7919 + 1;
+    for (int r = 1;; r++) {
+        size_t n = 16 + (size_t)(test_splitmix(&seed) % 4000);
+        unsigned char *p = malloc(n);
+        CHECK(p != NULL);
+        unsigned char tag = (unsigned char)(seed >> 13);
+        memset(p, tag, n);
+        char line[64];
+        snprintf(line, sizeof line, "thread %d round %d size %zu", me, r, n);
+        CHECK(strlen(line) > 10);
+        for (size_t k = 0; k < n; k++)
+            CHECK(p[k] == tag);
+        free(p);
+        if (r <= ROUNDS)
+            atomic_store_explicit(&progress[me], r, memory_order_relaxed);
+        else if (all_reached(ROUNDS))
+            break;
+    }
+    return NULL;
+}
+
+/* ---- errno and the rounding mode ------------------------------------------------ */
+
+static atomic_int fp_bad;
+
+/* 1/3 in the current rounding mode (not folded nor moved by the compiler) */
+static __attribute__((noinline, noipa)) double third(void)
+{
+    volatile double one = 1.0, three = 3.0;
+    return one / three;
+}
+
+static void *keep_state(void *arg)
+{
+    int me = (int)(intptr_t)arg;
+    static const int modes[NSPIN] = { FE_UPWARD, FE_DOWNWARD, FE_TOWARDZERO };
+    fesetround(modes[me]);
+    errno = 1000 + me;
+    volatile uint64_t x = 0;
+    for (int r = 1; r <= ROUNDS; r++) {
+        for (int k = 0; k < 20000; k++)
+            x++;
+        if (errno != 1000 + me || fegetround() != modes[me])
+            atomic_store(&fp_bad, 10 + me);
+        atomic_store_explicit(&progress[me], r, memory_order_relaxed);
+    }
+    while (!all_reached(ROUNDS))
+        x++;
+    if (errno != 1000 + me || fegetround() != modes[me])
+        atomic_store(&fp_bad, 20 + me);
+    /* the rounding mode is really in force: 1/3 rounds differently */
+    double up = third();
+    fesetround(FE_TONEAREST);
+    double near = third();
+    if ((modes[me] == FE_UPWARD) != (up > near))
+        atomic_store(&fp_bad, 1);
+    return NULL;
+}
+
+/* ---- a HIGH thread woken by a plain kernel thread ------------------------------- */
+
+static atomic_int high_ran, stop_spin;
+static weft_sem high_sem;
+
+static void *high_waiter(void *arg)
+{
+    (void)arg;
+    CHECK_EQ(weft_sem_wait(&high_sem), 0);
+    atomic_store(&high_ran, 1);
+    return NULL;
+}
+
+static void *normal_spinner(void *arg)
+{
+    (void)arg;
+    while (!atomic_load_explicit(&stop_spin, memory_order_relaxed))
+        ;
+    return NULL;
+}
+
+static void *poster(void *arg)
+{
+    (void)arg;
+    CHECK_EQ(weft_sem_post(&high_sem), 0);
+    while (!atomic_load(&high_ran))
+        usleep(100);
+    atomic_store(&stop_spin, 1);
+    return NULL;
+}
+
+static void priority_preemption(void)
+{
+    weft_sem_init(&high_sem, 0);
+    weft_attr a = WEFT_ATTR_INIT;
+    a.priority = WEFT_PRIO_HIGH;
+    weft_thread *h, *s;
+    CHECK_EQ(weft_spawn(&h, high_waiter, NULL, &a), 0); /* runs at once, parks */
+    CHECK_EQ(weft_spawn(&s, normal_spinner, NULL, NULL), 0);
+    /* the spinner holds the worker; the initial thread is queued behind
+     * it and comes back by the quantum, then starts the plain poster */
+    pthread_t pt;
+    CHECK_EQ(pthread_create(&pt, NULL, poster, NULL), 0);
+    CHECK_EQ(weft_join(h, NULL), 0);
+    CHECK_EQ(weft_join(s, NULL), 0);
+    CHECK_EQ(pthread_join(pt, NULL), 0);
+    weft_stats st;
+    CHECK_EQ(weft_stats_get(&st), 0);
+    CHECK(st.preempt_priority + st.preempt_quantum > 0);
+}
+
+/* ---- inheritance ------------------------------------------------------------------ */
+
+static weft_mutex mx = WEFT_MUTEX_INIT;
+static weft_sem locked;
+static atomic_int release_low, h_done, m_timed_out;
+
+static void *low_holder(void *arg)
+{
+    (void)arg;
+    CHECK_EQ(weft_mutex_lock(&mx), 0);
+    CHECK_EQ(weft_sem_post(&locked), 0);
+    while (!atomic_load_explicit(&release_low, memory_order_relaxed))
+        ;
+    CHECK_EQ(weft_priority(NULL), WEFT_PRIO_BACKGROUND); /* the set one, inherited or not */
+    CHECK_EQ(weft_mutex_unlock(&mx), 0);
+    return NULL;
+}
+
+static void *medium_spinner(void *arg)
+{
+    (void)arg;
+    double end = check_now() + 3.0;
+    while (!atomic_load_explicit(&h_done, memory_order_relaxed))
+        if (check_now() > end) {
+            atomic_store(&m_timed_out, 1);
+            break;
+        }
+    return NULL;
+}
+
+static void *high_locker(void *arg)
+{
+    (void)arg;
+    CHECK_EQ(weft_mutex_lock(&mx), 0);
+    atomic_store(&h_done, 1);
+    CHECK_EQ(weft_mutex_unlock(&mx), 0);
+    return NULL;
+}
+
+static void inheritance(void)
+{
+    weft_sem_init(&locked, 0);
+    weft_attr low = WEFT_ATTR_INIT, high = WEFT_ATTR_INIT;
+    low.priority = WEFT_PRIO_BACKGROUND;
+    high.priority = WEFT_PRIO_HIGH;
+    weft_thread *l, *m, *h;
+    CHECK_EQ(weft_spawn(&l, low_holder, NULL, &low), 0); /* queued: lower */
+    CHECK_EQ(weft_sem_wait(&locked), 0);                 /* l holds mx */
+    CHECK_EQ(weft_spawn(&m, medium_spinner, NULL, NULL), 0); /* runs; the quantum brings us back */
+    atomic_store(&release_low, 1);
+    CHECK_EQ(weft_spawn(&h, high_locker, NULL, &high), 0); /* runs at once, waits for l */
+    CHECK_EQ(weft_join(h, NULL), 0);
+    CHECK_EQ(weft_join(m, NULL), 0);
+    CHECK_EQ(weft_join(l, NULL), 0);
+    CHECK_EQ(atomic_load(&m_timed_out), 0); /* h got the mutex while m still spun */
+}
+
+/* ---- quantum off: nobody is preempted -------------------------------------------- */
+
+static int off_child(void)
+{
+    alarm(2);
+    init_one(-1);
+    spinners(spin_nothing); /* hangs: the alarm ends it */
+    return 0;
+}
+
+/* The environment's WEFT_QUANTUM (weft_init(NULL)): hangs when off. */
+static int env_child(void)
+{
+    alarm(2);
+    CHECK_EQ(weft_init(NULL), 0);
+    spinners(spin_nothing);
+    CHECK_EQ(weft_finalize(), 0);
+    printf("done\n");
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && strcmp(argv[1], "off") == 0)
+        return off_child();
+    if (argc > 1 && strcmp(argv[1], "env") == 0)
+        return env_child();
+    if (!preemption_possible())
+        SKIP("no preemption under ThreadSanitizer");
+    test_clear_env();
+    alarm(60);
+
+    init_one(QUANTUM_US);
+    spinners(spin_nothing);
+    weft_stats st;
+    CHECK_EQ(weft_stats_get(&st), 0);
+    CHECK(st.preempt_quantum > 0);
+    spinners(spin_libc);
+    spinners(keep_state);
+    CHECK_EQ(atomic_load(&fp_bad), 0);
+    priority_preemption();
+    inheritance();
+    CHECK_EQ(weft_finalize(), 0);
+
+    /* the default quantum (10 ms) preempts too */
+    init_one(0);
+    spinners(spin_nothing);
+    CHECK_EQ(weft_finalize(), 0);
+
+    static test_child r;
+    test_run_self(&r, "off", NULL, NULL, NULL);
+    CHECK(WIFSIGNALED(r.status) && WTERMSIG(r.status) == SIGALRM);
+    static const char *const env_on[] = { "WEFT_WORKERS=1", "WEFT_QUANTUM=500us", NULL };
+    test_run_self(&r, "env", NULL, env_on, NULL);
+    CHECK(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0 && strcmp(r.out, "done\n") == 0);
+    static const char *const env_off[] = { "WEFT_WORKERS=1", "WEFT_QUANTUM=off", NULL };
+    test_run_self(&r, "env", NULL, env_off, NULL);
+    CHECK(WIFSIGNALED(r.status) && WTERMSIG(r.status) == SIGALRM);
+    printf("prio_preempt: ok\n");
+    return 0;
+}
