@@ -160,6 +160,17 @@ RACY uint64_t weft__thread_state_ns(const struct weft_thread *t)
 
 /* ---- the look at one worker ------------------------------------------------ */
 
+/* 1 when a thread of class c or higher is ready anywhere (hints). */
+RACY static int ready_at_least(int c)
+{
+    if (atomic_load_explicit(&weft__rt.ninj, memory_order_relaxed) > 0)
+        return 1;
+    for (int i = 0; i < weft__rt.nworkers; i++)
+        if (weft__prio_top(weft__rt.workers[i]) >= c)
+            return 1;
+    return 0;
+}
+
 /* Returns 1 when the worker switched since the last look. */
 RACY static int look_at(struct weft__worker *w, struct look *l, uint64_t now, uint64_t dt)
 {
@@ -182,9 +193,7 @@ RACY static int look_at(struct weft__worker *w, struct look *l, uint64_t now, ui
          * code it must not interrupt): signal again. */
         if (weft__preempt_retry(w, tick))
             mon.pending = 1;
-        else if (now - l->since >= (uint64_t)mon.quantum_ns &&
-                 (weft__prio_top(w) >= weft__cls(cur) ||
-                  atomic_load_explicit(&weft__rt.ninj, memory_order_relaxed) > 0)) {
+        else if (now - l->since >= (uint64_t)mon.quantum_ns && ready_at_least(weft__cls(cur))) {
             /* Kept past the quantum while its class or higher waits. */
             weft__preempt_request(w, tick, WEFT__PREEMPT_QUANTUM);
             mon.pending = 1;

@@ -386,6 +386,9 @@ void weft__prio_disinherit(void)
     __atomic_store_n(&self->boost, 0, __ATOMIC_RELAXED);
     weft__prio_update(self);
     /* Below a ready thread now (the waiter we woke, usually): let it run. */
-    if (weft__prio_top(w) > weft__cls(self))
-        weft_yield();
+    if (weft__prio_top(w) > weft__cls(self)) {
+        struct weft_thread *next = weft__pick_local(w);
+        if (next)
+            weft__switch(w, self, next, (uintptr_t)self | XF_YIELD);
+    }
 }

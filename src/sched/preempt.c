@@ -148,10 +148,30 @@ static int pc_ok(uintptr_t pc)
 
 /* ---- the handler ------------------------------------------------------------ */
 
+/* Commit of a quantum preemption on several workers: the thread goes to
+ * the injection queue, the runtime-wide FIFO every worker takes from, so
+ * that spinners spread over the workers instead of staying where they
+ * were spawned (Go's global run queue plays this part). */
+static int to_injection(void *arg, struct weft_thread *self)
+{
+    (void)arg;
+    weft__inject(self);
+    return 1;
+}
+
 static void preempted(struct weft__worker *w, struct weft_thread *t, int cause, int saved_errno,
                       ucontext_t *uc)
 {
+    /* On several workers a quantum's loser waits where every worker looks
+     * (the injection queue, a FIFO), so that spinners spread evenly. */
+    int spread = weft__rt.nworkers > 1 && !t->pinned && cause == WEFT__PREEMPT_QUANTUM;
     struct weft_thread *next = weft__pick_local(w);
+    if (!next && spread && !weft__reclaimed(w)) {
+        const struct weft__pool_ops *pool = weft__pool();
+        next = pool->steal ? pool->steal(w) : NULL; /* what waits elsewhere */
+        if (!next)
+            next = weft__inject_pop();
+    }
     if (!next && cause != WEFT__PREEMPT_PRIO && !weft__reclaimed(w)) {
         errno = saved_errno;
         return; /* what waited was taken meanwhile: go on */
@@ -160,7 +180,9 @@ static void preempted(struct weft__worker *w, struct weft_thread *t, int cause, 
      * steals the higher class from where it waits. */
     __atomic_store_n(&w->npreempt[cause - 1], w->npreempt[cause - 1] + 1, __ATOMIC_RELAXED);
     errno = saved_errno; /* saved as t's by the switch */
-    weft__switch(w, t, next, (uintptr_t)t | XF_YIELD);
+    struct weft__parkx inj = { t, to_injection, NULL };
+    weft__switch(w, t, next,
+                 spread ? (uintptr_t)&inj | XF_PARK : (uintptr_t)t | XF_YIELD);
     /* Resumed, maybe on another kernel thread: its errno holds ours. The
      * sigreturn restores the alternate signal stack from the frame: make
      * it this kernel thread's own. */

@@ -145,7 +145,7 @@ struct weft_thread *weft__inject_pop(void)
     return t;
 }
 
-/* Moves one injected thread to w's pool, where w (or a thief) runs it;
+/* Moves one injected thread to w's pool (see below for where);
  * clears w's GATE_INJ once the queue is empty. */
 void weft__take_injected(struct weft__worker *w)
 {
@@ -154,8 +154,11 @@ void weft__take_injected(struct weft__worker *w)
     if (!weft__rt.inj.head)
         atomic_fetch_and_explicit(&w->gate, ~WEFT__GATE_INJ, memory_order_relaxed);
     weft__lock_release(&weft__rt.inj_lock);
+    /* Behind the ready threads of its class: the queue is a FIFO shared by
+     * every worker (and preempted threads wait there, preempt.c), so that
+     * a worker that takes one at each pick never starves its own. */
     if (t)
-        weft__make_ready(w, t);
+        weft__push_yield(w, t);
 }
 
 /* weft__pick_local when w->attn or w->gate is not zero: serve attention
