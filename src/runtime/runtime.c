@@ -257,7 +257,7 @@ int weft__init_with_pool(const weft_config *cfg, const struct weft__pool_ops *po
     atomic_store(&rt->nsleeping, 0);
     atomic_store(&rt->waking, 0);
     atomic_store(&rt->ninj, 0);
-    rt->inj.head = rt->inj.tail = NULL;
+    memset(rt->inj, 0, sizeof rt->inj);
     atomic_store(&rt->id_next, 1);
     atomic_store(&rt->ext_spawned, 0);
     atomic_store(&rt->bound_live, 0);

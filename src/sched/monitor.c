@@ -50,6 +50,7 @@
 #define PERIOD_NS     ((uint64_t)1000000)  /* the base period: 1 ms */
 #define PERIOD_MIN_NS ((uint64_t)100000)   /* the shortest: a quantum below it is watched at it */
 #define PERIOD_MAX_NS ((uint64_t)10000000) /* backed off to while nothing changes (Go: 10 ms) */
+#define RETRY_NS      ((uint64_t)20000)    /* while a preemption waits for a safe point */
 
 #if defined(WEFT_SANITIZE_THREAD)
 #define RACY __attribute__((no_sanitize("thread")))
@@ -67,6 +68,15 @@ struct look {
 };
 
 _Atomic uint32_t weft__monitor_idle;
+_Atomic uint32_t weft__monitor_poke;
+
+void weft__monitor_poke_now(void)
+{
+    /* relaxed: the monitor re-reads everything it acts on; the futex wake
+     * only ends its period early. */
+    atomic_fetch_add_explicit(&weft__monitor_poke, 1, memory_order_relaxed);
+    weft__futex_wake(&weft__monitor_poke, 1);
+}
 
 static struct {
     pthread_t pt;
@@ -188,12 +198,13 @@ RACY static int look_at(struct weft__worker *w, struct look *l, uint64_t now, ui
         charge(cur, dt, now);
     l->cur = cur;
     l->tick = tick;
-    if (cur && !moved && mon.quantum_ns > 0) {
+    if (cur && mon.quantum_ns > 0) {
         /* A request the handler could not act on yet (the thread was in
          * code it must not interrupt): signal again. */
         if (weft__preempt_retry(w, tick))
             mon.pending = 1;
-        else if (now - l->since >= (uint64_t)mon.quantum_ns && ready_at_least(weft__cls(cur))) {
+        else if (!moved && now - l->since >= (uint64_t)mon.quantum_ns &&
+                 ready_at_least(weft__cls(cur))) {
             /* Kept past the quantum while its class or higher waits. */
             weft__preempt_request(w, tick, WEFT__PREEMPT_QUANTUM);
             mon.pending = 1;
@@ -208,9 +219,7 @@ RACY static int look_at(struct weft__worker *w, struct look *l, uint64_t now, ui
  * stay at its base period (see the quantum checks). */
 static int busy_watch(void)
 {
-    int p = mon.pending;
-    mon.pending = 0;
-    return p;
+    return mon.pending;
 }
 
 /* 1 when every worker sleeps: the monitor may sleep too (seq_cst loads:
@@ -247,15 +256,19 @@ static void *monitor_main(void *arg)
      * whole time). Any switch brings the base period back. */
     uint64_t period = mon.period_ns;
     while (atomic_load_explicit(&mon.stop, memory_order_acquire) == MON_RUN) {
+        uint32_t poke = atomic_load_explicit(&weft__monitor_poke, memory_order_relaxed);
+        if (mon.pending)
+            period = RETRY_NS; /* a request waits for a safe point: look soon */
         struct timespec ts = { (time_t)(period / 1000000000u), (long)(period % 1000000000u) };
-        weft__futex_wait(&mon.stop, MON_RUN, &ts);
+        weft__futex_wait(&weft__monitor_poke, poke, &ts);
         uint64_t now = weft__now_ns();
         uint64_t dt = now - mon.last;
         mon.last = now;
         int moved = 0;
+        mon.pending = 0;
         for (int i = 0; i < weft__rt.nworkers; i++)
             moved |= look_at(weft__rt.workers[i], &mon.looks[i], now, dt);
-        if (moved || busy_watch())
+        if (moved || busy_watch() || mon.pending)
             period = mon.period_ns;
         else if (period < PERIOD_MAX_NS)
             period *= 2;
@@ -312,7 +325,7 @@ void weft__monitor_stop(void)
         return;
     /* release: pairs with the monitor's acquire loads of stop. */
     atomic_store_explicit(&mon.stop, MON_STOP, memory_order_release);
-    weft__futex_wake(&mon.stop, 1);
+    weft__monitor_poke_now();
     atomic_store_explicit(&weft__monitor_idle, 0, memory_order_release);
     weft__futex_wake(&weft__monitor_idle, 1);
     pthread_join(mon.pt, NULL);

@@ -14,6 +14,12 @@ extern _Atomic uint32_t weft__monitor_idle;
 int weft__monitor_start(int64_t quantum_ns);
 /* Stops it (weft_finalize, before any descriptor is released). */
 void weft__monitor_stop(void);
+/* Bumped (and futex-woken) to end the monitor's period early. */
+extern _Atomic uint32_t weft__monitor_poke;
+/* Makes the monitor look now (a preemption request, or one that had to
+ * wait for a safe point). Async-signal-safe. */
+void weft__monitor_poke_now(void);
+
 /* Ends the monitor's idle sleep: a worker woke up. */
 void weft__monitor_wake(void);
 

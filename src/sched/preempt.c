@@ -70,6 +70,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include "sched/monitor.h"
 #include "sched/sched.h"
 #include "sched/switch.h"
 
@@ -96,7 +97,7 @@ static struct {
 /* ---- which code may be interrupted ---------------------------------------- */
 
 static const char *const deny[] = {
-    "libc.so", "ld-linux", "linux-vdso", "libpthread", "libgcc_s", "libstdc++", "liburing",
+    "libc.so", "ld-linux", "libpthread", "libgcc_s", "libstdc++", "liburing",
     "libweft", "libasan", "libtsan", "libubsan", "liblsan", "libm.so", "libdl.so", "librt.so",
     "vgpreload",
 };
@@ -225,7 +226,7 @@ static void on_signal(int sig, siginfo_t *si, void *ucv)
         goto out;
     }
     if (!pc_ok((uintptr_t)uc->uc_mcontext.gregs[REG_RIP]))
-        goto out; /* left pending: the monitor signals again */
+        goto out; /* left pending: the monitor signals again soon (monitor.c) */
     atomic_store_explicit(&w->preempt_req, 0, memory_order_relaxed);
     preempted(w, t, (int)(req & 3), saved_errno, uc);
     return;
@@ -247,8 +248,10 @@ void weft__preempt_request(struct weft__worker *v, uint64_t tick, int cause)
     uint64_t none = 0;
     /* relaxed: the handler checks the tick itself; the signal orders. */
     if (atomic_compare_exchange_strong_explicit(&v->preempt_req, &none, tick << 2 | (uint64_t)cause,
-                                                memory_order_relaxed, memory_order_relaxed))
+                                                memory_order_relaxed, memory_order_relaxed)) {
         signal_worker(v);
+        weft__monitor_poke_now(); /* it retries until the handler finds a safe point */
+    }
 }
 
 int weft__preempt_retry(struct weft__worker *v, uint64_t tick)

@@ -106,7 +106,7 @@ void weft__inject(struct weft_thread *t)
 {
     int c = weft__cls(t); /* read before t is published: it may run at once */
     weft__lock_acquire(&weft__rt.inj_lock);
-    weft__tq_push(&weft__rt.inj, t);
+    weft__tq_push(&weft__rt.inj[c - WEFT_PRIO_BACKGROUND], t);
     atomic_fetch_add_explicit(&weft__rt.ninj, 1, memory_order_relaxed);
     /* Every worker's next scheduling point takes the slow pick and looks
      * here (weft__take_injected clears the bit under this lock once the
@@ -129,7 +129,9 @@ void weft__inject(struct weft_thread *t)
 /* Under inj_lock. */
 static struct weft_thread *inj_pop_locked(void)
 {
-    struct weft_thread *t = weft__tq_pop(&weft__rt.inj);
+    struct weft_thread *t = NULL;
+    for (int i = WEFT_PRIO_URGENT - WEFT_PRIO_BACKGROUND; i >= 0 && !t; i--)
+        t = weft__tq_pop(&weft__rt.inj[i]);
     if (t)
         atomic_fetch_sub_explicit(&weft__rt.ninj, 1, memory_order_relaxed);
     return t;
@@ -151,7 +153,7 @@ void weft__take_injected(struct weft__worker *w)
 {
     weft__lock_acquire(&weft__rt.inj_lock);
     struct weft_thread *t = inj_pop_locked();
-    if (!weft__rt.inj.head)
+    if (atomic_load_explicit(&weft__rt.ninj, memory_order_relaxed) == 0)
         atomic_fetch_and_explicit(&w->gate, ~WEFT__GATE_INJ, memory_order_relaxed);
     weft__lock_release(&weft__rt.inj_lock);
     /* Behind the ready threads of its class: the queue is a FIFO shared by

@@ -176,7 +176,8 @@ struct weft__rt {
     _Atomic int waking;                 /* 1 while a wake_one is in flight */
 
     weft__lock inj_lock WEFT_ALIGNED; /* injection queue (plain kernel threads) */
-    struct weft__tqueue inj;          /* under inj_lock */
+    struct weft__tqueue inj[4];       /* under inj_lock; one per class (BACKGROUND first),
+                                         taken highest first */
     _Atomic size_t ninj;              /* hint, updated under inj_lock */
 
     _Atomic uint64_t id_next;        /* next thread id (weft_thread_id) */
