@@ -529,3 +529,104 @@ int weft__handoff_call(void (*fn)(void *), void *arg)
     go_home(home, &self->sp, &self->san_fake_stack, (uintptr_t)self | HOME_INJECT);
     return 0;
 }
+
+/* ---- rescue: a worker whose thread blocks in the kernel ---------------------
+ *
+ * A user thread that blocks in a raw system call (a pthread mutex, say,
+ * that a thread preempted on the same worker holds) holds its worker with
+ * it: every other thread of that worker waits, the holder included, which
+ * is a deadlock on one worker. The monitor then asks the blocked thread's
+ * kernel thread to let go (preempt.c, from the preemption signal's
+ * handler): that is the first half of weft__handoff_call, begun by the
+ * signal instead of the thread. The thread goes on (its system call is
+ * restarted) as a thread of its own, as inside weft_blocking, on its
+ * kernel thread; the worker goes to an idle machine. The second half runs
+ * when the thread is back in its own code (the monitor signals again) or
+ * reaches its end (weft__rescue_settle): it rejoins the scheduler exactly
+ * as a blocking call that returned. Only idle machines are taken (the
+ * handler must not allocate); the monitor keeps one ready
+ * (weft__machines_reserve). */
+
+struct rescue {
+    struct weft__worker *w;  /* the worker let go; NULL: none */
+    struct weft_thread *self; /* the thread, now on its own */
+    struct machine *m;        /* the machine the worker was lent to */
+    uint64_t lend;            /* the lend word value */
+};
+static __thread struct rescue rescue_rec __attribute__((tls_model("initial-exec")));
+
+void weft__machines_reserve(void)
+{
+    pthread_mutex_lock(&mp.lock);
+    if (!mp.idle && !mp.stopping) {
+        int err;
+        machine_new_locked(NULL, 0, 1, &err); /* it goes idle at once */
+    }
+    pthread_mutex_unlock(&mp.lock);
+}
+
+int weft__rescue_lend(struct weft__worker *w)
+{
+    struct weft_thread *self = w->current;
+    pthread_mutex_lock(&mp.lock);
+    struct machine *m = mp.idle;
+    if (!m) {
+        pthread_mutex_unlock(&mp.lock);
+        return -1;
+    }
+    uint64_t gen = ++w->lend_gen;
+    uint64_t lend = (gen << 2) | LEND_PENDING;
+    atomic_store_explicit(&w->lend, lend, memory_order_relaxed);
+    mp.idle = m->next;
+    m->idle = 0;
+    m->job = w;
+    m->job_lend = lend;
+    mp.handoffs++;
+    pthread_mutex_unlock(&mp.lock);
+    /* Every exit of self takes exit_slow while it is away (thread_exit
+     * tests attn), which settles the rescue first. */
+    atomic_fetch_or_explicit(&w->attn, WEFT__ATTN_RESCUE, memory_order_relaxed);
+    w->current = NULL;
+    weft__tls_worker = NULL;
+    weft__tls_lent = self;
+    rescue_rec = (struct rescue){ w, self, m, lend };
+    wake_machine(m, GO_JOB); /* publishes w (release) */
+    return 0;
+}
+
+int weft__rescued(void)
+{
+    return rescue_rec.w != NULL;
+}
+
+int weft__rescue_settle(void)
+{
+    struct rescue r = rescue_rec;
+    if (!r.w)
+        return 0;
+    rescue_rec.w = NULL;
+    int err = errno;
+    weft__tls_lent = NULL;
+    struct weft__worker *w = r.w;
+    atomic_fetch_and_explicit(&w->attn, ~WEFT__ATTN_RESCUE, memory_order_relaxed);
+    uint64_t expect = r.lend;
+    /* acq_rel: on success we own w again (the machine never took it). */
+    int cancelled = atomic_compare_exchange_strong_explicit(
+        &w->lend, &expect, (r.lend & ~(uint64_t)3) | LEND_CANCELLED, memory_order_acq_rel,
+        memory_order_relaxed);
+    struct weft__home *home = weft__tls_home;
+    if (cancelled || !home) {
+        if (cancelled)
+            retract(r.m, w);
+        else
+            claim(w);
+        take_back(w, r.self);
+        errno = err;
+        return 1;
+    }
+    /* Leave self to be resumed by any worker, as a blocking call that
+     * returned; this machine goes idle. */
+    r.self->err = err;
+    go_home(home, &r.self->sp, &r.self->san_fake_stack, (uintptr_t)r.self | HOME_INJECT);
+    return 2;
+}

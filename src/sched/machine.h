@@ -51,4 +51,19 @@ void weft__sched_release(struct weft__worker *w);
  * fn's. Caller: a user thread on a worker. */
 int weft__handoff_call(void (*fn)(void *), void *arg);
 
+/* Rescue of a worker whose user thread blocks in the kernel (design block
+ * in machine.c). weft__rescue_lend: from the preemption signal's handler
+ * on w's kernel thread, whose thread w->current blocks in a system call:
+ * w goes to an idle machine, the thread goes on without a worker; 0, or -1
+ * when no machine is idle. weft__rescue_settle: on that kernel thread, the
+ * thread rejoins the scheduler; returns 0 when there was no rescue, 1 when
+ * the thread runs on a worker again on this kernel thread, 2 once it has
+ * been resumed by a worker (possibly on another kernel thread).
+ * weft__rescued: 1 while the calling kernel thread's thread is rescued.
+ * weft__machines_reserve: makes sure a machine is idle (monitor). */
+int weft__rescue_lend(struct weft__worker *w);
+int weft__rescue_settle(void);
+int weft__rescued(void);
+void weft__machines_reserve(void);
+
 #endif

@@ -51,6 +51,7 @@
 #define PERIOD_MIN_NS ((uint64_t)100000)   /* the shortest: a quantum below it is watched at it */
 #define PERIOD_MAX_NS ((uint64_t)10000000) /* backed off to while nothing changes (Go: 10 ms) */
 #define RETRY_NS      ((uint64_t)20000)    /* while a preemption waits for a safe point */
+#define RESCUE_AFTER_NS ((uint64_t)2000000) /* past the quantum: a blocked thread is rescued */
 
 #if defined(WEFT_SANITIZE_THREAD)
 #define RACY __attribute__((no_sanitize("thread")))
@@ -201,10 +202,18 @@ RACY static int look_at(struct weft__worker *w, struct look *l, uint64_t now, ui
     if (cur && mon.quantum_ns > 0) {
         /* A request the handler could not act on yet (the thread was in
          * code it must not interrupt): signal again. */
-        if (weft__preempt_retry(w, tick))
+        if (weft__preempt_retry(w, tick)) {
             mon.pending = 1;
+            /* Still not at a safe point long past the quantum: blocked in
+             * the kernel, most likely, holding the worker. */
+            if (!moved && now - l->since >= (uint64_t)mon.quantum_ns + RESCUE_AFTER_NS &&
+                weft__preempt_escalate(w, tick))
+                weft__preempt_retry(w, tick);
+        }
         else if (!moved && now - l->since >= (uint64_t)mon.quantum_ns &&
-                 ready_at_least(weft__cls(cur))) {
+                 (ready_at_least(weft__cls(cur)) ||
+                  /* the main kernel thread claims the worker back */
+                  (atomic_load_explicit(&w->attn, memory_order_relaxed) & WEFT__ATTN_RECLAIM))) {
             /* Kept past the quantum while its class or higher waits. */
             weft__preempt_request(w, tick, WEFT__PREEMPT_QUANTUM);
             mon.pending = 1;
@@ -268,6 +277,8 @@ static void *monitor_main(void *arg)
         mon.pending = 0;
         for (int i = 0; i < weft__rt.nworkers; i++)
             moved |= look_at(weft__rt.workers[i], &mon.looks[i], now, dt);
+        if (mon.quantum_ns > 0)
+            weft__preempt_poke_rescued(); /* back in their own code, they rejoin */
         if (moved || busy_watch() || mon.pending)
             period = mon.period_ns;
         else if (period < PERIOD_MAX_NS)

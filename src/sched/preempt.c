@@ -70,6 +70,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include "sched/machine.h"
 #include "sched/monitor.h"
 #include "sched/sched.h"
 #include "sched/switch.h"
@@ -81,6 +82,11 @@
  * undefined (NULL) in the shared library. */
 extern char __start_weft_text[] __attribute__((weak, visibility("hidden")));
 extern char __stop_weft_text[] __attribute__((weak, visibility("hidden")));
+/* Bounds of the user threads' first frames' code (WEFT_ENTRY, thread.c). */
+extern char __start_weft_entry[] __attribute__((weak, visibility("hidden")));
+extern char __stop_weft_entry[] __attribute__((weak, visibility("hidden")));
+
+#define MAX_RESCUED 16 /* threads rescued from blocked workers at once */
 
 struct range {
     uintptr_t lo, hi;
@@ -92,6 +98,8 @@ static struct {
     struct range r[MAX_RANGES];  /* code the handler must not interrupt */
     struct sigaction old;        /* the disposition we replaced */
     pid_t pid;
+    struct range weft;           /* libweft's code (the shared object or weft_text) */
+    _Atomic int rescued[MAX_RESCUED]; /* kernel threads running a rescued thread, 0: free */
 } pre;
 
 /* ---- which code may be interrupted ---------------------------------------- */
@@ -134,6 +142,8 @@ static int note_object(struct dl_phdr_info *info, size_t size, void *data)
                 *weft_static = 1;
         } else if (denied_name(info->dlpi_name)) {
             add_range(lo, hi);
+            if (self >= lo && self < hi)
+                pre.weft = (struct range){ lo, hi };
         }
     }
     return 0;
@@ -145,6 +155,106 @@ static int pc_ok(uintptr_t pc)
         if (pc >= pre.r[i].lo && pc < pre.r[i].hi)
             return 0;
     return 1;
+}
+
+/* ---- rescue of a blocked worker -------------------------------------------------- */
+
+/* 1 when the interrupted instruction is a system call the kernel will
+ * restart (SA_RESTART rewinds the instruction pointer onto it): the thread
+ * blocks in the kernel. */
+static int at_syscall(uintptr_t pc)
+{
+    const unsigned char *ip = (const unsigned char *)pc;
+    return ip[0] == 0x0f && ip[1] == 0x05;
+}
+
+/* 1 when no libweft code is under way on t's stack above sp: scanning up
+ * from sp, a word that points into libweft is a return address into it
+ * (or, rarely, a pointer to its code: then we refuse, which is safe), until
+ * the return address into the thread's first frame (WEFT_ENTRY), below
+ * which nothing is t's own. The initial thread has no such frame: its
+ * whole stack is scanned. */
+static int stack_clean(const struct weft_thread *t, uintptr_t sp)
+{
+    uintptr_t top = (uintptr_t)t->stack_lo + t->stack_size;
+    if (!t->stack_lo || sp >= top || (sp & 7))
+        return 0;
+    uintptr_t elo = (uintptr_t)__start_weft_entry, ehi = (uintptr_t)__stop_weft_entry;
+    for (const uintptr_t *p = (const uintptr_t *)sp; (uintptr_t)p < top; p++) {
+        uintptr_t v = *p;
+        if (v >= elo && v < ehi)
+            return 1;
+        if (v >= pre.weft.lo && v < pre.weft.hi)
+            return 0;
+    }
+    return t->pinned != 0;
+}
+
+static int tid_self(void)
+{
+    return (int)syscall(SYS_gettid);
+}
+
+static int note_rescued(int tid)
+{
+    for (int i = 0; i < MAX_RESCUED; i++) {
+        int z = 0;
+        if (atomic_compare_exchange_strong_explicit(&pre.rescued[i], &z, tid,
+                                                    memory_order_relaxed, memory_order_relaxed))
+            return 1;
+    }
+    return 0;
+}
+
+static void forget_rescued(int tid)
+{
+    for (int i = 0; i < MAX_RESCUED; i++) {
+        int v = tid;
+        if (atomic_compare_exchange_strong_explicit(&pre.rescued[i], &v, 0, memory_order_relaxed,
+                                                    memory_order_relaxed))
+            return;
+    }
+}
+
+void weft__preempt_poke_rescued(void)
+{
+    for (int i = 0; i < MAX_RESCUED; i++) {
+        int tid = atomic_load_explicit(&pre.rescued[i], memory_order_relaxed);
+        if (tid > 0)
+            syscall(SYS_tgkill, pre.pid, tid, PREEMPT_SIGNAL);
+    }
+}
+
+/* The handler's part of a rescue: t, running on w, blocks in the kernel. */
+static void rescue(struct weft__worker *w, struct weft_thread *t, uint64_t req,
+                   const ucontext_t *uc)
+{
+    if (!at_syscall((uintptr_t)uc->uc_mcontext.gregs[REG_RIP]) ||
+        !stack_clean(t, (uintptr_t)uc->uc_mcontext.gregs[REG_RSP]))
+        return;
+    int tid = tid_self();
+    if (!note_rescued(tid))
+        return;
+    if (weft__rescue_lend(w) != 0) {
+        forget_rescued(tid);
+        return;
+    }
+    atomic_compare_exchange_strong_explicit(&w->preempt_req, &req, 0, memory_order_relaxed,
+                                            memory_order_relaxed);
+}
+
+/* Makes the alternate signal stack that sigreturn restores from the frame
+ * the resuming kernel thread's own (a thread resumed by a switch may be on
+ * another kernel thread than the one it was interrupted on). */
+static void own_altstack(ucontext_t *uc)
+{
+    int e = errno;
+    stack_t ss;
+    if (sigaltstack(NULL, &ss) == 0) {
+        ss.ss_flags &= ~SS_ONSTACK;
+        uc->uc_stack = ss;
+    }
+    errno = e;
 }
 
 /* ---- the handler ------------------------------------------------------------ */
@@ -184,16 +294,8 @@ static void preempted(struct weft__worker *w, struct weft_thread *t, int cause, 
     struct weft__parkx inj = { t, to_injection, NULL };
     weft__switch(w, t, next,
                  spread ? (uintptr_t)&inj | XF_PARK : (uintptr_t)t | XF_YIELD);
-    /* Resumed, maybe on another kernel thread: its errno holds ours. The
-     * sigreturn restores the alternate signal stack from the frame: make
-     * it this kernel thread's own. */
-    int e = errno;
-    stack_t ss;
-    if (sigaltstack(NULL, &ss) == 0) {
-        ss.ss_flags &= ~SS_ONSTACK;
-        uc->uc_stack = ss;
-    }
-    errno = e;
+    /* Resumed, maybe on another kernel thread: its errno holds ours. */
+    own_altstack(uc);
 }
 
 static void on_signal(int sig, siginfo_t *si, void *ucv)
@@ -213,8 +315,19 @@ static void on_signal(int sig, siginfo_t *si, void *ucv)
         errno = saved_errno;
         return;
     }
-    if (!w)
-        goto out; /* a bound thread, a weft_blocking call, an idle machine */
+    if (!w) {
+        /* A rescued thread back in its own code rejoins the scheduler;
+         * anything else here (a bound thread, a weft_blocking call, an idle
+         * machine) is left alone. */
+        if (weft__rescued() && pc_ok((uintptr_t)uc->uc_mcontext.gregs[REG_RIP])) {
+            forget_rescued(tid_self());
+            errno = saved_errno;
+            if (weft__rescue_settle() == 2)
+                own_altstack(uc);
+            return;
+        }
+        goto out;
+    }
     uint64_t req = atomic_load_explicit(&w->preempt_req, memory_order_relaxed);
     struct weft_thread *t = w->current;
     if (!req || !t)
@@ -225,10 +338,14 @@ static void on_signal(int sig, siginfo_t *si, void *ucv)
                                                 memory_order_relaxed);
         goto out;
     }
-    if (!pc_ok((uintptr_t)uc->uc_mcontext.gregs[REG_RIP]))
-        goto out; /* left pending: the monitor signals again soon (monitor.c) */
+    if (!pc_ok((uintptr_t)uc->uc_mcontext.gregs[REG_RIP])) {
+        if ((req & 3) == WEFT__PREEMPT_RESCUE)
+            rescue(w, t, req, uc);
+        goto out; /* else left pending: the monitor signals again soon (monitor.c) */
+    }
     atomic_store_explicit(&w->preempt_req, 0, memory_order_relaxed);
-    preempted(w, t, (int)(req & 3), saved_errno, uc);
+    int cause = (int)(req & 3);
+    preempted(w, t, cause == WEFT__PREEMPT_RESCUE ? WEFT__PREEMPT_QUANTUM : cause, saved_errno, uc);
     return;
 out:
     errno = saved_errno;
@@ -252,6 +369,19 @@ void weft__preempt_request(struct weft__worker *v, uint64_t tick, int cause)
         signal_worker(v);
         weft__monitor_poke_now(); /* it retries until the handler finds a safe point */
     }
+}
+
+int weft__preempt_escalate(struct weft__worker *v, uint64_t tick)
+{
+    uint64_t req = atomic_load_explicit(&v->preempt_req, memory_order_relaxed);
+    if (!req || (req >> 2) != tick || (req & 3) == WEFT__PREEMPT_RESCUE)
+        return 0;
+    if (atomic_load_explicit(&v->attn, memory_order_relaxed) & WEFT__ATTN_RESCUE)
+        return 0; /* one rescue per worker at a time */
+    weft__machines_reserve(); /* the handler takes an idle machine, never makes one */
+    return atomic_compare_exchange_strong_explicit(&v->preempt_req, &req,
+                                                   (req & ~(uint64_t)3) | WEFT__PREEMPT_RESCUE,
+                                                   memory_order_relaxed, memory_order_relaxed);
 }
 
 int weft__preempt_retry(struct weft__worker *v, uint64_t tick)
@@ -325,6 +455,8 @@ int weft__preempt_setup(void)
         if (!__start_weft_text || !__stop_weft_text)
             return -1;
         add_range((uintptr_t)__start_weft_text, (uintptr_t)__stop_weft_text);
+        pre.weft = (struct range){ (uintptr_t)__start_weft_text, (uintptr_t)__stop_weft_text };
+        add_range((uintptr_t)__start_weft_entry, (uintptr_t)__stop_weft_entry);
     }
     if (pre.nr == MAX_RANGES)
         return -1; /* could not note every object: do not guess */

@@ -7,7 +7,10 @@
 struct weft__worker;
 struct weft_thread;
 
-enum { WEFT__PREEMPT_QUANTUM = 1, WEFT__PREEMPT_PRIO = 2 };
+/* Causes of a request; RESCUE: the thread has blocked in the kernel past
+ * the quantum while work waits, its worker goes to another kernel thread
+ * (machine.c's rescue). */
+enum { WEFT__PREEMPT_QUANTUM = 1, WEFT__PREEMPT_PRIO = 2, WEFT__PREEMPT_RESCUE = 3 };
 
 /* Installs the preemption signal's handler and learns which code may be
  * interrupted (monitor start, quantum on). 0 when preemption is possible
@@ -30,6 +33,14 @@ void weft__preempt_request(struct weft__worker *v, uint64_t tick, int cause);
  * handler found the thread in code it must not interrupt); clears a stale
  * one. Returns 1 while one is pending. Monitor. */
 int weft__preempt_retry(struct weft__worker *v, uint64_t tick);
+
+/* Turns v's pending request at `tick` into a rescue (it has waited long:
+ * its thread is likely blocked in the kernel); keeps a machine idle for
+ * it. 1 if it did. Monitor. */
+int weft__preempt_escalate(struct weft__worker *v, uint64_t tick);
+/* Signals every kernel thread that runs a rescued thread, so that it
+ * rejoins once back in its own code. Monitor. */
+void weft__preempt_poke_rescued(void);
 
 /* A thread of class c became ready (from a worker, or from another kernel
  * thread: self NULL): if every worker runs a thread of a lower class, the

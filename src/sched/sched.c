@@ -189,7 +189,7 @@ struct weft_thread *weft__pick_slow(struct weft__worker *w)
 int weft__has_ready(struct weft__worker *w)
 {
     /* relaxed: hints; a miss costs a caller one round. */
-    if (atomic_load_explicit(&w->attn, memory_order_relaxed) & ~WEFT__ATTN_IO)
+    if (atomic_load_explicit(&w->attn, memory_order_relaxed) & ~(WEFT__ATTN_IO | WEFT__ATTN_RESCUE))
         return 1;
     if (atomic_load_explicit(&weft__rt.ninj, memory_order_relaxed) > 0)
         return 1;
@@ -249,7 +249,7 @@ static int has_work_anywhere(struct weft__worker *w)
     /* Own yielded threads and mail; others' deques. Others' yield FIFOs do
      * not count: only their owners run them (or hand them over on request,
      * waking us through weft__maybe_wake). */
-    if (w->yq || (atomic_load_explicit(&w->attn, memory_order_relaxed) & ~WEFT__ATTN_IO))
+    if (w->yq || (atomic_load_explicit(&w->attn, memory_order_relaxed) & ~(WEFT__ATTN_IO | WEFT__ATTN_RESCUE)))
         return 1;
     return weft__pool()->has_work(w);
 }

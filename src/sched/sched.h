@@ -57,6 +57,10 @@
 
 struct weft__worker;
 
+/* The section of the user threads' first frames (thread.c): preempt.c
+ * tells a thread's own frames from libweft's below them by it. */
+#define WEFT_ENTRY __attribute__((section("weft_entry"), noinline))
+
 /* The scheduling-policy plug-in. All operations run on a worker's kernel
  * thread (w is the caller's worker) except push_remote. */
 struct weft__pool_ops {
@@ -217,6 +221,7 @@ static inline struct weft_thread *weft__tls_user(void)
 #define WEFT__ATTN_WANT    2u /* a thief asks for yielded threads */
 #define WEFT__ATTN_IO      4u /* this worker has I/O queued or in flight (owner only) */
 #define WEFT__ATTN_RECLAIM 8u /* worker 0: the main kernel thread claims it back (machine.c) */
+#define WEFT__ATTN_RESCUE  16u /* a thread of this worker runs rescued, without it (machine.c) */
 
 /* gate bits (w->gate): conditions of the whole runtime, copied into every
  * worker so that the hot path needs no second load. */

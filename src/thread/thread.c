@@ -28,6 +28,7 @@
 #include <unwind.h>
 
 #include "os/futex.h"
+#include "sched/machine.h"
 #include "sched/sched.h"
 #include "sched/switch.h"
 #include "thread/group.h"
@@ -64,6 +65,10 @@ exit_to(struct weft__worker *w, struct weft_thread *self, struct weft_thread *to
  * the exit switches straight to it), attention to serve. */
 static WEFT_NOINLINE __attribute__((noreturn)) void exit_slow(struct weft_thread *self)
 {
+    /* A thread rescued from a blocked worker (sched/machine.c) ends on a
+     * kernel thread without one: it rejoins first (its old worker's attn
+     * sent it here). */
+    weft__rescue_settle();
     struct weft__worker *w = weft__worker_now();
     weft__stack_check(self);
     /* A slot starts NORMAL (thread.h): every exit of a thread with a
@@ -184,7 +189,9 @@ void weft__blocking_run(void *call)
 
 /* First code of a thread made by weft__ctx_make (help-first, injected):
  * weft__ctx_resumed has acted on the xfer of its first resume. */
-static void thread_entry(void *data)
+/* The entries live in a section of their own: the return address into
+ * them marks the bottom of a thread's own frames (sched/preempt.c). */
+static WEFT_ENTRY void thread_entry(void *data)
 {
     ENTRY_GUARD;
     struct weft_thread *self = data;
@@ -198,7 +205,7 @@ static void thread_entry(void *data)
  * parent's context is saved now (in parent->sp, the descriptor's first
  * field, which is how weft__ctx_spawn names it), so it may become ready
  * (and stealable). */
-static __attribute__((noreturn)) void child_entry(void *data, void **parent_sp)
+static WEFT_ENTRY __attribute__((noreturn)) void child_entry(void *data, void **parent_sp)
 {
     ENTRY_GUARD;
     struct weft_thread *self = data;
@@ -934,6 +941,8 @@ void weft_yield(void)
 
 void weft_exit(void *result)
 {
+    if (!weft__tls_worker)
+        weft__rescue_settle(); /* a rescued thread rejoins first (sched/machine.c) */
     struct weft__worker *w = weft__tls_worker;
     struct weft_thread *self = w ? w->current : NULL;
     if (self && !self->pinned) {

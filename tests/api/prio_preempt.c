@@ -8,6 +8,9 @@
  *  - spinners in malloc/free/snprintf loops interleave without corrupting
  *    the heap (each block is filled and checked before it is freed);
  *  - errno and the rounding mode (fesetround) survive preemption;
+ *  - a thread preempted while it holds a pthread mutex, which the other
+ *    thread then waits for in the kernel: no deadlock (the blocked
+ *    worker is handed to another kernel thread);
  *  - a HIGH thread readied by a plain kernel thread preempts a NORMAL
  *    spinner at once (a priority preemption);
  *  - priority inheritance: a BACKGROUND holder of a weft_mutex on which a
@@ -264,6 +267,53 @@ static void inheritance(void)
     CHECK_EQ(atomic_load(&m_timed_out), 0); /* h got the mutex while m still spun */
 }
 
+/* ---- a pthread mutex held across a preemption ----------------------------------- */
+
+/* The holder is preempted while it holds a pthread mutex that the other
+ * thread then waits for in the kernel, on the only worker: that worker is
+ * handed to another kernel thread, the holder finishes, nothing hangs. */
+static pthread_mutex_t pm = PTHREAD_MUTEX_INITIALIZER;
+static atomic_int want_pm, pm_rounds;
+
+static void *pm_holder(void *arg)
+{
+    (void)arg;
+    for (int r = 0; r < 5; r++) {
+        pthread_mutex_lock(&pm);
+        atomic_store(&want_pm, 0);
+        while (!atomic_load_explicit(&want_pm, memory_order_relaxed))
+            ; /* holds pm until the other one asks: only preemption lets it */
+        pthread_mutex_unlock(&pm);
+        while (atomic_load_explicit(&pm_rounds, memory_order_relaxed) <= r)
+            ;
+    }
+    return NULL;
+}
+
+static void *pm_wanter(void *arg)
+{
+    (void)arg;
+    for (int r = 0; r < 5; r++) {
+        atomic_store(&want_pm, 1);
+        pthread_mutex_lock(&pm); /* blocks its kernel thread: the holder has it */
+        atomic_fetch_add(&pm_rounds, 1);
+        pthread_mutex_unlock(&pm);
+        while (atomic_load_explicit(&want_pm, memory_order_relaxed) && r < 4)
+            ; /* until the holder holds it again */
+    }
+    return NULL;
+}
+
+static void pthread_mutex_holder(void)
+{
+    weft_thread *h, *w;
+    CHECK_EQ(weft_spawn(&h, pm_holder, NULL, NULL), 0);
+    CHECK_EQ(weft_spawn(&w, pm_wanter, NULL, NULL), 0);
+    CHECK_EQ(weft_join(w, NULL), 0);
+    CHECK_EQ(weft_join(h, NULL), 0);
+    CHECK_EQ(atomic_load(&pm_rounds), 5);
+}
+
 /* ---- quantum off: nobody is preempted -------------------------------------------- */
 
 static int off_child(void)
@@ -306,6 +356,7 @@ int main(int argc, char **argv)
     CHECK_EQ(atomic_load(&fp_bad), 0);
     priority_preemption();
     inheritance();
+    pthread_mutex_holder();
     CHECK_EQ(weft_finalize(), 0);
 
     /* the default quantum (10 ms) preempts too */
