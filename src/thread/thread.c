@@ -365,9 +365,9 @@ static void bound_track(struct weft_thread *t)
 {
     pthread_mutex_lock(&bound_list.lock);
     t->next = bound_list.head;
-    t->prev = NULL;
+    t->bound_prev = NULL;
     if (bound_list.head)
-        bound_list.head->prev = t;
+        bound_list.head->bound_prev = t;
     bound_list.head = t;
     pthread_mutex_unlock(&bound_list.lock);
 }
@@ -375,13 +375,13 @@ static void bound_track(struct weft_thread *t)
 static void bound_free(struct weft_thread *t)
 {
     pthread_mutex_lock(&bound_list.lock);
-    struct weft_thread *prev = t->prev;
+    struct weft_thread *prev = t->bound_prev;
     if (prev)
         prev->next = t->next;
     else
         bound_list.head = t->next;
     if (t->next)
-        t->next->prev = prev;
+        t->next->bound_prev = prev;
     /* relaxed: whoever freed t already moved it to FREED (or never shared it) */
     atomic_store_explicit(&t->join, WEFT__J_FREED, memory_order_relaxed);
     t->next = bound_list.spare;

@@ -79,7 +79,7 @@ struct weft_thread {
     unsigned valgrind_id;          /* VALGRIND_STACK_REGISTER id */
     void *san_fake_stack;          /* ASan fake stack while switched out */
     void *san_fiber;               /* TSan fiber */
-    struct weft_thread *prev;      /* bound threads: back link in the live bound list, whose
+    struct weft_thread *bound_prev; /* bound threads: back link in the live bound list, whose
                                       forward link is ->next; under its lock (thread.c) */
     _Atomic uintptr_t member_link; /* group members: the next older member (thread/group.h);
                                       set by the spawn before the push; relaxed atomics, as
