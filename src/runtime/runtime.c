@@ -22,6 +22,7 @@
 
 #include "io/io.h"
 #include "io/poller.h"
+#include "observe/observe.h"
 #include "os/futex.h"
 #include "os/kstack.h"
 #include "runtime/config.h"
@@ -296,6 +297,9 @@ int weft__init_with_pool(const weft_config *cfg, const struct weft__pool_ops *po
     weft__machines_wait_up((uint32_t)(started - 1));
     atomic_store_explicit(&rt->state, RT_RUNNING, memory_order_release);
     weft__initial_guard(1);
+    if (weft__dump_signal_start(env.dump_signal) != 0)
+        weft__notice("WEFT_DUMP_SIGNAL: cannot serve signal %d; no dump signal",
+                     env.dump_signal);
     return 0;
 
 fail_threads:
@@ -373,6 +377,7 @@ int weft_finalize(void)
         /* such a spawn queued a thread meanwhile: it runs first */
         atomic_store(&rt->state, RT_RUNNING);
     }
+    weft__dump_signal_stop(); /* a dump under way ends first */
     weft__runtime_stop_hooks();
     release_all(rt->nworkers);
     atomic_store_explicit(&rt->state, RT_OFF, memory_order_release);

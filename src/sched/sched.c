@@ -560,11 +560,13 @@ void weft__park(weft__commit_fn commit, void *arg)
     weft__stack_check(self);
     struct weft__parkx p = { self, commit, arg };
     weft__switch(w, self, weft__pick_local(w), (uintptr_t)&p | XF_PARK);
+    weft__thread_wait(self, WEFT__WAIT_NONE); /* resumed: not waiting any more */
 }
 
 void weft__ready(struct weft_thread *t)
 {
     struct weft__worker *w = weft__tls_worker;
+    weft__thread_wait(t, WEFT__WAIT_NONE); /* ready now; still ours until queued */
     if (w) {
         weft__make_ready(w, t);
         return;

@@ -247,6 +247,18 @@ int weft__init_with_pool(const weft_config *cfg, const struct weft__pool_ops *po
 void weft__yield_front(void);
 void weft__sched_entry(void *data);
 
+/* Sets t's wait kind (thread->wait, WEFT__WAIT_*); t is the caller about
+ * to park, or a parked thread the caller wakes. */
+static inline void weft__thread_wait(struct weft_thread *t, uint8_t kind)
+{
+    __atomic_store_n(&t->wait, kind, __ATOMIC_RELAXED);
+}
+
+static inline uint8_t weft__thread_waits(const struct weft_thread *t)
+{
+    return __atomic_load_n(&t->wait, __ATOMIC_RELAXED);
+}
+
 /* ---- the hot path ------------------------------------------------------- */
 
 /* Workers of the running runtime, 0 when it is not running (as

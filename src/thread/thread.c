@@ -342,6 +342,14 @@ void weft__bound_free(struct weft_thread *t)
     pthread_mutex_unlock(&bound_list.lock);
 }
 
+void weft__bound_each(void (*fn)(struct weft_thread *t, void *arg), void *arg)
+{
+    pthread_mutex_lock(&bound_list.lock);
+    for (struct weft_thread *t = bound_list.head; t; t = t->next)
+        fn(t, arg);
+    pthread_mutex_unlock(&bound_list.lock);
+}
+
 static void free_chain(struct weft_thread *t)
 {
     while (t) {
@@ -717,6 +725,7 @@ static int join_any(weft_thread *t, void **result)
         if (s != WEFT__J_RUNNING)
             return EINVAL; /* detached, somebody else joins it, or freed */
         if (w && self) {
+            weft__thread_wait(self, WEFT__WAIT_JOIN);
             weft__park(join_commit, t);
             w = self->worker;
         } else {
