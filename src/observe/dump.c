@@ -119,7 +119,10 @@ static pthread_mutex_t dump_lock = PTHREAD_MUTEX_INITIALIZER; /* one dump at a t
 /* The dump proper; self_pcs: the caller's own frames (it is not parked). */
 static int dump_to(int fd, const uintptr_t *self_pcs, int self_n)
 {
-    if (weft__nworkers_running() == 0)
+    /* STOPPING: weft_finalize, after its threads ended and before it
+     * releases anything (it stops the dump signal's thread first). */
+    int st = atomic_load_explicit(&weft__rt.state, memory_order_acquire);
+    if (st != RT_RUNNING && st != RT_STOPPING)
         return EAGAIN;
     struct out *o = malloc(sizeof *o);
     if (!o)

@@ -58,7 +58,8 @@ const int weft__unwind_dwarf = WEFT__HAVE_LIBDW;
 __attribute__((no_sanitize("address", "thread"))) static int
 read_word(const struct weft__unwinder *u, uintptr_t addr, uint64_t *out)
 {
-    if (addr < (uintptr_t)u->lo || addr + sizeof *out > (uintptr_t)u->hi || (addr & 7))
+    if (addr < (uintptr_t)u->lo || (uintptr_t)u->hi - (uintptr_t)u->lo < sizeof *out ||
+        addr > (uintptr_t)u->hi - sizeof *out || (addr & 7))
         return 0;
     *out = __atomic_load_n((uint64_t *)addr, __ATOMIC_RELAXED);
     return 1;
@@ -128,9 +129,28 @@ static const Dwfl_Thread_Callbacks thread_callbacks = {
     .set_initial_registers = set_initial_registers,
 };
 
+/* Debug information is read from the loaded files themselves, never from
+ * separate debug files (/usr/lib/debug): loading the C library's costs
+ * tens of milliseconds per dump, for file:line of frames nobody debugs. */
+static int no_separate_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
+                                 Dwarf_Addr base, const char *file_name,
+                                 const char *debuglink_file, GElf_Word debuglink_crc,
+                                 char **debuginfo_file_name)
+{
+    (void)mod;
+    (void)userdata;
+    (void)modname;
+    (void)base;
+    (void)file_name;
+    (void)debuglink_file;
+    (void)debuglink_crc;
+    (void)debuginfo_file_name;
+    return -1;
+}
+
 static const Dwfl_Callbacks proc_callbacks = {
     .find_elf = dwfl_linux_proc_find_elf,
-    .find_debuginfo = dwfl_standard_find_debuginfo,
+    .find_debuginfo = no_separate_debuginfo,
 };
 
 static int on_frame(Dwfl_Frame *frame, void *arg)
