@@ -64,6 +64,7 @@
 #include "stack/stack.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -567,6 +568,19 @@ void weft__stack_shutdown(void)
     memset(&g.stats, 0, sizeof g.stats);
     pthread_mutex_unlock(&g.lock);
 }
+
+/* Where debuggers find the slabs (share/weft/weft-gdb.py, through
+ * observe/debug.c): read from a core file, so plain data. */
+const struct weft__stack_debug weft__stack_debug = {
+    .slabs = (void *const *)&g.slabs,
+    .nslabs = &g.nslabs,
+    .slab_bytes = sizeof(struct slab),
+    .slab_base = offsetof(struct slab, base),
+    .slab_len = offsetof(struct slab, len),
+    .slab_cls = offsetof(struct slab, cls),
+    .cls_slot_bytes = offsetof(struct weft__stack_class, slot_bytes),
+    .desc_bytes = DESC_BYTES,
+};
 
 int weft__stack_each(void (*fn)(struct weft_thread *t, void *arg), void *arg)
 {
