@@ -368,7 +368,8 @@ WEFT_API int weft_thread_info_get(const weft_thread *t, weft_thread_info *out);
  * its live stack; parked and ready threads' from their saved context;
  * threads running on other workers have none). Any thread, signal handlers
  * excepted (WEFT_DUMP_SIGNAL does it for them); blocks the calling kernel
- * thread while it writes, never the others. Returns 0, EAGAIN when the
+ * thread while it writes, never the others; uses about 16 KiB of the
+ * caller's stack. Returns 0, EAGAIN when the
  * runtime is not running, ENOMEM, or the errno of a failed write. */
 WEFT_API int weft_dump(int fd);
 

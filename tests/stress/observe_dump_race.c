@@ -96,7 +96,9 @@ int main(void)
     weft_thread *c[3], *u;
     for (int i = 0; i < 3; i++)
         CHECK_EQ(weft_spawn(&c[i], churn, NULL, NULL), 0);
-    CHECK_EQ(weft_spawn(&u, user_dumper, NULL, NULL), 0);
+    weft_attr big = WEFT_ATTR_INIT;
+    big.stack_size = (size_t)1 << 20; /* sanitizers' frames are large; the unwinder's too */
+    CHECK_EQ(weft_spawn(&u, user_dumper, NULL, TEST_SANITIZED ? &big : NULL), 0);
     pthread_t k;
     CHECK_EQ(pthread_create(&k, NULL, kernel_dumper, NULL), 0);
     double until = check_now() + (TEST_SANITIZED ? 3.0 : 1.5);
