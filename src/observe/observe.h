@@ -65,6 +65,13 @@ const char *weft__obs_state_word(int state);
 int weft__dump_signal_start(int signo);
 void weft__dump_signal_stop(void);
 
+/* WEFT_TRACE (trace.c): weft__trace_start(path) once the workers exist
+ * and before they run (path NULL: nothing); weft__trace_finish once they
+ * have stopped: writes the file and one line on stderr with the number of
+ * events written and dropped. */
+int weft__trace_start(const char *path);
+void weft__trace_finish(void);
+
 /* ---- unwinding and symbols (unwind.c) ----------------------------------- */
 
 struct weft__unwinder;

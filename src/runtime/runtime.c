@@ -170,6 +170,7 @@ static void release_all(int nstarted)
     if (rt->pool && rt->pool->destroy)
         rt->pool->destroy();
     rt->pool = NULL;
+    weft__trace_finish(); /* every worker has stopped: the rings are still */
     weft__stack_shutdown();
     weft__overflow_uninstall();
     weft__tls_worker = NULL;
@@ -284,6 +285,8 @@ int weft__init_with_pool(const weft_config *cfg, const struct weft__pool_ops *po
     w0->current = m;
     m->worker = w0;
     m->id = atomic_fetch_add(&rt->id_next, 1);
+    if (weft__trace_start(env.trace) != 0)
+        weft__notice("WEFT_TRACE: no memory for the event rings; not tracing");
 
     int started = 1;
     rc = EAGAIN;

@@ -59,6 +59,7 @@
 #include "os/kstack.h"
 #include "os/kwait.h"
 #include "sched/sched.h"
+#include "sched/trace.h"
 
 #define MACHINES_SOFT 1024               /* spare machines kept once idle */
 static int machines_max = MACHINES_SOFT; /* weft__machines_set_max (tests); under mp.lock */
@@ -481,6 +482,8 @@ int weft__handoff_call(void (*fn)(void *), void *arg)
     uint64_t lend = (gen << 2) | LEND_PENDING;
     atomic_store_explicit(&w->lend, lend, memory_order_relaxed);
     weft__thread_wait(self, WEFT__WAIT_BLOCKING);
+    if (WEFT_UNLIKELY(weft__trace_on))
+        weft__trace(w, WEFT__EV_HANDOFF, self, 0);
     w->current = NULL;
     weft__tls_worker = NULL;
     weft__tls_lent = self; /* weft_self() still answers; calls act as from a thread of its own */

@@ -14,6 +14,7 @@
  * pinned initial thread use reliable (targeted) wake-ups.
  */
 #include "sched/sched.h"
+#include "sched/trace.h"
 
 #include <sched.h>
 #include <stddef.h>
@@ -196,9 +197,10 @@ struct weft_thread *weft__pick_slow(struct weft__worker *w)
     }
     if (gate & WEFT__GATE_INJ)
         weft__take_injected(w);
-    if (weft__rt.pool)
-        return weft__rt.pool->pop(w);
-    return weft__pick_default(w);
+    struct weft_thread *t = weft__rt.pool ? weft__rt.pool->pop(w) : weft__pick_default(w);
+    if ((gate & WEFT__GATE_TRACE) && t && w->current) /* the picker switches to t */
+        weft__trace(w, WEFT__EV_RUN, t, 0);
+    return t;
 }
 
 /* Every xfer but an exit nobody waits for (weft__handle_xfer). */
@@ -257,6 +259,8 @@ static struct weft_thread *steal_work(struct weft__worker *w)
                 break;
             if (t != WEFT__STEAL_ABORT) {
                 __atomic_store_n(&w->nsteals, w->nsteals + 1, __ATOMIC_RELAXED);
+                if (WEFT_UNLIKELY(weft__trace_on))
+                    weft__trace(w, WEFT__EV_STEAL, t, v->id);
                 /* More left there and someone asleep: pass the wake on. */
                 if (weft__deque_size_hint(&v->dq) > 0)
                     weft__maybe_wake();
@@ -434,6 +438,8 @@ void weft__finish_exit(struct weft__worker *w, struct weft_thread *t)
  * the xfer in weft__ctx_resumed, before this returns). */
 static void run(struct weft__worker *w, struct weft_thread *t)
 {
+    if (WEFT_UNLIKELY(weft__trace_on))
+        weft__trace(w, WEFT__EV_RUN, t, 0);
     w->current = t;
     t->worker = w;
     weft__san_switch_to_thread(&w->sched_fake_stack, t);
@@ -559,6 +565,8 @@ void weft__park(weft__commit_fn commit, void *arg)
     struct weft_thread *self = w->current;
     weft__stack_check(self);
     struct weft__parkx p = { self, commit, arg };
+    if (WEFT_UNLIKELY(weft__trace_on))
+        weft__trace(w, WEFT__EV_PARK, self, weft__thread_waits(self));
     weft__switch(w, self, weft__pick_local(w), (uintptr_t)&p | XF_PARK);
     weft__thread_wait(self, WEFT__WAIT_NONE); /* resumed: not waiting any more */
 }
@@ -567,6 +575,8 @@ void weft__ready(struct weft_thread *t)
 {
     struct weft__worker *w = weft__tls_worker;
     weft__thread_wait(t, WEFT__WAIT_NONE); /* ready now; still ours until queued */
+    if (WEFT_UNLIKELY(weft__trace_on))
+        weft__trace(w, WEFT__EV_WAKE, t, 0);
     if (w) {
         weft__make_ready(w, t);
         return;

@@ -205,6 +205,11 @@ static inline struct weft_thread *weft__tls_user(void)
 #define WEFT__GATE_CANARY                                                                          \
     4u /* canary-checked stacks exist: weft__pick_slow checks the
                                 departing thread's canary; set by stack.c, never cleared */
+#define WEFT__GATE_TRACE                                                                           \
+    8u /* WEFT_TRACE: every pick and exit takes the slow paths, which record
+                                events (sched/trace.h); set by weft_init, never cleared */
+/* weft__rt.policy bit while tracing: spawns take spawn_any (sched/trace.h) */
+#define WEFT__POLICY_TRACED 0x100
 
 /* xfer tags (low bits of a 64-byte aligned descriptor or 8-aligned record).
  * A NULL xfer is no hand-off; EXIT, the most frequent, is the untagged

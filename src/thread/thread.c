@@ -26,6 +26,7 @@
 
 #include "os/futex.h"
 #include "sched/sched.h"
+#include "sched/trace.h"
 #include "thread/group.h"
 
 #if defined(WEFT_SANITIZE_ADDRESS)
@@ -83,14 +84,18 @@ static WEFT_NOINLINE __attribute__((noreturn)) void exit_slow(struct weft_thread
 {
     struct weft__worker *w = weft__worker_now();
     weft__stack_check(self);
+    if (WEFT_UNLIKELY(weft__trace_on))
+        weft__trace(w, WEFT__EV_EXIT, self, 0);
     /* acquire: a parked joiner published itself with a CAS after its context
      * was saved; switching to it directly is then safe. */
     uintptr_t s = atomic_load_explicit(&self->join, memory_order_acquire);
     struct weft_thread *to;
     if (s != WEFT__J_RUNNING && !(s & (WEFT__J_DETACHED | WEFT__J_KWAIT | WEFT__J_DONE)) &&
-        (!((struct weft_thread *)WEFT__J_PTR(s))->pinned || w->id == 0))
+        (!((struct weft_thread *)WEFT__J_PTR(s))->pinned || w->id == 0)) {
         to = (struct weft_thread *)WEFT__J_PTR(s);
-    else
+        if (WEFT_UNLIKELY(weft__trace_on))
+            weft__trace(w, WEFT__EV_RUN, to, 0);
+    } else
         to = weft__pick_local(w);
     if (s == WEFT__J_RUNNING)
         exit_to(w, self, to);
@@ -585,8 +590,13 @@ static int spawn_any(weft_thread **out, weft_fn fn, const void *arg, size_t arg_
     if (w) {
         count_spawn(w);
         struct weft_thread *self = w->current;
-        if (self && weft__rt.policy == WEFT_WORK_FIRST && !main_spawns_help_first(self)) {
+        if (WEFT_UNLIKELY(weft__trace_on))
+            weft__trace(w, WEFT__EV_SPAWN, t, 0);
+        if (self && (weft__rt.policy & ~WEFT__POLICY_TRACED) == WEFT_WORK_FIRST &&
+            !main_spawns_help_first(self)) {
             weft__stack_check(self); /* it is switched out: see stack/stack.c */
+            if (WEFT_UNLIKELY(weft__trace_on))
+                weft__trace(w, WEFT__EV_RUN, t, 0);
             return spawn_child_first(w, self, t, top);
         }
         t->sp = weft__ctx_make(top, thread_entry, t);
