@@ -233,7 +233,13 @@ static int write_trace(struct ev *v, size_t n, uint64_t tsc1, uint64_t ns1, uint
         char extra[48];
         switch (e->kind) {
         case WEFT__EV_RUN: {
-            close_slice(&wr, k, w, e->tsc, "switch");
+            close_slice(&wr, k, w, e->tsc,
+                        (e->arg & WEFT__RUN_EXITED)   ? "exit"
+                        : (e->arg & WEFT__RUN_PARKED) ? park_word(e->arg >> 8)
+                        : (e->arg & WEFT__RUN_SPAWNED) ? "spawn"
+                                                        : "switch");
+            if (e->arg & WEFT__RUN_SPAWNED)
+                instant(&wr, w, e->tsc, "spawn", e, "");
             k->open = 1;
             k->id = e->id;
             k->name = e->name;

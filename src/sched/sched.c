@@ -566,8 +566,11 @@ void weft__park(weft__commit_fn commit, void *arg)
     weft__stack_check(self);
     struct weft__parkx p = { self, commit, arg };
     if (WEFT_UNLIKELY(weft__trace_on))
-        weft__trace(w, WEFT__EV_PARK, self, weft__thread_waits(self));
-    weft__switch(w, self, weft__pick_local(w), (uintptr_t)&p | XF_PARK);
+        weft__trace_pending(w, WEFT__RUN_PARKED | weft__thread_waits(self) << 8);
+    struct weft_thread *next = weft__pick_local(w);
+    if (WEFT_UNLIKELY(weft__trace_on) && !next)
+        weft__trace_leave(w, self);
+    weft__switch(w, self, next, (uintptr_t)&p | XF_PARK);
     weft__thread_wait(self, WEFT__WAIT_NONE); /* resumed: not waiting any more */
 }
 

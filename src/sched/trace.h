@@ -26,9 +26,11 @@ struct weft_thread;
 struct weft__worker;
 
 /* Event kinds. RUN begins a slice of the thread on the worker; PARK, EXIT
- * and HANDOFF end it (so does the next RUN). */
+ * and HANDOFF end it (so does the next RUN). A time stamp costs about as
+ * much as the rest of an event (rdtsc), so the usual pairs are one event:
+ * a RUN says in its arg why the slice before it ended (WEFT__RUN_*). */
 enum {
-    WEFT__EV_RUN = 1, /* arg: 1 when stolen just before */
+    WEFT__EV_RUN = 1, /* arg: WEFT__RUN_* bits | WEFT__WAIT_* << 8 for PARKED */
     WEFT__EV_PARK,    /* arg: WEFT__WAIT_* */
     WEFT__EV_EXIT,
     WEFT__EV_WAKE,    /* id: the thread made ready */
@@ -38,6 +40,13 @@ enum {
     WEFT__EV_HANDOFF, /* the worker goes to another kernel thread (weft_blocking) */
     WEFT__EV_TASK,    /* a task ran (id 0) */
 };
+
+/* RUN's arg: the thread before it exited or parked (and on what), or the
+ * thread that runs was spawned just now (work-first: it replaces the
+ * spawner's slice). */
+#define WEFT__RUN_SPAWNED 1
+#define WEFT__RUN_EXITED  2
+#define WEFT__RUN_PARKED  4
 
 struct weft__trace_event {
     uint64_t tsc;     /* time stamp counter */
@@ -51,6 +60,7 @@ struct weft__trace_ring {
     struct weft__trace_event *ev; /* mask + 1 events */
     uint64_t head;                /* events ever recorded; owner worker only */
     uint64_t mask;
+    int32_t pending;              /* owner only: ORed into the next RUN's arg */
 } __attribute__((aligned(64)));
 
 /* 1 while tracing; written by weft_init and weft_finalize only, when no
@@ -60,5 +70,10 @@ extern struct weft__trace_ring *weft__trace_rings WEFT_INTERNAL; /* one per work
 
 /* Records an event about t (may be NULL) on worker w's ring. */
 void weft__trace(struct weft__worker *w, uint32_t kind, const struct weft_thread *t, int32_t arg);
+/* The departing thread exits (WEFT__RUN_EXITED) or parks (WEFT__RUN_PARKED
+ * | kind << 8): said by the next RUN on w, or, if the worker switches to
+ * its scheduler instead, by weft__trace_leave. */
+void weft__trace_pending(struct weft__worker *w, int32_t why);
+void weft__trace_leave(struct weft__worker *w, const struct weft_thread *self);
 
 #endif

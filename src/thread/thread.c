@@ -85,7 +85,7 @@ static WEFT_NOINLINE __attribute__((noreturn)) void exit_slow(struct weft_thread
     struct weft__worker *w = weft__worker_now();
     weft__stack_check(self);
     if (WEFT_UNLIKELY(weft__trace_on))
-        weft__trace(w, WEFT__EV_EXIT, self, 0);
+        weft__trace_pending(w, WEFT__RUN_EXITED);
     /* acquire: a parked joiner published itself with a CAS after its context
      * was saved; switching to it directly is then safe. */
     uintptr_t s = atomic_load_explicit(&self->join, memory_order_acquire);
@@ -97,6 +97,8 @@ static WEFT_NOINLINE __attribute__((noreturn)) void exit_slow(struct weft_thread
             weft__trace(w, WEFT__EV_RUN, to, 0);
     } else
         to = weft__pick_local(w);
+    if (WEFT_UNLIKELY(weft__trace_on) && !to)
+        weft__trace_leave(w, self);
     if (s == WEFT__J_RUNNING)
         exit_to(w, self, to);
     exit_jump(w, self, to);
@@ -590,15 +592,15 @@ static int spawn_any(weft_thread **out, weft_fn fn, const void *arg, size_t arg_
     if (w) {
         count_spawn(w);
         struct weft_thread *self = w->current;
-        if (WEFT_UNLIKELY(weft__trace_on))
-            weft__trace(w, WEFT__EV_SPAWN, t, 0);
         if (self && (weft__rt.policy & ~WEFT__POLICY_TRACED) == WEFT_WORK_FIRST &&
             !main_spawns_help_first(self)) {
             weft__stack_check(self); /* it is switched out: see stack/stack.c */
             if (WEFT_UNLIKELY(weft__trace_on))
-                weft__trace(w, WEFT__EV_RUN, t, 0);
+                weft__trace(w, WEFT__EV_RUN, t, WEFT__RUN_SPAWNED);
             return spawn_child_first(w, self, t, top);
         }
+        if (WEFT_UNLIKELY(weft__trace_on))
+            weft__trace(w, WEFT__EV_SPAWN, t, 0);
         t->sp = weft__ctx_make(top, thread_entry, t);
         weft__make_ready(w, t);
         return 0;
