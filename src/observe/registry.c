@@ -18,11 +18,12 @@
  * take these deliberate races for bugs; the validation below is what makes
  * them harmless. */
 __attribute__((no_sanitize("address", "thread"))) static int
-read_desc(const struct weft_thread *t, struct weft__obs_thread *o, struct weft_thread *self)
+read_desc(const struct weft_thread *t, struct weft__obs_thread *o, struct weft_thread *self,
+          int want_done)
 {
     struct weft_thread *m = (struct weft_thread *)t;
     uintptr_t j0 = __atomic_load_n((uintptr_t *)&m->join, __ATOMIC_ACQUIRE);
-    if (j0 == WEFT__J_FREED || j0 == WEFT__J_DONE)
+    if (j0 == WEFT__J_FREED || (j0 == WEFT__J_DONE && !want_done))
         return ESRCH;
     if (!__atomic_load_n(&m->fn, __ATOMIC_RELAXED) && !m->pinned)
         return ESRCH; /* a slot that never held a thread */
@@ -53,7 +54,10 @@ read_desc(const struct weft_thread *t, struct weft__obs_thread *o, struct weft_t
             break;
         }
     }
-    if (t == self) {
+    if (j0 == WEFT__J_DONE) {
+        o->state = WEFT_STATE_DONE;
+        o->worker = -1;
+    } else if (t == self) {
         o->state = WEFT_STATE_RUNNING;
         o->worker = weft__tls_worker ? weft__tls_worker->id : -1;
     } else if (o->worker >= 0) {
@@ -84,7 +88,7 @@ static struct weft_thread *caller(void)
 
 int weft__obs_snapshot(const struct weft_thread *t, struct weft__obs_thread *out)
 {
-    return read_desc(t, out, caller());
+    return read_desc(t, out, caller(), 0);
 }
 
 struct collect {
@@ -109,7 +113,7 @@ static void add(struct weft_thread *t, void *arg)
         c->v = v;
         c->cap = cap;
     }
-    if (read_desc(t, &c->v[c->n], c->self) == 0)
+    if (read_desc(t, &c->v[c->n], c->self, 0) == 0)
         c->n++;
 }
 
@@ -158,20 +162,8 @@ int weft_thread_info_get(const weft_thread *t, weft_thread_info *out)
     if (!t && !(t = caller()))
         return ESRCH;
     struct weft__obs_thread o;
-    /* acquire: pairs with the exit's release of DONE */
-    uintptr_t j = atomic_load_explicit(&((struct weft_thread *)t)->join, memory_order_acquire);
-    if (j == WEFT__J_DONE) {
-        memset(out, 0, sizeof *out);
-        out->id = weft_thread_id(t);
-        out->name = t->name;
-        out->state = WEFT_STATE_DONE;
-        out->worker = -1;
-        out->priority = WEFT_PRIO_NORMAL;
-        out->cpu_ns = weft__thread_cpu_ns(t);
-        out->state_ns = weft__thread_state_ns(t);
-        return 0;
-    }
-    int rc = weft__obs_snapshot(t, &o);
+    /* A finished thread not yet joined is DONE. */
+    int rc = read_desc(t, &o, caller(), 1);
     if (rc != 0)
         return rc;
     out->id = o.id;

@@ -80,6 +80,11 @@ static void *sleeper(void *a)
     return a;
 }
 
+static void *sleeper_free(void *a)
+{
+    return a; /* work-first: finished before weft_spawn returns */
+}
+
 static __attribute__((noinline)) void *park_join(void *a)
 {
     CHECK_EQ(weft_spawn(&sleeper_child, sleeper, NULL, NULL), 0);
@@ -257,6 +262,26 @@ int main(void)
     d = dump_text();
     CHECK(thread_block(d, joined_id) == NULL);
     free(d);
+
+    /* finished, not yet joined: DONE (and not in the dump); joined: ESRCH */
+    weft_thread *done;
+    weft_attr da = WEFT_ATTR_INIT;
+    da.name = "d-done";
+    CHECK_EQ(weft_spawn(&done, park_sem_ready, NULL, &da), 0);
+    CHECK_EQ(weft_sem_post(&sem_ready), 0);
+    CHECK_EQ(weft_join(done, NULL), 0);
+    CHECK_EQ(weft_thread_info_get(done, &info), ESRCH);
+    weft_thread *done2;
+    CHECK_EQ(weft_spawn(&done2, sleeper_free, NULL, &da), 0);
+    CHECK_EQ(weft_thread_info_get(done2, &info), 0);
+    CHECK_EQ(info.state, WEFT_STATE_DONE);
+    CHECK(strcmp(info.name, "d-done") == 0);
+    CHECK_EQ(info.id, weft_thread_id(done2));
+    d = dump_text();
+    CHECK(thread_block(d, info.id) == NULL);
+    free(d);
+    CHECK_EQ(weft_join(done2, NULL), 0);
+    CHECK_EQ(weft_thread_info_get(done2, &info), ESRCH);
     CHECK_EQ(weft_finalize(), 0);
     return 0;
 }
