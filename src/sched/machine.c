@@ -59,6 +59,7 @@
 #include "os/kstack.h"
 #include "os/kwait.h"
 #include "sched/sched.h"
+#include "sched/switch.h"
 #include "sched/trace.h"
 
 #define MACHINES_SOFT 1024               /* spare machines kept once idle */
@@ -132,11 +133,7 @@ static uintptr_t run_worker(struct machine *m, struct weft__home *h, struct weft
     pin_to(m, w->cpu);
     weft__tls_worker = w;
     w->errno_loc = &errno;
-    w->current = NULL;
-    weft__san_switch_to_sched(&h->fake, w);
-    /* token w: the scheduler context resumes on w (arch/context.h); we are
-     * resumed with a NULL token (weft__ctx_resumed: home) and h->reason */
-    weft__ctx_switch_bare(&h->sp, w->sched_sp, w);
+    weft__switch_to_worker(h, w); /* we come back with h->reason */
     weft__tls_worker = NULL;
     return h->reason;
 }
@@ -146,8 +143,7 @@ static uintptr_t run_worker(struct machine *m, struct weft__home *h, struct weft
 static void go_home(struct weft__home *h, void **save, void **fake_save, uintptr_t reason)
 {
     h->reason = reason;
-    weft__san_switch_to_home(fake_save, h);
-    weft__ctx_switch_bare(save, h->sp, NULL);
+    weft__switch_home(h, save, fake_save);
 }
 
 void weft__sched_go_home(struct weft__worker *w, uintptr_t reason)

@@ -22,7 +22,10 @@
 
 #include "os/futex.h"
 #include "os/kwait.h"
+#include "sched/account.h"
 #include "sched/machine.h"
+#include "sched/switch.h"
+#include "sched/monitor.h"
 
 struct weft__rt weft__rt;
 __thread struct weft__worker *weft__tls_worker __attribute__((tls_model("initial-exec")));
@@ -329,6 +332,7 @@ static void go_to_sleep(struct weft__worker *w)
     }
     atomic_fetch_sub_explicit(&weft__rt.nsleeping, 1, memory_order_seq_cst);
     atomic_store_explicit(&w->sleeping, 0, memory_order_seq_cst);
+    weft__monitor_kick(); /* it may sleep, all workers having slept */
     /* acq_rel: consume the wake; WAKE_TOKEN: we held the global wake token. */
     if ((atomic_exchange_explicit(&w->wake, WEFT__WORD_WAITING, memory_order_acq_rel) &
          ~WEFT__WORD_SLEEPER) == WAKE_TOKEN)
@@ -434,19 +438,6 @@ void weft__finish_exit(struct weft__worker *w, struct weft_thread *t)
 
 /* ---- the scheduler context ------------------------------------------------- */
 
-/* Runs t until it switches back to this scheduler context (which acts on
- * the xfer in weft__ctx_resumed, before this returns). */
-static void run(struct weft__worker *w, struct weft_thread *t)
-{
-    if (WEFT_UNLIKELY(weft__trace_on))
-        weft__trace(w, WEFT__EV_RUN, t, 0);
-    w->current = t;
-    t->worker = w;
-    weft__san_switch_to_thread(&w->sched_fake_stack, t);
-    *w->errno_loc = t->err; /* see weft__switch */
-    weft__ctx_switch_bare(&w->sched_sp, t->sp, w);
-}
-
 /* The resumed half of every switch (arch/context.h): runs on the resumed
  * stack when the xfer is not NULL (always in sanitizer builds). token is
  * the resumer's worker, which is ours now, and its current is the resumed
@@ -466,7 +457,7 @@ void weft__ctx_resumed(void *token, void *xfer)
 #endif
     w = weft__handle_xfer(w, (uintptr_t)xfer);
     /* Install errno: the resumer did not for an exit (thread_exit), and the
-     * hand-off may have called out (see weft__switch). Re-read current
+     * hand-off may have called out (sched/switch.h). Re-read current
      * rather than keep it across the hand-off's calls. */
     struct weft_thread *cur = w->current;
     if (cur)
@@ -488,7 +479,9 @@ void weft__worker_loop(struct weft__worker *w)
         struct weft_thread *t = find_work(w);
         if (t) {
             idle_since = 0;
-            run(w, t);
+            if (WEFT_UNLIKELY(weft__trace_on))
+                weft__trace(w, WEFT__EV_RUN, t, 0);
+            weft__switch_from_sched(w, t);
             continue;
         }
         if (atomic_load_explicit(&weft__rt.stopping, memory_order_acquire))
@@ -564,6 +557,7 @@ void weft__park(weft__commit_fn commit, void *arg)
     struct weft__worker *w = weft__tls_worker;
     struct weft_thread *self = w->current;
     weft__stack_check(self);
+    weft__acct_stamp(self);
     struct weft__parkx p = { self, commit, arg };
     if (WEFT_UNLIKELY(weft__trace_on))
         weft__trace_pending(w, WEFT__RUN_PARKED | weft__thread_waits(self) << 8);
@@ -576,6 +570,7 @@ void weft__park(weft__commit_fn commit, void *arg)
 
 void weft__ready(struct weft_thread *t)
 {
+    weft__acct_stamp(t);
     struct weft__worker *w = weft__tls_worker;
     weft__thread_wait(t, WEFT__WAIT_NONE); /* ready now; still ours until queued */
     if (WEFT_UNLIKELY(weft__trace_on))

@@ -1,4 +1,5 @@
-/* sched.h: workers, the runtime's global state and the switch path.
+/* sched.h: workers, the runtime's global state and the scheduler's hot path
+ * (the switch itself: sched/switch.h).
  *
  * Design
  * ------
@@ -92,6 +93,11 @@ struct weft__worker {
     int id;                         /* immutable */
     uint64_t rng;                   /* victim selection; owner only */
     uint64_t nsteals, nsleeps;      /* owner only; WEFT_STATS report */
+    /* Switches out of a user thread on this worker (weft__switch_on, a
+     * work-first spawn): the monitor (sched/monitor.c) reads it racily to
+     * tell a thread that kept the worker from one that came back. Owner
+     * only; one add per switch, nothing else on the hot path. */
+    uint64_t tick;
 
     struct weft__deque dq; /* default pool: owner bottom, thieves top */
 
@@ -439,49 +445,6 @@ WEFT_INLINE struct weft__worker *weft__handle_xfer(struct weft__worker *w, uintp
 WEFT_INLINE struct weft__worker *weft__worker_now(void)
 {
     return weft__tls_worker;
-}
-
-/* Switches from self (running on w) to `to` (a ready thread, or NULL for
- * w's scheduler context), handing over x. Returns once self is resumed,
- * possibly on another worker; errno is self's again.
- *
- * errno: the kernel thread's errno belongs to the thread on the CPU. The
- * switching side saves its own and installs the resumed thread's (after the
- * sanitizer hook, which may call out), so a resume with a NULL xfer needs
- * no code at all after the switch; weft__ctx_resumed re-installs it after
- * acting on a non-NULL xfer. The scheduler context keeps no errno. */
-WEFT_INLINE void weft__switch_on(struct weft__worker *w, struct weft_thread *self,
-                                 struct weft_thread *to, uintptr_t x);
-
-WEFT_INLINE void weft__switch(struct weft__worker *w, struct weft_thread *self,
-                              struct weft_thread *to, uintptr_t x)
-{
-    if (to)
-        to->worker = w;
-    weft__switch_on(w, self, to, x);
-}
-
-/* weft__switch for a `to` whose worker is w already (a thread of w's yield
- * FIFO: weft__yq_push), or NULL. */
-WEFT_INLINE void weft__switch_on(struct weft__worker *w, struct weft_thread *self,
-                                 struct weft_thread *to, uintptr_t x)
-{
-    int *errno_loc = w->errno_loc;
-    self->err = *errno_loc;
-    void *to_sp;
-    w->current = to;
-    if (to) {
-        to_sp = to->sp;
-        weft__san_switch_to_thread(&self->san_fake_stack, to);
-        *errno_loc = to->err;
-    } else {
-        to_sp = w->sched_sp;
-        weft__san_switch_to_sched(&self->san_fake_stack, w);
-    }
-    if (__builtin_constant_p(x) && x == 0)
-        weft__ctx_switch_bare(&self->sp, to_sp, w);
-    else
-        weft__ctx_switch(&self->sp, to_sp, w, (void *)x);
 }
 
 #endif

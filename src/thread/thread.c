@@ -26,6 +26,7 @@
 
 #include "os/futex.h"
 #include "sched/sched.h"
+#include "sched/switch.h"
 #include "sched/trace.h"
 #include "thread/group.h"
 
@@ -39,43 +40,22 @@ _Static_assert(offsetof(struct weft_thread, sp) == 0, "sp must be the descriptor
 /* Switches away from an exiting thread for good: to `to`, or to w's
  * scheduler context when to is NULL. The next context finishes the exit
  * once this stack is no longer in use: it acts on the XF_EXIT xfer
- * (weft__handle_xfer). */
+ * (weft__finish_exit, through weft__ctx_resumed). */
 static inline __attribute__((always_inline, noreturn)) void
 exit_jump(struct weft__worker *w, struct weft_thread *self, struct weft_thread *to)
 {
-    w->current = to;
-    uintptr_t x = (uintptr_t)self | XF_EXIT;
-    if (to) {
-        to->worker = w;
-        weft__san_exit_to_thread(to);
-        /* errno: the XF_EXIT xfer always takes weft__ctx_resumed, which
-         * installs to's (see weft__switch). */
-        weft__ctx_jump(to->sp, (void *)x, w);
-    }
-    weft__san_exit_to_sched(w);
-    weft__ctx_jump(w->sched_sp, (void *)x, w);
+    weft__switch_exit(w, to, (uintptr_t)self | XF_EXIT, NULL, 0, NULL);
 }
 
-/* exit_jump for a thread whose join word was RUNNING: in plain builds
- * weft__ctx_exit marks it DONE on the next context's stack itself (one CAS
- * and the exit count) and hands it over as an XF_EXIT xfer only if a joiner
- * or detacher came meanwhile; no call of the resumed half. */
+/* exit_jump for a thread whose join word was RUNNING: in plain builds the
+ * switch marks it DONE on the next context's stack itself (one CAS and the
+ * exit count, weft__ctx_exit) and hands it over as an XF_EXIT xfer only if
+ * a joiner or detacher came meanwhile; no call of the resumed half. */
 static inline __attribute__((always_inline, noreturn)) void
 exit_to(struct weft__worker *w, struct weft_thread *self, struct weft_thread *to)
 {
-#if !defined(WEFT_SANITIZE_ADDRESS) && !defined(WEFT_SANITIZE_THREAD)
-    _Static_assert(WEFT__J_RUNNING == 0 && WEFT__J_DONE == 2, "weft__ctx_exit's CAS");
-    w->current = to;
-    void *to_sp = w->sched_sp;
-    if (to) {
-        to->worker = w;
-        *w->errno_loc = to->err; /* see weft__switch */
-        to_sp = to->sp;
-    }
-    weft__ctx_exit(to_sp, (void *)((uintptr_t)self | XF_EXIT), w, &self->join, &w->nexited);
-#else
-    exit_jump(w, self, to);
-#endif
+    _Static_assert(WEFT__J_RUNNING == 0, "weft__ctx_exit's CAS starts from 0");
+    weft__switch_exit(w, to, (uintptr_t)self | XF_EXIT, &self->join, WEFT__J_DONE, &w->nexited);
 }
 
 /* The general exit: a canary to check, a joiner that may be parked (then
@@ -473,12 +453,8 @@ static int spawn_bound(weft_thread **out, weft_fn fn, const void *arg, size_t ar
 WEFT_INLINE int spawn_child_first(struct weft__worker *w, struct weft_thread *self,
                                   struct weft_thread *t, void *top)
 {
-    self->err = *w->errno_loc;
-    w->current = t;
-    t->worker = w;
-    weft__san_switch_to_thread(&self->san_fake_stack, t);
     /* errno: the child sets its own; whoever resumes us installs ours. */
-    weft__ctx_spawn(&self->sp, top, child_entry, t);
+    weft__switch_spawn(w, self, t, top, child_entry);
     return 0;
 }
 

@@ -82,6 +82,15 @@ struct weft_thread {
     _Atomic uintptr_t member_link; /* group members: the next older member (thread/group.h);
                                       set by the spawn before the push; relaxed atomics, as
                                       a waiter may read it stale */
+    /* CPU accounting (sched/account.h): statistical, written by the monitor
+     * thread (sched/monitor.c) and stamped by park/ready; relaxed atomics
+     * (readers want a snapshot). The record is the thread's only while
+     * acct_id equals its id: a spawn resets the id, so a reused slot reads
+     * as a fresh thread without a store on the spawn path. */
+    _Atomic uint64_t acct_id;     /* id of the thread the record belongs to */
+    _Atomic uint64_t cpu_ns;      /* CPU time charged so far */
+    _Atomic uint64_t charged_at;  /* monitor clock of the last charge */
+    _Atomic uint64_t state_since; /* monitor clock of its last state change */
     uint8_t wait; /* WEFT__WAIT_*: what it waits for; set by the thread before it parks or
                      blocks, cleared by its waker (weft__ready) and when it resumes; relaxed
                      atomics (weft__thread_wait), as weft_dump reads it racily */
