@@ -79,12 +79,39 @@ static const char *prio_word(int p)
     }
 }
 
+/* One frame line, "    #N  0x<16 hex digits> name\n", without printf:
+ * a dump of many threads is mostly these lines. */
+static void put_frame(struct out *o, int i, uintptr_t pc, const char *name)
+{
+    static const char hex[] = "0123456789abcdef";
+    if (o->len + LINE_BYTES > sizeof o->buf)
+        flush(o);
+    char *p = o->buf + o->len;
+    memcpy(p, "    #", 5);
+    p += 5;
+    if (i >= 10)
+        *p++ = (char)('0' + i / 10 % 10);
+    *p++ = (char)('0' + i % 10);
+    if (i < 10)
+        *p++ = ' ';
+    memcpy(p, " 0x", 3);
+    p += 3;
+    for (int k = 15; k >= 0; k--)
+        *p++ = hex[(pc >> (4 * k)) & 15];
+    *p++ = ' ';
+    size_t n = strnlen(name, LINE_BYTES - 64);
+    memcpy(p, name, n);
+    p += n;
+    *p++ = '\n';
+    o->len = (size_t)(p - o->buf);
+}
+
 static void put_frames(struct out *o, struct weft__unwinder *u, const uintptr_t *pcs, int n)
 {
     char name[LINE_BYTES - 64];
     for (int i = 0; i < n; i++) {
         weft__unwind_symbol(u, pcs[i], 0, name, sizeof name);
-        put(o, "    #%-2d 0x%016lx %s\n", i, (unsigned long)pcs[i], name);
+        put_frame(o, i, pcs[i], name);
     }
 }
 
