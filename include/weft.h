@@ -359,6 +359,41 @@ WEFT_API int weft_poll(int fd, short events,
 WEFT_API int weft_sleep_ns(uint64_t ns);
 WEFT_API int weft_blocking(void (*fn)(void *arg), void *arg);
 
+/* ------------------------------------------------------------------------
+ * Observability (docs/debugging.md): what each user thread is doing.
+ * ------------------------------------------------------------------------ */
+
+enum { WEFT_STATE_RUNNING, WEFT_STATE_READY, WEFT_STATE_PARKED,
+       WEFT_STATE_BLOCKING, WEFT_STATE_DONE };
+
+typedef struct weft_thread_info {
+    uint64_t    id;       /* weft_thread_id */
+    const char *name;     /* attr.name or NULL */
+    int         state;    /* WEFT_STATE_*; BLOCKING = in weft_blocking or a syscall mirror */
+    int         worker;   /* worker running it, else -1 */
+    int         priority; /* WEFT_PRIO_* */
+    uint64_t    cpu_ns;   /* time it has run so far, the current stretch included */
+    uint64_t    state_ns; /* time in its current state */
+} weft_thread_info;
+
+/* A snapshot of t (NULL: the caller). Does not block; any thread, while
+ * the runtime runs. The snapshot may be stale by the time it returns (the
+ * thread goes on). Errors: EINVAL out NULL; ESRCH t NULL outside a user
+ * thread, or t already joined or freed. */
+WEFT_API int weft_thread_info_get(const weft_thread *t, weft_thread_info *out);
+
+/* Writes every live user thread to fd: a line with its id, name, state
+ * (for a parked thread the object it waits on: mutex, cond, rwlock,
+ * barrier, sem, join, io or sleep), worker, priority, CPU time and time in
+ * state, then its backtrace, innermost frame first (the caller's own from
+ * its live stack; parked and ready threads' from their saved context;
+ * threads running on other workers have none). Any thread, signal handlers
+ * excepted (WEFT_DUMP_SIGNAL does it for them); blocks the calling kernel
+ * thread while it writes, never the others; uses about 16 KiB of the
+ * caller's stack. Returns 0, EAGAIN when the
+ * runtime is not running, ENOMEM, or the errno of a failed write. */
+WEFT_API int weft_dump(int fd);
+
 #ifdef __cplusplus
 }
 #endif

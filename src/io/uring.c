@@ -219,6 +219,8 @@ static int park_on(struct weft__worker *w, struct weft__io_req *req)
 {
     /* relaxed: only this worker reads the IO bit */
     atomic_fetch_or_explicit(&w->attn, WEFT__ATTN_IO, memory_order_relaxed);
+    if (!weft__thread_waits(w->current)) /* weft_sleep_ns said SLEEP */
+        weft__thread_wait(w->current, WEFT__WAIT_IO);
     weft__park(io_commit, req);
     return req->res;
 }

@@ -22,6 +22,7 @@
 
 #include "io/io.h"
 #include "io/poller.h"
+#include "observe/observe.h"
 #include "os/futex.h"
 #include "os/kstack.h"
 #include "runtime/config.h"
@@ -171,6 +172,7 @@ static void release_all(int nstarted)
     if (rt->pool && rt->pool->destroy)
         rt->pool->destroy();
     rt->pool = NULL;
+    weft__trace_finish(); /* every worker has stopped: the rings are still */
     weft__stack_shutdown();
     weft__overflow_uninstall();
     weft__tls_worker = NULL;
@@ -294,6 +296,8 @@ int weft__init_with_pool(const weft_config *cfg, const struct weft__pool_ops *po
     w0->current = m;
     m->worker = w0;
     m->id = atomic_fetch_add(&rt->id_next, 1);
+    if (weft__trace_start(env.trace) != 0)
+        weft__notice("WEFT_TRACE: no memory for the event rings; not tracing");
 
     int started = 1;
     rc = EAGAIN;
@@ -318,6 +322,9 @@ int weft__init_with_pool(const weft_config *cfg, const struct weft__pool_ops *po
     }
     atomic_store_explicit(&rt->state, RT_RUNNING, memory_order_release);
     weft__initial_guard(1);
+    if (weft__dump_signal_start(env.dump_signal) != 0)
+        weft__notice("WEFT_DUMP_SIGNAL: cannot serve signal %d; no dump signal",
+                     env.dump_signal);
     return 0;
 
 fail_threads:
@@ -395,6 +402,7 @@ int weft_finalize(void)
         /* such a spawn queued a thread meanwhile: it runs first */
         atomic_store(&rt->state, RT_RUNNING);
     }
+    weft__dump_signal_stop(); /* a dump under way ends first */
     weft__runtime_stop_hooks();
     weft__monitor_stop(); /* before any descriptor is released */
     release_all(rt->nworkers);

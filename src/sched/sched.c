@@ -14,6 +14,7 @@
  * pinned initial thread use reliable (targeted) wake-ups.
  */
 #include "sched/sched.h"
+#include "sched/trace.h"
 
 #include <sched.h>
 #include <stddef.h>
@@ -174,7 +175,10 @@ struct weft_thread *weft__pick_slow(struct weft__worker *w)
     }
     if (gate & WEFT__GATE_INJ)
         weft__take_injected(w);
-    return weft__pool()->pop(w);
+    struct weft_thread *t = weft__pool()->pop(w);
+    if ((gate & WEFT__GATE_TRACE) && t && w->current) /* the picker switches to t */
+        weft__trace(w, WEFT__EV_RUN, t, 0);
+    return t;
 }
 
 int weft__has_ready(struct weft__worker *w)
@@ -364,6 +368,8 @@ void weft__worker_loop(struct weft__worker *w)
         struct weft_thread *t = find_work(w);
         if (t) {
             idle_since = 0;
+            if (WEFT_UNLIKELY(weft__trace_on))
+                weft__trace(w, WEFT__EV_RUN, t, 0);
             weft__switch_from_sched(w, t);
             continue;
         }
@@ -441,13 +447,22 @@ void weft__park(weft__commit_fn commit, void *arg)
     weft__stack_check(self);
     weft__acct_stamp(self);
     struct weft__parkx p = { self, commit, arg };
-    weft__switch(w, self, weft__pick_local(w), (uintptr_t)&p | XF_PARK);
+    if (WEFT_UNLIKELY(weft__trace_on))
+        weft__trace_pending(w, WEFT__RUN_PARKED | weft__thread_waits(self) << 8);
+    struct weft_thread *next = weft__pick_local(w);
+    if (WEFT_UNLIKELY(weft__trace_on) && !next)
+        weft__trace_leave(w, self);
+    weft__switch(w, self, next, (uintptr_t)&p | XF_PARK);
+    weft__thread_wait(self, WEFT__WAIT_NONE); /* resumed: not waiting any more */
 }
 
 void weft__ready(struct weft_thread *t)
 {
     weft__acct_stamp(t);
     struct weft__worker *w = weft__tls_worker;
+    weft__thread_wait(t, WEFT__WAIT_NONE); /* ready now; still ours until queued */
+    if (WEFT_UNLIKELY(weft__trace_on))
+        weft__trace(w, WEFT__EV_WAKE, t, 0);
     if (w) {
         weft__make_ready(w, t);
         return;

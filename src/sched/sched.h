@@ -221,6 +221,11 @@ static inline struct weft_thread *weft__tls_user(void)
 #define WEFT__GATE_CANARY                                                                          \
     4u /* canary-checked stacks exist: weft__pick_slow checks the
                                 departing thread's canary; set by stack.c, never cleared */
+#define WEFT__GATE_TRACE                                                                           \
+    8u /* WEFT_TRACE: every pick and exit takes the slow paths, which record
+                                events (sched/trace.h); set by weft_init, never cleared */
+/* weft__rt.policy bit while tracing: spawns take spawn_any (sched/trace.h) */
+#define WEFT__POLICY_TRACED 0x100
 
 /* xfer tags (low bits of a 64-byte aligned descriptor or 8-aligned record).
  * A NULL xfer is no hand-off; EXIT, the most frequent, is the untagged
@@ -308,6 +313,18 @@ static inline int weft__cls(const struct weft_thread *t)
  * caller, ahead of every other ready thread. */
 void weft__yield_front(void);
 void weft__sched_entry(void *data);
+
+/* Sets t's wait kind (thread->wait, WEFT__WAIT_*); t is the caller about
+ * to park, or a parked thread the caller wakes. */
+static inline void weft__thread_wait(struct weft_thread *t, uint8_t kind)
+{
+    __atomic_store_n(&t->wait, kind, __ATOMIC_RELAXED);
+}
+
+static inline uint8_t weft__thread_waits(const struct weft_thread *t)
+{
+    return __atomic_load_n(&t->wait, __ATOMIC_RELAXED);
+}
 
 /* ---- the hot path ------------------------------------------------------- */
 
