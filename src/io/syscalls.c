@@ -66,7 +66,6 @@ int weft__io_sock_error(int fd)
 #include <liburing.h>
 #include <limits.h>
 #include <sys/uio.h>
-struct io_uring_sqe *weft__io_sqe(struct weft__worker *w);
 
 /* A pending call stays on the file it started on, as a blocked system call
  * does, even when another thread closes the descriptor and the number names

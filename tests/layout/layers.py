@@ -31,7 +31,7 @@ import sys
 from collections import defaultdict
 
 LAYERS = [["base"], ["os"], ["arch"], ["stack"], ["sched"], ["thread"], ["sync", "io"],
-          ["runtime"], ["compat"]]
+          ["task"], ["runtime"], ["compat"]]
 RANK = {folder: i for i, group in enumerate(LAYERS) for folder in group}
 
 IDENT_RE = re.compile(r"[A-Za-z_]\w*")
