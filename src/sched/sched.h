@@ -426,6 +426,16 @@ WEFT_INLINE struct weft__worker *weft__handle_xfer(struct weft__worker *w, uintp
     return weft__xfer_slow(w, x);
 }
 
+/* 1 when the caller runs a zero-wait task (task/task.c): on a worker's
+ * scheduler context, where no user thread is current. A call that would
+ * wait fails there with EPERM instead (weft.h): a task has no stack of its
+ * own to park, and a wait in the kernel would stall the worker. */
+WEFT_INLINE int weft__in_task(void)
+{
+    struct weft__worker *w = weft__tls_worker;
+    return w && !w->current;
+}
+
 /* The worker the calling code runs on right now. After a switch the thread
  * may run on another kernel thread: a worker kept across a switch is stale
  * (the switch code itself gets it from the resumer: weft__ctx_resumed). */
