@@ -27,12 +27,19 @@
  * keeps its worker until it parks or yields to the scheduler; idle workers
  * steal meanwhile.
  *
- * Records: one cache line each, carved from chunks and kept in a free list
- * per worker (no lock, no system call in the steady state). A worker whose
- * list grows past CACHE_MAX (it runs tasks another creates) moves a batch to
- * the runtime's spare pool, where a worker whose list is empty refills from
- * (one lock per BATCH records). Chunks are freed only at weft_finalize: the
- * records of tasks whose counter never reached zero go with them.
+ * Records: one cache line each, handed out in address order from a chunk
+ * (64 KiB, aligned to its size) that the creating worker owns, by bumping a
+ * pointer: no lock, no system call, and tasks created together lie
+ * together, whatever order earlier ones ran in (a free list would hand them
+ * out in the order the last graph finished, and a graph whose tasks run in
+ * another order than they were made, a binary tree say, then misses the
+ * cache at every continuation). A chunk counts its records still out
+ * (live); a freed record only decrements that count, batched per worker
+ * while consecutive frees hit the same chunk, and the chunk is reused as a
+ * whole when the count reaches zero: first by the worker that emptied it
+ * (a few kept), then through a locked spare list. The price: one waiting
+ * task keeps its chunk from reuse. Chunks are freed at weft_finalize, with
+ * the records of tasks whose counter never reached zero.
  *
  * weft_finalize waits for ready and running tasks and split-phase calls in
  * flight: each is a unit opened where it starts (readied, issued) and
@@ -51,9 +58,10 @@
 
 #include "sched/sched.h"
 
-#define CHUNK_RECS   256u  /* records per chunk (16 KiB); the first is the chunk's header */
-#define BATCH        256u  /* records moved between a worker's cache and the spare pool */
-#define CACHE_MAX    1024u /* a worker's free records beyond which a batch goes to the pool */
+#define CHUNK_BYTES  ((uintptr_t)64 << 10) /* a chunk of records, aligned to its size */
+#define CHUNK_RECS   ((long)(CHUNK_BYTES / sizeof(struct weft_task))) /* the first: header */
+#define CHUNK_HOLD   ((int64_t)1 << 40) /* live while the chunk's owner still carves it */
+#define CHUNKS_KEPT  4u                  /* empty chunks a worker keeps before the spare list */
 #define DQ_INIT      256   /* first size of a worker's task deque */
 #define ATTEND_EVERY 64u   /* tasks run between two looks at the worker's ring */
 #define STEAL_TRIES  4     /* steal attempts per victim that lost a race */
@@ -75,14 +83,34 @@ struct tdq {
 #define TDQ_EMPTY ((struct weft_task *)0)
 #define TDQ_ABORT ((struct weft_task *)1)
 
+/* The header of a chunk of records: its first record. */
+struct chunk {
+    _Atomic int64_t live; /* records out and not freed, + CHUNK_HOLD while its owner
+                             carves it; freers decrement (acq_rel), the one that
+                             reaches 0 reuses the chunk */
+    struct chunk *next;   /* in an empty-chunk list: that list's owner */
+    struct chunk *all;    /* every chunk; under glock */
+};
+
+/* Where records are carved: a worker's, or the one for plain kernel threads
+ * (under glock). */
+struct arena {
+    struct weft_task *pos, *end; /* the current chunk's records not handed out */
+    struct chunk *cur;           /* the current chunk, NULL before the first */
+};
+
 /* Per-worker task state, indexed by worker id. */
 struct task_worker {
     struct tdq dq;
     struct weft_task *next WEFT_ALIGNED; /* child-first slot; owner only */
     int depth;                           /* 1 while a task's fn runs here; owner only */
     unsigned tick;                       /* tasks run, for ATTEND_EVERY; owner only */
-    struct weft_task *free;              /* record cache; owner only */
-    unsigned nfree;                      /* records in free; owner only */
+    struct arena arena;                  /* owner only */
+    struct chunk *pend;                  /* frees not yet subtracted from pend->live;
+                                            owner only */
+    int64_t npend;                       /* how many; owner only */
+    struct chunk *empty;                 /* empty chunks kept, through next; owner only */
+    unsigned nempty;                     /* owner only */
     struct weft_task *overflow;          /* ready tasks the deque could not take (out of
                                             memory), linked through next; owner only */
     uint64_t rng;                        /* victim selection; owner only */
@@ -95,12 +123,10 @@ struct task_worker {
 static struct task_worker **tws; /* immutable while running */
 static int ntws;
 
-static weft__lock glock;            /* the spare pool, the chunk list, the injection list */
-static struct weft_task *spare;     /* batches of BATCH free records, linked through
-                                       ->batch; under glock */
-static struct weft_task *gfree;     /* single free records for plain kernel threads;
-                                       under glock */
-static struct weft_task *chunks;    /* every chunk's header, linked through next; under glock */
+static weft__lock glock;            /* the chunk lists, ext_arena, the injection list */
+static struct chunk *chunks;        /* every chunk, through all; under glock */
+static struct chunk *spare;         /* empty chunks, through next; under glock */
+static struct arena ext_arena;      /* plain kernel threads' records; under glock */
 static struct weft_task *inj_head;  /* ready tasks from plain kernel threads; under glock */
 static struct weft_task *inj_tail;  /* under glock */
 static _Atomic int ninj;            /* hint: tasks in the injection list */
@@ -225,80 +251,100 @@ WEFT_INLINE int64_t tdq_size_hint(struct tdq *d)
 
 /* ---- records ---------------------------------------------------------------- */
 
-/* A new chunk's records, chained through next; NULL when out of memory.
- * Under glock. */
-static struct weft_task *chunk_new_locked(unsigned *n)
+WEFT_INLINE struct task_worker *tw_of(struct weft__worker *w)
 {
-    struct weft_task *c = aligned_alloc(WEFT_CACHELINE, CHUNK_RECS * sizeof *c);
+    return tws[w->id];
+}
+
+WEFT_INLINE struct chunk *chunk_of(struct weft_task *t)
+{
+    return (struct chunk *)((uintptr_t)t & ~(CHUNK_BYTES - 1));
+}
+
+/* An empty chunk: kept by tw (NULL: to the spare list). */
+static void chunk_reuse(struct task_worker *tw, struct chunk *c)
+{
+    if (tw && tw->nempty < CHUNKS_KEPT) {
+        c->next = tw->empty;
+        tw->empty = c;
+        tw->nempty++;
+        return;
+    }
+    weft__lock_acquire(&glock);
+    c->next = spare;
+    spare = c;
+    weft__lock_release(&glock);
+}
+
+/* Subtracts n freed records from c; the one that empties it reuses it. */
+static void chunk_put(struct task_worker *tw, struct chunk *c, int64_t n)
+{
+    /* acq_rel: release orders our last use of the records before their
+     * reuse; acquire (by the one that reaches 0) takes everybody's. */
+    if (atomic_fetch_sub_explicit(&c->live, n, memory_order_acq_rel) == n)
+        chunk_reuse(tw, c);
+}
+
+/* a's chunk is used up (or about to be dropped with n records carved):
+ * the owner's hold goes. */
+static void arena_retire(struct task_worker *tw, struct arena *a)
+{
+    struct chunk *c = a->cur;
     if (!c)
-        return NULL;
-    c->next = chunks;
-    chunks = c;
-    for (unsigned i = 1; i + 1 < CHUNK_RECS; i++)
-        c[i].next = &c[i + 1];
-    c[CHUNK_RECS - 1].next = NULL;
-    *n = CHUNK_RECS - 1;
-    return &c[1];
+        return;
+    long carved = (long)(a->pos - ((struct weft_task *)c + 1));
+    a->cur = NULL;
+    a->pos = a->end = NULL;
+    chunk_put(tw, c, CHUNK_HOLD - carved);
 }
 
-/* The worker's cache is empty: a batch from the spare pool, else a chunk. */
-static WEFT_NOINLINE struct weft_task *refill(struct task_worker *tw)
+/* A new current chunk for a: tw's kept one, a spare one, or a new one.
+ * With glock held when tw is NULL (ext_arena). 0 when out of memory. */
+static int arena_refill(struct task_worker *tw, struct arena *a)
 {
-    unsigned n = BATCH;
-    weft__lock_acquire(&glock);
-    struct weft_task *list = spare;
-    if (list)
-        spare = list->batch;
-    else
-        list = chunk_new_locked(&n);
-    weft__lock_release(&glock);
-    if (!list)
-        return NULL;
-    tw->free = list->next;
-    tw->nfree = n - 1;
-    return list;
+    struct chunk *c = NULL;
+    if (tw && tw->empty) {
+        c = tw->empty;
+        tw->empty = c->next;
+        tw->nempty--;
+    } else {
+        if (tw)
+            weft__lock_acquire(&glock);
+        c = spare;
+        if (c) {
+            spare = c->next;
+        } else if ((c = aligned_alloc(CHUNK_BYTES, CHUNK_BYTES)) != NULL) {
+            c->all = chunks;
+            chunks = c;
+        }
+        if (tw)
+            weft__lock_release(&glock);
+        if (!c)
+            return 0;
+    }
+    /* relaxed: nobody else holds a record of an empty chunk */
+    atomic_store_explicit(&c->live, CHUNK_HOLD, memory_order_relaxed);
+    a->cur = c;
+    a->pos = (struct weft_task *)c + 1;
+    a->end = (struct weft_task *)c + CHUNK_RECS;
+    return 1;
 }
 
-/* The cache grew past CACHE_MAX: its first BATCH records go to the pool. */
-static WEFT_NOINLINE void spill(struct task_worker *tw)
+static WEFT_NOINLINE struct weft_task *alloc_slow(struct task_worker *tw, struct arena *a)
 {
-    struct weft_task *head = tw->free, *last = head;
-    for (unsigned i = 1; i < BATCH; i++)
-        last = last->next;
-    tw->free = last->next;
-    tw->nfree -= BATCH;
-    last->next = NULL;
-    weft__lock_acquire(&glock);
-    head->batch = spare;
-    spare = head;
-    weft__lock_release(&glock);
+    arena_retire(tw, a);
+    if (!arena_refill(tw, a))
+        return NULL;
+    return a->pos++;
 }
 
 static struct weft_task *ext_alloc(void)
 {
     weft__lock_acquire(&glock);
-    struct weft_task *t = gfree;
-    if (!t) {
-        unsigned n;
-        t = chunk_new_locked(&n);
-    }
-    if (t)
-        gfree = t->next;
+    struct arena *a = &ext_arena;
+    struct weft_task *t = a->pos != a->end ? a->pos++ : alloc_slow(NULL, a);
     weft__lock_release(&glock);
     return t;
-}
-
-static void ext_free(struct weft_task *t)
-{
-    weft__lock_acquire(&glock);
-    t->next = gfree;
-    gfree = t;
-    weft__lock_release(&glock);
-}
-
-WEFT_INLINE struct task_worker *tw_of(struct weft__worker *w)
-{
-    return tws[w->id];
 }
 
 WEFT_INLINE struct weft_task *rec_alloc(struct weft__worker *w)
@@ -306,25 +352,38 @@ WEFT_INLINE struct weft_task *rec_alloc(struct weft__worker *w)
     if (WEFT_UNLIKELY(!w))
         return ext_alloc();
     struct task_worker *tw = tw_of(w);
-    struct weft_task *t = tw->free;
-    if (WEFT_UNLIKELY(!t))
-        return refill(tw);
-    tw->free = t->next;
-    tw->nfree--;
-    return t;
+    struct arena *a = &tw->arena;
+    if (WEFT_UNLIKELY(a->pos == a->end))
+        return alloc_slow(tw, a);
+    return a->pos++;
+}
+
+/* Frees of the same chunk in a row cost no atomic operation: counted here,
+ * subtracted when a free hits another chunk or the worker runs out of
+ * tasks (flush). */
+static void flush(struct task_worker *tw)
+{
+    if (tw->pend) {
+        chunk_put(tw, tw->pend, tw->npend);
+        tw->pend = NULL;
+    }
 }
 
 WEFT_INLINE void rec_free(struct weft__worker *w, struct weft_task *t)
 {
-    if (WEFT_UNLIKELY(!w)) {
-        ext_free(t);
+    struct chunk *c = chunk_of(t);
+    if (!w) { /* not on a worker: error paths only */
+        chunk_put(NULL, c, 1);
         return;
     }
     struct task_worker *tw = tw_of(w);
-    t->next = tw->free;
-    tw->free = t;
-    if (WEFT_UNLIKELY(++tw->nfree > CACHE_MAX))
-        spill(tw);
+    if (WEFT_LIKELY(c == tw->pend)) {
+        tw->npend++;
+        return;
+    }
+    flush(tw);
+    tw->pend = c;
+    tw->npend = 1;
 }
 
 void *weft__task_rec_alloc(struct weft__worker *w)
@@ -631,13 +690,13 @@ static int run_tasks(struct weft__worker *w, int steal)
     struct weft_task *t;
     while ((t = pop_local(tw)) != NULL)
         n += run_chain(w, tw, t);
-    if (n || !steal)
-        return (int)n;
-    if ((t = steal_task(w, tw)) != NULL) {
+    if (!n && steal && (t = steal_task(w, tw)) != NULL) {
         n = run_chain(w, tw, t);
         while ((t = pop_local(tw)) != NULL)
             n += run_chain(w, tw, t);
     }
+    if (n)
+        flush(tw); /* out of tasks: let emptied chunks be reused */
     return (int)n;
 }
 
@@ -699,11 +758,13 @@ void weft__task_fini(void)
     ntws = 0;
     /* Every record lives in a chunk: the unfired tasks' records go too. */
     while (chunks) {
-        struct weft_task *c = chunks;
-        chunks = c->next;
+        struct chunk *c = chunks;
+        chunks = c->all;
         free(c);
     }
-    spare = gfree = inj_head = inj_tail = NULL;
+    spare = NULL;
+    memset(&ext_arena, 0, sizeof ext_arena);
+    inj_head = inj_tail = NULL;
     atomic_store_explicit(&ninj, 0, memory_order_relaxed);
     atomic_store_explicit(&ext_open, 0, memory_order_relaxed);
     atomic_store_explicit(&ext_calls, 0, memory_order_relaxed);

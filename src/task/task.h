@@ -21,9 +21,7 @@ struct weft_task {
     uint32_t spare;          /* unused */
     weft_task_fn fn;         /* immutable after create */
     void *arg;               /* immutable after create */
-    struct weft_task *next;  /* link in a free list or the overflow/injection list;
-                                that list's owner */
-    struct weft_task *batch; /* free records: the next batch of the spare pool */
+    struct weft_task *next;  /* link in the overflow or injection list; that list's owner */
 } __attribute__((aligned(WEFT_CACHELINE)));
 
 _Static_assert(sizeof(struct weft_task) == WEFT_CACHELINE, "a task record is one cache line");
