@@ -40,10 +40,15 @@ static long block_computation(long i, long j)
     return i + j; /* upstream's body (the stencil is commented out there) */
 }
 
+static int wf_stencil; /* the real block body (TG_STENCIL) */
+
 static void wf_task(void *arg)
 {
     long k = (long)(intptr_t)arg, mb = wf_mb, i = k / mb, j = k % mb;
-    BENCH_SINK(block_computation(i, j));
+    if (wf_stencil)
+        tg_stencil_block(i, j);
+    else
+        BENCH_SINK(block_computation(i, j));
     if (j + 1 < mb)
         weft_task_continue(handles[k + 1]);
     if (i + 1 < mb)
@@ -174,12 +179,16 @@ static void run(const bench_opts *o, int b, long size, long workers)
     handles = tg_alloc((size_t)(tasks + 2) * sizeof *handles);
     if (b == TG_GRAPH_TRAVERSAL)
         tg_level_graph_init(&lg, size);
+    wf_stencil = b == TG_STENCIL;
+    if (wf_stencil)
+        tg_matrix_init(size);
     bench_weft_init(workers, WEFT_WORK_FIRST);
     die_rc("weft_sem_init", weft_sem_init(&done, 0));
     for (int r = -1; r < o->reps; r++) { /* r = -1: warm-up (record caches, deque growth) */
         uint64_t t0 = bench_now_ns();
         switch (b) {
-        case TG_WAVEFRONT: wavefront(size); break;
+        case TG_WAVEFRONT:
+        case TG_STENCIL: wavefront(size); break;
         case TG_LINEAR_CHAIN: linear_chain(size); break;
         case TG_BINARY_TREE: binary_tree(size); break;
         default: graph_traversal(size); break;
@@ -194,6 +203,8 @@ static void run(const bench_opts *o, int b, long size, long workers)
     die_rc("weft_finalize", weft_finalize());
     if (b == TG_GRAPH_TRAVERSAL)
         tg_level_graph_destroy(&lg);
+    if (wf_stencil)
+        tg_matrix_destroy();
     free(handles);
     tg_report(o, b, "weft", workers, size, samples, o->reps);
 }
@@ -202,7 +213,7 @@ int main(int argc, char **argv)
 {
     bench_opts o;
     bench_parse(argc, argv, &o,
-                "  -i all|wavefront|linear_chain|binary_tree|graph_traversal\n"
+                "  -i all|wavefront|linear_chain|binary_tree|graph_traversal|wavefront_stencil\n"
                 "  -n sizes: S (wavefront), l (linear_chain, binary_tree), n (graph_traversal)\n");
     for (int b = 0; b < TG_COUNT; b++) {
         if (!tg_wants(&o, b))

@@ -17,8 +17,12 @@
 
 static int *tok; /* one dependency token per node */
 
+static int stencil; /* the real block body (TG_STENCIL) */
+
 static long block_computation(long i, long j)
 {
+    if (stencil)
+        tg_stencil_block(i, j);
     return i + j;
 }
 
@@ -127,12 +131,16 @@ static void run(const bench_opts *o, int b, long size, long workers)
     tok = tg_alloc((size_t)(tg_tasks(b, size) + 2) * sizeof *tok);
     if (b == TG_GRAPH_TRAVERSAL)
         tg_level_graph_init(&lg, size);
+    stencil = b == TG_STENCIL;
+    if (stencil)
+        tg_matrix_init(size);
     omp_set_num_threads((int)workers);
     for (int r = -1; r < o->reps; r++) { /* r = -1: warm-up (the team starts) */
         verify = r < 0;
         uint64_t t0 = bench_now_ns();
         switch (b) {
-        case TG_WAVEFRONT: wavefront(size); break;
+        case TG_WAVEFRONT:
+        case TG_STENCIL: wavefront(size); break;
         case TG_LINEAR_CHAIN: linear_chain(size); break;
         case TG_BINARY_TREE: binary_tree(size); break;
         default: graph_traversal(size); break;
@@ -145,6 +153,8 @@ static void run(const bench_opts *o, int b, long size, long workers)
     }
     if (b == TG_GRAPH_TRAVERSAL)
         tg_level_graph_destroy(&lg);
+    if (stencil)
+        tg_matrix_destroy();
     free(tok);
     tg_report(o, b, "omp", workers, size, samples, o->reps);
 }

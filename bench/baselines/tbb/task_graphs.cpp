@@ -19,8 +19,12 @@
 using node_t = tbb::flow::continue_node<tbb::flow::continue_msg>;
 using msg_t = tbb::flow::continue_msg;
 
+static int stencil; /* the real block body (TG_STENCIL) */
+
 static long block_computation(long i, long j)
 {
+    if (stencil)
+        tg_stencil_block(i, j);
     return i + j;
 }
 
@@ -111,11 +115,15 @@ static void run(const bench_opts *o, int b, long size, long workers)
     double samples[BENCH_MAX_RUNS];
     if (b == TG_GRAPH_TRAVERSAL)
         tg_level_graph_init(&lg, size);
+    stencil = b == TG_STENCIL;
+    if (stencil)
+        tg_matrix_init(size);
     for (int r = -1; r < o->reps; r++) { /* r = -1: warm-up (TBB's workers start) */
         tbb::global_control c(tbb::global_control::max_allowed_parallelism, (size_t)workers);
         uint64_t t0 = bench_now_ns();
         switch (b) {
-        case TG_WAVEFRONT: wavefront(size); break;
+        case TG_WAVEFRONT:
+        case TG_STENCIL: wavefront(size); break;
         case TG_LINEAR_CHAIN: linear_chain(size); break;
         case TG_BINARY_TREE: binary_tree(size); break;
         default: graph_traversal(size); break;
@@ -128,6 +136,8 @@ static void run(const bench_opts *o, int b, long size, long workers)
     }
     if (b == TG_GRAPH_TRAVERSAL)
         tg_level_graph_destroy(&lg);
+    if (stencil)
+        tg_matrix_destroy();
     tg_report(o, b, "tbb", workers, size, samples, o->reps);
 }
 
