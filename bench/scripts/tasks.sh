@@ -6,6 +6,9 @@
 # worker counts alternate within each round, so load drifts hit them alike;
 # the table gives medians of REPS rounds.
 #   bench/scripts/tasks.sh [BUILD_DIR]   (env: REPS=5 WORKERS="1 2" BENCHES=... OUT=file)
+# PEER_CMD: a command run as "$PEER_CMD BENCH WORKERS" in each round beside
+# the others, printing RESULT lines (say, a script that runs Taskflow's own
+# benchmarks built outside this repository).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../.." && pwd)
@@ -28,6 +31,7 @@ for r in $(seq "$reps"); do
             for m in $models; do
                 "$m" -i "$b" -w "$w" -r 1 | grep '^RESULT' >> "$out"
             done
+            if [ -n "${PEER_CMD:-}" ]; then $PEER_CMD "$b" "$w" | grep '^RESULT' >> "$out"; fi
         done
     done
     for w in $workers; do
