@@ -251,10 +251,13 @@ int weft_dist_run(weft_fn root, void *arg, void **result)
     weft__dist_loop();
     d->in_run = 0;
     weft__dist_active = 0;
+    /* The loop saw exit_gen (acquire), so the result is there; read it
+     * before the barrier, after which rank 0 may reset its block. */
+    void *r = weft__dist_ctl(0)->result;
     /* Nobody reads another rank's block after this (a thief mid-steal). */
     MPI_Barrier(comm);
     if (result)
-        *result = weft__dist_ctl(0)->result;
+        *result = r;
     return 0;
 }
 

@@ -109,6 +109,8 @@ struct weft__dctl {
     _Atomic uint64_t exit_gen WEFT_ALIGNED; /* = the run's generation once its root returned
                                                (release by the root's rank) */
     void *result; /* rank 0's only: the root's result, written before exit_gen */
+    _Atomic uint32_t idle; /* 1 while the owner's scheduler looks for work; a hint for
+                              WEFT_DIST_FORCE_STEAL (relaxed) */
 
     /* pools: the owner allocates; anyone frees (a remote free pushes onto
      * the *_remote stack with a CAS; the owner takes the whole stack with

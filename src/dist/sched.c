@@ -457,6 +457,15 @@ static char *serve_request(struct weft__dist *d)
     return NULL;
 }
 
+/* Some other rank looks for work (a hint: relaxed). */
+static int others_idle(struct weft__dist *d)
+{
+    for (int r = 0; r < d->size; r++)
+        if (r != d->rank && atomic_load_explicit(&weft__dist_ctl(r)->idle, memory_order_relaxed))
+            return 1;
+    return 0;
+}
+
 void weft__dist_loop(void)
 {
     struct weft__dist *d = &weft__dist;
@@ -468,8 +477,8 @@ void weft__dist_loop(void)
             /* acquire: pairs with the release stores of the root's end */
             if (atomic_load_explicit(&d->me->exit_gen, memory_order_acquire) == d->gen)
                 return;
-            if (d->force_steal && d->size > 1 && !deque_empty(d->me)) {
-                /* forced: give the other ranks time to take it */
+            if (d->force_steal && !deque_empty(d->me) && others_idle(d)) {
+                /* forced: give an idle rank time to take it */
                 uint64_t t0 = now_ns();
                 while (!deque_empty(d->me) && now_ns() - t0 < FORCE_WAIT_NS)
                     sched_yield();
@@ -477,7 +486,8 @@ void weft__dist_loop(void)
             if (!deque_empty(d->me) && pop(d->me, &e)) {
                 d->cur = e.rec; /* left by a forced finish, or a joiner in mid-stack */
                 sp = e.sp;
-            } else if (!(sp = steal(d))) {
+            } else if (atomic_store_explicit(&d->me->idle, 1, memory_order_relaxed),
+                       !(sp = steal(d))) {
                 for (int i = 0; i < SPIN_PAUSES; i++)
                     __builtin_ia32_pause();
                 if (++fails % ROUNDS_YIELD == 0)
@@ -486,6 +496,7 @@ void weft__dist_loop(void)
             }
         }
         fails = 0;
+        atomic_store_explicit(&d->me->idle, 0, memory_order_relaxed);
         weft__ctx_switch_plain(&d->sched_sp, sp);
         MOVED();
     }
