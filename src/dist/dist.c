@@ -224,6 +224,7 @@ int weft_dist_init(int *argc, char ***argv)
     d->rng = 0x9e3779b97f4a7c15u ^ ((uint64_t)d->rank << 32 | 1);
     const char *force = getenv("WEFT_DIST_FORCE_STEAL");
     d->force_steal = force && *force && strcmp(force, "0") != 0;
+    d->oversubscribed = d->size > sysconf(_SC_NPROCESSORS_ONLN);
     d->inited = 1;
     return 0;
 }

@@ -137,6 +137,7 @@ struct weft__dist {
     int inited, in_run;      /* the API's state; the calling kernel thread only */
     int rank, size;
     int force_steal;         /* WEFT_DIST_FORCE_STEAL: no continuation is popped back */
+    int oversubscribed;      /* more ranks on the node than CPUs: idle ranks yield */
     char *stack_lo, *stack_hi; /* U */
     char *slots;             /* slot 0 */
     size_t slot_size;        /* U's size + the control block's */

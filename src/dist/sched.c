@@ -24,7 +24,9 @@
 
 #define REC_SHIFT     40 /* thread id = (rank + 1) << REC_SHIFT | counter */
 #define SPIN_PAUSES   32 /* pause instructions between two failed steal rounds */
-#define ROUNDS_YIELD  8  /* failed rounds between two sched_yield calls */
+#define ROUNDS_YIELD  8  /* failed rounds between two sched_yield calls, when the node has
+                            more ranks than CPUs (a spinning thief would hold one a
+                            working rank needs) */
 #define FORCE_WAIT_NS 200000 /* forced mode: how long a continuation waits for a thief */
 
 struct weft__dist weft__dist;
@@ -490,7 +492,7 @@ void weft__dist_loop(void)
                        !(sp = steal(d))) {
                 for (int i = 0; i < SPIN_PAUSES; i++)
                     __builtin_ia32_pause();
-                if (++fails % ROUNDS_YIELD == 0)
+                if (d->oversubscribed && ++fails % ROUNDS_YIELD == 0)
                     sched_yield();
                 continue;
             }
