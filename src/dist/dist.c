@@ -80,12 +80,12 @@ static int map_ranks(void)
     shm_name(name, sizeof name, tag, d->rank);
     int ok = 0;
     int fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
-    char *mine = d->slots + (size_t)d->rank * d->slot_size;
+    char *mine = d->slots + ((size_t)d->rank << WEFT__DIST_SLOT_SHIFT);
     if (fd >= 0) {
-        ok = ftruncate(fd, (off_t)d->slot_size) == 0 &&
+        ok = ftruncate(fd, (off_t)d->object_size) == 0 &&
              mmap(d->stack_lo, WEFT__DIST_STACK_SIZE, PROT_READ | PROT_WRITE,
                   MAP_SHARED | MAP_FIXED, fd, 0) != MAP_FAILED &&
-             mmap(mine, d->slot_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) !=
+             mmap(mine, d->object_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) !=
                  MAP_FAILED;
         close(fd);
     }
@@ -100,7 +100,8 @@ static int map_ranks(void)
             ok = 0;
             break;
         }
-        if (mmap(d->slots + (size_t)r * d->slot_size, d->slot_size, PROT_READ | PROT_WRITE,
+        if (mmap(d->slots + ((size_t)r << WEFT__DIST_SLOT_SHIFT), d->object_size,
+                 PROT_READ | PROT_WRITE,
                  MAP_SHARED | MAP_FIXED, ofd, 0) == MAP_FAILED)
             ok = 0;
         close(ofd);
@@ -205,16 +206,16 @@ int weft_dist_init(int *argc, char ***argv)
                 "same executable on every rank, as: mpiexec -n N setarch $(uname -m) -R PROG");
         rc = EADDRNOTAVAIL;
     }
-    d->slot_size = WEFT__DIST_STACK_SIZE +
-                   ((sizeof(struct weft__dctl) + PAGE_SIZE_MAX - 1) & ~(PAGE_SIZE_MAX - 1));
-    if (rc == 0 && (rc = reserve_region(PAGE_SIZE_MAX + WEFT__DIST_STACK_SIZE +
-                                        (size_t)d->size * d->slot_size)) != 0 &&
+    d->object_size = WEFT__DIST_STACK_SIZE +
+                     ((sizeof(struct weft__dctl) + PAGE_SIZE_MAX - 1) & ~(PAGE_SIZE_MAX - 1));
+    if (rc == 0 && (rc = reserve_region((size_t)(d->size + 1) << WEFT__DIST_SLOT_SHIFT)) != 0 &&
         d->rank == 0)
         say("no virtual address range is free on every rank for the thread stacks");
     if (rc == 0) {
         d->stack_lo = region + PAGE_SIZE_MAX; /* below it: a guard page */
         d->stack_hi = d->stack_lo + WEFT__DIST_STACK_SIZE;
-        d->slots = d->stack_hi;
+        /* slots on a slot boundary: an address's rank is a shift */
+        d->slots = region + WEFT__DIST_SLOT_SIZE;
         if ((rc = map_ranks()) != 0 && d->rank == 0)
             say("could not share the thread stacks through POSIX shared memory (/dev/shm)");
     }

@@ -29,8 +29,9 @@
  * at weft_dist_init (docs/distributed.md). CPU and MPI atomics never meet
  * on one word: only CPU atomics touch this layout.
  *
- * The region, reserved at one address agreed by all ranks:
- *   [guard page][U: STACK_SIZE][slot 0]...[slot n-1]
+ * The region, reserved at one address agreed by all ranks, in slots of
+ * SLOT_SIZE (a power of two, so an address's rank is a shift):
+ *   [guard page, U: STACK_SIZE, unused][slot 0]...[slot n-1]
  * slot r maps rank r's shared object: its U (the thieves' view of it)
  * followed by its control block (struct weft__dctl). The owner maps its
  * object twice: at U and in its slot.
@@ -58,6 +59,9 @@
 #include "weft.h"
 
 #define WEFT__DIST_STACK_SIZE  ((size_t)16 << 20) /* U: bounds one chain of frames */
+#define WEFT__DIST_SLOT_SHIFT  26 /* a slot is 64 MiB of address space: U + control block,
+                                     a power of two so that an address's rank is a shift */
+#define WEFT__DIST_SLOT_SIZE   ((size_t)1 << WEFT__DIST_SLOT_SHIFT)
 #define WEFT__DIST_DEQUE_CAP   (1u << 16)         /* >= U / SPAWN_GAP: never full */
 #define WEFT__DIST_NREC        (1u << 16)         /* thread records per rank */
 #define WEFT__DIST_NEVAC       512u               /* evacuation buffers per rank */
@@ -140,7 +144,7 @@ struct weft__dist {
     int oversubscribed;      /* more ranks on the node than CPUs: idle ranks yield */
     char *stack_lo, *stack_hi; /* U */
     char *slots;             /* slot 0 */
-    size_t slot_size;        /* U's size + the control block's */
+    size_t object_size;      /* a rank's shared object: U + the control block */
     struct weft__dctl *me;   /* this rank's control block */
     uint64_t gen;            /* runs so far: the current run's generation */
     uint64_t id_next;        /* thread ids: rank << 40 | counter */
@@ -156,9 +160,12 @@ struct weft__dist {
 
 extern struct weft__dist weft__dist WEFT_INTERNAL;
 
+_Static_assert(WEFT__DIST_STACK_SIZE + sizeof(struct weft__dctl) <= WEFT__DIST_SLOT_SIZE,
+               "a rank's shared object fits its slot");
+
 static inline struct weft__dctl *weft__dist_ctl(int r)
 {
-    return (struct weft__dctl *)(weft__dist.slots + (size_t)r * weft__dist.slot_size +
+    return (struct weft__dctl *)(weft__dist.slots + ((size_t)r << WEFT__DIST_SLOT_SHIFT) +
                                  WEFT__DIST_STACK_SIZE);
 }
 

@@ -75,7 +75,7 @@ void weft__dist_reset(struct weft__dctl *c)
 
 static int owner_of(const void *p)
 {
-    return (int)(((const char *)p - weft__dist.slots) / weft__dist.slot_size);
+    return (int)(((uintptr_t)p - (uintptr_t)weft__dist.slots) >> WEFT__DIST_SLOT_SHIFT);
 }
 
 static struct weft__drec *rec_alloc(struct weft__dctl *c)
@@ -150,13 +150,14 @@ static void evac_free(char *p)
 int weft__dist_is_rec(const weft_thread *t)
 {
     struct weft__dist *d = &weft__dist;
-    const char *p = (const char *)t;
-    if (!d->slots || p < d->slots || p >= d->slots + (size_t)d->size * d->slot_size)
+    uintptr_t off = (uintptr_t)t - (uintptr_t)d->slots;
+    if (!d->slots || off >= (uintptr_t)d->size << WEFT__DIST_SLOT_SHIFT)
         return 0;
-    struct weft__dctl *c = weft__dist_ctl(owner_of(p));
-    const char *lo = (const char *)c->recs;
-    return p >= lo && p < (const char *)(c->recs + WEFT__DIST_NREC) &&
-           (size_t)(p - lo) % sizeof(struct weft__drec) == 0;
+    /* unsigned: below the records wraps around to a huge offset */
+    uintptr_t in = (off & (WEFT__DIST_SLOT_SIZE - 1)) -
+                   (WEFT__DIST_STACK_SIZE + offsetof(struct weft__dctl, recs));
+    return in < sizeof(struct weft__drec) * WEFT__DIST_NREC &&
+           in % sizeof(struct weft__drec) == 0;
 }
 
 /* ---- the deque ------------------------------------------------------------ */
@@ -263,7 +264,7 @@ static char *steal(struct weft__dist *d)
     struct weft__dentry e = vc->entries[b & (WEFT__DIST_DEQUE_CAP - 1)];
     char *lo = e.sp - WEFT__DIST_RED;
     size_t n = (size_t)(e.rec->frame_end - lo);
-    const char *view = weft__dist.slots + (size_t)v * d->slot_size;
+    const char *view = weft__dist.slots + ((size_t)v << WEFT__DIST_SLOT_SHIFT);
     memcpy(lo, view + (lo - d->stack_lo), n);
     unlock_deque(vc);
     d->me->nsteals++;
