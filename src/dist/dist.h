@@ -115,6 +115,9 @@ struct weft__dctl {
     void *result; /* rank 0's only: the root's result, written before exit_gen */
     _Atomic uint32_t idle; /* 1 while the owner's scheduler looks for work; a hint for
                               WEFT_DIST_FORCE_STEAL (relaxed) */
+    _Atomic uint64_t loop_gen; /* the generation of the run whose loop the owner entered;
+                                  rank 0 waits for it before it starts the root (relaxed:
+                                  a hint) */
 
     /* pools: the owner allocates; anyone frees (a remote free pushes onto
      * the *_remote stack with a CAS; the owner takes the whole stack with

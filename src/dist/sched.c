@@ -28,6 +28,8 @@
                             more ranks than CPUs (a spinning thief would hold one a
                             working rank needs) */
 #define FORCE_WAIT_NS 200000 /* forced mode: how long a continuation waits for a thief */
+#define START_WAIT_NS 20000000 /* how long the root waits for the other ranks' loops */
+#define SHARE_EVERY   256      /* oversubscribed: spawns between two looks for idle ranks */
 
 struct weft__dist weft__dist;
 
@@ -275,6 +277,15 @@ static char *steal(struct weft__dist *d)
 
 /* ---- threads ---------------------------------------------------------------- */
 
+/* Some other rank looks for work (a hint: relaxed). */
+static int others_idle(struct weft__dist *d)
+{
+    for (int r = 0; r < d->size; r++)
+        if (r != d->rank && atomic_load_explicit(&weft__dist_ctl(r)->idle, memory_order_relaxed))
+            return 1;
+    return 0;
+}
+
 /* Leaves the running thread for the scheduler context for good. */
 static _Noreturn void to_scheduler(int req, struct weft__drec *rec)
 {
@@ -319,6 +330,15 @@ static void child_start(void *arg, void **save_sp)
     finish(c, r);
 }
 
+/* Oversubscribed (more ranks than CPUs): now and then a busy rank lets an
+ * idle one that shares its CPU run, or a short run would end before any
+ * thief was ever scheduled. */
+static WEFT_NOINLINE void share_cpu(struct weft__dist *d)
+{
+    if (others_idle(d))
+        sched_yield();
+}
+
 int weft__dist_spawn(weft_thread **out, weft_fn fn, const void *arg, size_t arg_size,
                      const weft_attr *attr)
 {
@@ -343,7 +363,10 @@ int weft__dist_spawn(weft_thread **out, weft_fn fn, const void *arg, size_t arg_
     c->frame_end = top;
     atomic_store_explicit(&c->state, WEFT__DREC_LIVE, memory_order_relaxed);
     atomic_store_explicit(&c->flag, 0, memory_order_relaxed);
-    d->me->nspawns++;
+    if (WEFT_UNLIKELY(d->oversubscribed) && (++d->me->nspawns & (SHARE_EVERY - 1)) == 0)
+        share_cpu(d);
+    else
+        d->me->nspawns++;
     *out = (weft_thread *)c;
     d->spawn_parent = d->cur;
     weft__ctx_spawn(&d->spawn_sp, top - copy, child_start, c);
@@ -402,9 +425,22 @@ static void root_start(void *arg, void **save_sp)
     weft__dist_exit(r);
 }
 
+/* Waits, for at most START_WAIT_NS, until every rank is in its scheduler
+ * loop: they leave the run's opening collective at different times, and a
+ * short root could otherwise end before any of them looked for work. */
+static void await_thieves(struct weft__dist *d)
+{
+    uint64_t t0 = now_ns();
+    for (int r = 1; r < d->size; r++)
+        while (atomic_load_explicit(&weft__dist_ctl(r)->loop_gen, memory_order_relaxed) != d->gen &&
+               now_ns() - t0 < START_WAIT_NS)
+            sched_yield();
+}
+
 int weft__dist_start_root(weft_fn fn, void *arg)
 {
     struct weft__dist *d = &weft__dist;
+    await_thieves(d);
     struct weft__drec *c = rec_alloc(d->me);
     if (!c)
         return EAGAIN;
@@ -470,19 +506,12 @@ static char *serve_request(struct weft__dist *d)
     return NULL;
 }
 
-/* Some other rank looks for work (a hint: relaxed). */
-static int others_idle(struct weft__dist *d)
-{
-    for (int r = 0; r < d->size; r++)
-        if (r != d->rank && atomic_load_explicit(&weft__dist_ctl(r)->idle, memory_order_relaxed))
-            return 1;
-    return 0;
-}
 
 void weft__dist_loop(void)
 {
     struct weft__dist *d = &weft__dist;
     unsigned fails = 0;
+    atomic_store_explicit(&d->me->loop_gen, d->gen, memory_order_relaxed);
     for (;;) {
         char *sp = serve_request(d);
         if (!sp) {
