@@ -62,6 +62,8 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <link.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -82,9 +84,11 @@
  * undefined (NULL) in the shared library. */
 extern char __start_weft_text[] __attribute__((weak, visibility("hidden")));
 extern char __stop_weft_text[] __attribute__((weak, visibility("hidden")));
-/* Bounds of the user threads' first frames' code (WEFT_ENTRY, thread.c). */
-extern char __start_weft_entry[] __attribute__((weak, visibility("hidden")));
-extern char __stop_weft_entry[] __attribute__((weak, visibility("hidden")));
+/* The user threads' first frames' code is in the section weft.entry
+ * (WEFT_ENTRY, thread.c), found in libweft's file at set-up: a name that
+ * is not an identifier gets no __start_ symbols, which a shared library
+ * would export. */
+#define ENTRY_SECTION "weft.entry"
 
 #define MAX_RESCUED 16 /* threads rescued from blocked workers at once */
 
@@ -99,6 +103,9 @@ static struct {
     struct sigaction old;        /* the disposition we replaced */
     pid_t pid;
     struct range weft;           /* libweft's code (the shared object or weft_text) */
+    struct range entry;          /* the section weft.entry */
+    char weft_path[512];         /* the file libweft was loaded from */
+    uintptr_t weft_base;         /* its load bias */
     _Atomic int rescued[MAX_RESCUED]; /* kernel threads running a rescued thread, 0: free */
 } pre;
 
@@ -137,6 +144,11 @@ static int note_object(struct dl_phdr_info *info, size_t size, void *data)
         if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
             continue;
         uintptr_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
+        if (self >= lo && self < hi) {
+            snprintf(pre.weft_path, sizeof pre.weft_path, "%s",
+                     main_exe ? "/proc/self/exe" : info->dlpi_name);
+            pre.weft_base = info->dlpi_addr;
+        }
         if (main_exe) {
             if (self >= lo && self < hi)
                 *weft_static = 1;
@@ -147,6 +159,42 @@ static int note_object(struct dl_phdr_info *info, size_t size, void *data)
         }
     }
     return 0;
+}
+
+/* The bounds of section `name` of the ELF file at path, loaded at base;
+ * 0, or -1 when it cannot be read. */
+static int find_section(const char *path, uintptr_t base, const char *name, struct range *out)
+{
+    int rc = -1;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ElfW(Ehdr) eh;
+    ElfW(Shdr) *sh = NULL;
+    char *names = NULL;
+    if (pread(fd, &eh, sizeof eh, 0) != (ssize_t)sizeof eh || memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
+        eh.e_shentsize != sizeof *sh || eh.e_shstrndx >= eh.e_shnum)
+        goto close_fd;
+    size_t shbytes = (size_t)eh.e_shnum * sizeof *sh;
+    if (!(sh = malloc(shbytes)) || pread(fd, sh, shbytes, (off_t)eh.e_shoff) != (ssize_t)shbytes)
+        goto free_tables;
+    const ElfW(Shdr) *str = &sh[eh.e_shstrndx];
+    if (!(names = malloc(str->sh_size + 1)) ||
+        pread(fd, names, str->sh_size, (off_t)str->sh_offset) != (ssize_t)str->sh_size)
+        goto free_tables;
+    names[str->sh_size] = '\0';
+    for (int i = 0; i < eh.e_shnum; i++)
+        if (sh[i].sh_name < str->sh_size && strcmp(names + sh[i].sh_name, name) == 0) {
+            *out = (struct range){ base + sh[i].sh_addr, base + sh[i].sh_addr + sh[i].sh_size };
+            rc = 0;
+            break;
+        }
+free_tables:
+    free(names);
+    free(sh);
+close_fd:
+    close(fd);
+    return rc;
 }
 
 static int pc_ok(uintptr_t pc)
@@ -179,7 +227,7 @@ static int stack_clean(const struct weft_thread *t, uintptr_t sp)
     uintptr_t top = (uintptr_t)t->stack_lo + t->stack_size;
     if (!t->stack_lo || sp >= top || (sp & 7))
         return 0;
-    uintptr_t elo = (uintptr_t)__start_weft_entry, ehi = (uintptr_t)__stop_weft_entry;
+    uintptr_t elo = pre.entry.lo, ehi = pre.entry.hi;
     for (const uintptr_t *p = (const uintptr_t *)sp; (uintptr_t)p < top; p++) {
         uintptr_t v = *p;
         if (v >= elo && v < ehi)
@@ -456,8 +504,12 @@ int weft__preempt_setup(void)
             return -1;
         add_range((uintptr_t)__start_weft_text, (uintptr_t)__stop_weft_text);
         pre.weft = (struct range){ (uintptr_t)__start_weft_text, (uintptr_t)__stop_weft_text };
-        add_range((uintptr_t)__start_weft_entry, (uintptr_t)__stop_weft_entry);
     }
+    /* The threads' first frames: libweft's own code too (outside weft_text
+     * in a static link), and where a thread's own frames end. */
+    if (!pre.weft_path[0] || find_section(pre.weft_path, pre.weft_base, ENTRY_SECTION, &pre.entry))
+        return -1;
+    add_range(pre.entry.lo, pre.entry.hi);
     if (pre.nr == MAX_RANGES)
         return -1; /* could not note every object: do not guess */
     struct sigaction sa;

@@ -59,7 +59,7 @@ struct weft__worker;
 
 /* The section of the user threads' first frames (thread.c): preempt.c
  * tells a thread's own frames from libweft's below them by it. */
-#define WEFT_ENTRY __attribute__((section("weft_entry"), noinline))
+#define WEFT_ENTRY __attribute__((section("weft.entry"), noinline))
 
 /* The scheduling-policy plug-in. All operations run on a worker's kernel
  * thread (w is the caller's worker) except push_remote. */
@@ -85,6 +85,15 @@ struct weft__sched_io {
     int (*idle_wait)(struct weft__worker *w); /* idle with I/O in flight: wait in the ring;
                                                   0 without waiting (then sleep on the futex) */
     void (*wake)(struct weft__worker *v);     /* ends v's idle_wait */
+};
+
+/* What a worker needs of the task layer (task/task.c), which sits above the
+ * scheduler (weft_init registers it before any worker runs). Tasks run on
+ * the scheduler context's stack, between user threads. */
+struct weft__sched_task {
+    int (*run)(struct weft__worker *w, int steal); /* runs w's ready tasks (steal: then others');
+                                                      returns how many ran */
+    int (*has_work)(void);                         /* racy hint for idling: a task is ready */
 };
 
 struct weft__worker {
@@ -188,6 +197,7 @@ struct weft__rt {
     _Atomic uint64_t ext_spawned;    /* spawns from plain kernel threads */
     _Atomic int64_t bound_live;      /* bound threads not yet finished */
     const struct weft__sched_io *io; /* io/'s hooks; set by weft_init, immutable while running */
+    const struct weft__sched_task *task; /* task/'s hooks; as io */
     int (*finalize)(void);           /* runtime/'s weft_finalize, set by weft_init:
                                            weft_exit of the initial thread ends the
                                            runtime through it (thread/ is below runtime/) */
@@ -234,6 +244,11 @@ static inline struct weft_thread *weft__tls_user(void)
 #define WEFT__GATE_CANARY                                                                          \
     4u /* canary-checked stacks exist: weft__pick_slow checks the
                                 departing thread's canary; set by stack.c, never cleared */
+#define WEFT__GATE_TRACE                                                                           \
+    8u /* WEFT_TRACE: every pick and exit takes the slow paths, which record
+                                events (sched/trace.h); set by weft_init, never cleared */
+/* weft__rt.policy bit while tracing: spawns take spawn_any (sched/trace.h) */
+#define WEFT__POLICY_TRACED 0x100
 
 /* xfer tags (low bits of a 64-byte aligned descriptor or 8-aligned record).
  * A NULL xfer is no hand-off; EXIT, the most frequent, is the untagged
@@ -328,6 +343,18 @@ static inline int weft__cls(const struct weft_thread *t)
  * caller, ahead of every other ready thread. */
 void weft__yield_front(void);
 void weft__sched_entry(void *data);
+
+/* Sets t's wait kind (thread->wait, WEFT__WAIT_*); t is the caller about
+ * to park, or a parked thread the caller wakes. */
+static inline void weft__thread_wait(struct weft_thread *t, uint8_t kind)
+{
+    __atomic_store_n(&t->wait, kind, __ATOMIC_RELAXED);
+}
+
+static inline uint8_t weft__thread_waits(const struct weft_thread *t)
+{
+    return __atomic_load_n(&t->wait, __ATOMIC_RELAXED);
+}
 
 /* ---- the hot path ------------------------------------------------------- */
 
@@ -506,6 +533,16 @@ WEFT_INLINE struct weft_thread *weft__pick_local(struct weft__worker *w)
     if (WEFT_UNLIKELY(atomic_load_explicit(&w->attn_any, memory_order_relaxed)))
         return weft__pick_slow(w);
     return weft__pick_default(w);
+}
+
+/* 1 when the caller runs a zero-wait task (task/task.c): on a worker's
+ * scheduler context, where no user thread is current. A call that would
+ * wait fails there with EPERM instead (weft.h): a task has no stack of its
+ * own to park, and a wait in the kernel would stall the worker. */
+WEFT_INLINE int weft__in_task(void)
+{
+    struct weft__worker *w = weft__tls_worker;
+    return w && !w->current;
 }
 
 /* The worker the calling code runs on right now. After a switch the thread
