@@ -64,7 +64,9 @@ static struct {
 
 static inline struct weft__prio_q *q_of(struct weft__worker *w)
 {
-    return &prio.qs[w->id];
+    /* acquire: pairs with the release store in weft__prio_activate (a
+     * worker may reach the pool through a relaxed read of rt.pool). */
+    return &__atomic_load_n(&prio.qs, __ATOMIC_ACQUIRE)[w->id];
 }
 
 /* ---- lists (under q->lock) ----------------------------------------------- */
@@ -224,7 +226,7 @@ static int prio_has_ready(struct weft__worker *w)
 static int prio_has_work(struct weft__worker *w)
 {
     for (int i = 0; i < weft__rt.nworkers; i++)
-        if (atomic_load_explicit(&prio.qs[i].mask, memory_order_relaxed))
+        if (atomic_load_explicit(&q_of(weft__rt.workers[i])->mask, memory_order_relaxed))
             return 1;
     return weft__pool_ws.has_work(w);
 }
@@ -262,7 +264,7 @@ int weft__prio_activate(void)
             rc = ENOMEM;
         } else {
             memset(qs, 0, (size_t)n * sizeof *qs);
-            prio.qs = qs;
+            __atomic_store_n(&prio.qs, qs, __ATOMIC_RELEASE); /* pairs with q_of */
             /* release: the lists are initialised before any worker that
              * sees the pool uses them; pairs with the acquire above (and
              * a worker's later lock acquisitions). */
@@ -357,7 +359,7 @@ RACY_PRIO void weft__prio_inherit(uint64_t id, int c)
     }
     /* Queued: it moves to the front of its new class. */
     for (int i = 0; i < n; i++) {
-        struct weft__prio_q *q = &prio.qs[i];
+        struct weft__prio_q *q = q_of(weft__rt.workers[i]);
         if (!atomic_load_explicit(&q->mask, memory_order_relaxed))
             continue;
         weft__lock_acquire(&q->lock);

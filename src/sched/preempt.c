@@ -490,11 +490,16 @@ int weft__preempt_on(void)
     return pre.on;
 }
 
+#if defined(WEFT_SANITIZE_THREAD)
+#define UNDER_TSAN 1
+#else
+#define UNDER_TSAN 0
+#endif
+
 int weft__preempt_setup(void)
 {
-#if defined(WEFT_SANITIZE_THREAD)
-    return -1;
-#else
+    if (UNDER_TSAN)
+        return -1;
     pre.nr = 0;
     pre.pid = getpid();
     int weft_static = 0;
@@ -525,7 +530,6 @@ int weft__preempt_setup(void)
         return -1;
     }
     return 0;
-#endif
 }
 
 void weft__preempt_teardown(void)
