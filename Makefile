@@ -7,7 +7,7 @@ JOBS       ?= $(shell nproc)
 GENERATOR  := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
 CMAKE_ARGS ?=
 
-.PHONY: all deps build test demo sanitize asan tsan bench-io bench-sync bench-seeds bench-tasks bench-dist install clean \
+.PHONY: all deps build test demo sanitize asan tsan bench-io bench-sync bench-seeds bench-tasks bench-dist bench-prio install clean \
         check-format format
 
 all: build
@@ -75,6 +75,10 @@ bench-seeds: deps
 
 bench-sync: build
 	bench/scripts/sync-bench.sh -b $(BUILD)
+
+# Priorities and time quanta (bench/micro/prio.c, results in bench/README.md).
+bench-prio: build
+	bench/scripts/prio-bench.sh $(BUILD)
 
 # The style of .clang-format: check-format fails on a diff (CI), format fixes it.
 check-format:

@@ -222,7 +222,13 @@ static int at_syscall(uintptr_t pc)
  * the return address into the thread's first frame (WEFT_ENTRY), below
  * which nothing is t's own. The initial thread has no such frame: its
  * whole stack is scanned. */
-static int stack_clean(const struct weft_thread *t, uintptr_t sp)
+#if defined(WEFT_SANITIZE_ADDRESS)
+#define RAW_STACK __attribute__((no_sanitize_address)) /* reads redzones on purpose */
+#else
+#define RAW_STACK
+#endif
+
+RAW_STACK static int stack_clean(const struct weft_thread *t, uintptr_t sp)
 {
     uintptr_t top = (uintptr_t)t->stack_lo + t->stack_size;
     if (!t->stack_lo || sp >= top || (sp & 7))

@@ -23,13 +23,14 @@
 
 enum { NQ = 12 };
 
+#define UNSET (-9)
 static atomic_int log_len;
-static int log_cls[64];
+static atomic_int log_cls[64];
 
 static void *record(void *arg)
 {
     int pos = atomic_fetch_add(&log_len, 1);
-    log_cls[pos] = (int)(intptr_t)arg;
+    atomic_store(&log_cls[pos], (int)(intptr_t)arg);
     return NULL;
 }
 
@@ -189,6 +190,7 @@ static void *blocker(void *arg)
 static void steal_highest(void)
 {
     atomic_store(&log_len, 0);
+    atomic_store(&log_cls[0], UNSET);
     CHECK_EQ(weft_set_priority(NULL, WEFT_PRIO_URGENT), 0);
     weft_thread *blk;
     CHECK_EQ(weft_spawn(&blk, blocker, NULL, NULL), 0); /* help-first: worker 1 takes it */
@@ -199,7 +201,7 @@ static void steal_highest(void)
         t[i] = spawn_prio(WEFT_PRIO_BACKGROUND, record, (void *)(intptr_t)WEFT_PRIO_BACKGROUND);
     t[4] = spawn_prio(WEFT_PRIO_HIGH, record, (void *)(intptr_t)WEFT_PRIO_HIGH);
     atomic_store(&release_blocker, 1);
-    while (atomic_load(&log_len) == 0)
+    while (atomic_load(&log_cls[0]) == UNSET)
         ; /* the initial thread keeps worker 0: worker 1 runs them */
     CHECK_EQ(log_cls[0], WEFT_PRIO_HIGH);
     CHECK_EQ(weft_set_priority(NULL, WEFT_PRIO_NORMAL), 0);

@@ -1,0 +1,22 @@
+#!/bin/sh
+# prio-bench.sh: the priority and time-quantum benchmarks (make bench-prio).
+#   bench/scripts/prio-bench.sh [BUILD]   (default build/)
+# Latency of HIGH requests under a flood (1 ms, 10 ms, off), the overhead of
+# a 1 ms quantum on fib(35) and on UTS (T1 and all workers; same binary,
+# WEFT_QUANTUM switched, runs alternated), fairness of 8 spinners on 2
+# workers, and the CPU an idle runtime uses with preemption on.
+set -eu
+BUILD=${1:-build}
+B=$BUILD/bench
+"$B/bench_prio" -i latency -r "${REPS:-5}"
+"$B/bench_prio" -i overhead -r "${REPS:-5}"
+"$B/bench_prio" -i fairness -r "${REPS:-5}"
+for w in 1 0; do
+  for i in $(seq "${REPS:-5}"); do
+    for q in 1ms off; do
+      printf 'uts workers=%s quantum=%s ' "$w" "$q"
+      WEFT_QUANTUM=$q "$B/bench_uts" -i weft -w "$w" -r 1 2>&1 | grep -m1 '^RESULT' || echo
+    done
+  done
+done
+WEFT_QUANTUM=1ms "$B/bench_idle" -w 0 -n 2
