@@ -12,7 +12,7 @@
  *   default 1000,10000,0): impl=weft-q1ms, weft-q10ms, weft-off.
  * overhead: fib(-n N, default 35) with a weft_spawn per call on all workers,
  *   quantum 1 ms against off in the same binary, runs alternated: median
- *   times and their ratio.
+ *   wall and process CPU times (the monitor's included) and their ratios.
  * fairness: 8 equal NORMAL spinners on 2 workers, 1 ms quantum, 2 s: each
  *   one's share of a worker (work done / total work x 2), min and max.
  */
@@ -20,6 +20,8 @@
 #include "bench_weft.h"
 
 #include <stdatomic.h>
+#include <dirent.h>
+#include <sys/resource.h>
 
 #include "weft.h"
 
@@ -206,28 +208,84 @@ static void latency(const bench_opts *o, const bench_list *qs, double secs)
 
 /* ---- the cost of a quantum --------------------------------------------------------- */
 
+static double cpu_ns(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return ((double)ru.ru_utime.tv_sec + (double)ru.ru_stime.tv_sec) * 1e9 +
+           ((double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_usec) * 1e3;
+}
+
+/* CPU time of the monitor thread so far (its schedstat, in ns), 0 if not
+ * found. */
+static double monitor_cpu_ns(void)
+{
+    DIR *d = opendir("/proc/self/task");
+    double ns = 0;
+    if (!d)
+        return 0;
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        char path[300], comm[64] = "";
+        snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            continue;
+        if (!fgets(comm, sizeof comm, f) || strncmp(comm, "weft-monitor", 12) != 0) {
+            fclose(f);
+            continue;
+        }
+        fclose(f);
+        snprintf(path, sizeof path, "/proc/self/task/%s/schedstat", e->d_name);
+        if ((f = fopen(path, "r"))) {
+            unsigned long long run = 0;
+            if (fscanf(f, "%llu", &run) == 1)
+                ns = (double)run;
+            fclose(f);
+        }
+    }
+    closedir(d);
+    return ns;
+}
+
 static void overhead(const bench_opts *o, long n)
 {
-    double t[2][BENCH_MAX_RUNS];
+    double mon[BENCH_MAX_RUNS];
+    uint64_t npre = 0;
+    double t[2][BENCH_MAX_RUNS], c[2][BENCH_MAX_RUNS];
     static const long q[2] = { 1000, 0 };
     int workers = bench_ncpus();
     for (int r = 0; r < o->reps; r++)
         for (int k = 0; k < 2; k++) {
             init_q(workers, q[k]);
+            double c0 = cpu_ns();
             uint64_t t0 = bench_now_ns();
             long v = (long)(intptr_t)bench_weft_fib((void *)(intptr_t)n);
             t[k][r] = (double)(bench_now_ns() - t0);
+            c[k][r] = cpu_ns() - c0; /* every thread's, the monitor's included */
             if (v != bench_fib_expected(n))
                 bench_die("fib", EINVAL);
             weft_stats st;
             weft_stats_get(&st);
+            if (k == 0) {
+                mon[r] = monitor_cpu_ns() / c[k][r] * 100;
+                npre += st.preempt_quantum + st.preempt_priority;
+            }
             weft_finalize();
         }
     char param[32];
     snprintf(param, sizeof param, "%ld", n);
     bench_stats on = bench_report(o, "prio_fib", "weft-q1ms", workers, param, t[0], o->reps, "ns");
     bench_stats off = bench_report(o, "prio_fib", "weft-off", workers, param, t[1], o->reps, "ns");
-    printf("  prio_fib overhead of a 1 ms quantum: %+.2f %%\n", (on.median / off.median - 1) * 100);
+    bench_stats con = bench_report(o, "prio_fib_cpu", "weft-q1ms", workers, param, c[0], o->reps, "ns");
+    bench_stats coff = bench_report(o, "prio_fib_cpu", "weft-off", workers, param, c[1], o->reps, "ns");
+    bench_stats ms = bench_summarize(mon, o->reps);
+    printf("RESULT bench=prio_fib_monitor impl=weft-q1ms workers=%d param=%s monitor_cpu_pct=%.3f "
+           "preemptions=%llu runs=%d commit=%s\n",
+           workers, param, ms.median, (unsigned long long)npre, o->reps, BENCH_COMMIT);
+    printf("  prio_fib overhead of a 1 ms quantum: %+.2f %% wall, %+.2f %% CPU time; the monitor "
+           "used %.3f %% of the CPU time, %llu preemptions in %d runs\n",
+           (on.median / off.median - 1) * 100, (con.median / coff.median - 1) * 100, ms.median,
+           (unsigned long long)npre, o->reps);
 }
 
 /* ---- fairness -------------------------------------------------------------------------- */

@@ -258,6 +258,7 @@ static void idle_sleep(void)
 static void *monitor_main(void *arg)
 {
     (void)arg;
+    pthread_setname_np(pthread_self(), "weft-monitor"); /* for top, gdb, /proc */
     mon.last = weft__now_ns();
     /* Backs off (doubling up to PERIOD_MAX_NS) while no worker switches:
      * workers stuck in one computation each, or blocked in the kernel,

@@ -416,13 +416,18 @@ static void signal_worker(struct weft__worker *v)
 
 void weft__preempt_request(struct weft__worker *v, uint64_t tick, int cause)
 {
-    uint64_t none = 0;
-    /* relaxed: the handler checks the tick itself; the signal orders. */
-    if (atomic_compare_exchange_strong_explicit(&v->preempt_req, &none, tick << 2 | (uint64_t)cause,
-                                                memory_order_relaxed, memory_order_relaxed)) {
-        signal_worker(v);
-        weft__monitor_poke_now(); /* it retries until the handler finds a safe point */
-    }
+    uint64_t old = atomic_load_explicit(&v->preempt_req, memory_order_relaxed);
+    /* One request per running thread: a pending one for this tick stands;
+     * one left from an earlier tick (its thread switched) is replaced.
+     * relaxed: the handler checks the tick itself; the signal orders. */
+    do {
+        if (old && (old >> 2) == tick)
+            return;
+    } while (!atomic_compare_exchange_weak_explicit(&v->preempt_req, &old,
+                                                    tick << 2 | (uint64_t)cause,
+                                                    memory_order_relaxed, memory_order_relaxed));
+    signal_worker(v);
+    weft__monitor_poke_now(); /* it retries until the handler finds a safe point */
 }
 
 int weft__preempt_escalate(struct weft__worker *v, uint64_t tick)
