@@ -378,6 +378,8 @@ int weft_finalize(void)
     struct weft__rt *rt = &weft__rt;
     if (atomic_load_explicit(&rt->state, memory_order_acquire) != RT_RUNNING)
         return EINVAL;
+    if (!weft__tls_worker)
+        weft__rescue_settle(); /* the initial thread ran rescued (sched/machine.c): rejoin */
     struct weft__worker *w = weft__tls_worker;
     if (!w || w->current != rt->main)
         return EPERM;

@@ -217,6 +217,12 @@ RACY static int look_at(struct weft__worker *w, struct look *l, uint64_t now, ui
             /* Kept past the quantum while its class or higher waits. */
             weft__preempt_request(w, tick, WEFT__PREEMPT_QUANTUM);
             mon.pending = 1;
+        } else if (weft__pool_plugged() && ready_at_least(weft__cls(cur) + 1)) {
+            /* A higher class waits while this worker runs a lower one: the
+             * readier's request was lost (its thread switched meanwhile,
+             * and the next one is lower too). */
+            weft__preempt_request(w, tick, WEFT__PREEMPT_PRIO);
+            mon.pending = 1;
         }
     }
     return moved;

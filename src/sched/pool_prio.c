@@ -170,9 +170,39 @@ static struct weft_thread *pop_from(struct weft__prio_q *q, int from)
     return t;
 }
 
+static struct weft_thread *steal_list(struct weft__prio_q *v, int i);
+
+/* A thread of a class above `above` (an index) waiting on another worker,
+ * taken from the highest such class, or NULL. */
+static struct weft_thread *steal_above(struct weft__worker *w, int above)
+{
+    int n = weft__rt.nworkers;
+    for (int i = NCLASS - 1; i > above; i--)
+        for (int k = 1; k < n; k++) {
+            struct weft_thread *t = steal_list(q_of(weft__rt.workers[(w->id + k) % n]), i);
+            if (t) {
+                __atomic_store_n(&w->nsteals, w->nsteals + 1, __ATOMIC_RELAXED);
+                return t;
+            }
+        }
+    return NULL;
+}
+
 static struct weft_thread *prio_pop(struct weft__worker *w)
 {
     struct weft__prio_q *q = q_of(w);
+    /* A higher class waiting elsewhere comes first: "a worker never runs a
+     * ready thread while a higher one is ready" holds across workers as
+     * far as the masks tell (a preempted worker lands here). */
+    uint32_t mine = atomic_load_explicit(&q->mask, memory_order_relaxed);
+    int local = mine ? top_class(mine) : -1;
+    if (local < IDX(WEFT_PRIO_NORMAL) && weft__pool_ws.has_ready(w))
+        local = IDX(WEFT_PRIO_NORMAL); /* the default pool's queues are NORMAL */
+    if (weft__rt.nworkers > 1 && local < NCLASS - 1) {
+        struct weft_thread *s = steal_above(w, local);
+        if (s)
+            return s;
+    }
     struct weft_thread *t = pop_from(q, IDX(WEFT_PRIO_NORMAL));
     if (!t)
         t = weft__pick_default(w); /* the rest of NORMAL */
