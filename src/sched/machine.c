@@ -590,8 +590,9 @@ int weft__rescue_lend(struct weft__worker *w)
     mp.handoffs++;
     pthread_mutex_unlock(&mp.lock);
     /* Every exit of self takes exit_slow while it is away (thread_exit
-     * tests attn), which settles the rescue first. */
-    atomic_fetch_or_explicit(&w->attn, WEFT__ATTN_RESCUE, memory_order_relaxed);
+     * tests attn: the count stays non-zero while any thread of w is away),
+     * which settles the rescue first. */
+    atomic_fetch_add_explicit(&w->attn, WEFT__ATTN_RESCUE_ONE, memory_order_relaxed);
     w->current = NULL;
     weft__tls_worker = NULL;
     weft__tls_lent = self;
@@ -614,7 +615,7 @@ int weft__rescue_settle(void)
     int err = errno;
     weft__tls_lent = NULL;
     struct weft__worker *w = r.w;
-    atomic_fetch_and_explicit(&w->attn, ~WEFT__ATTN_RESCUE, memory_order_relaxed);
+    atomic_fetch_sub_explicit(&w->attn, WEFT__ATTN_RESCUE_ONE, memory_order_relaxed);
     uint64_t expect = r.lend;
     /* acq_rel: on success we own w again (the machine never took it). */
     int cancelled = atomic_compare_exchange_strong_explicit(

@@ -66,6 +66,7 @@ struct look {
     struct weft_thread *cur; /* the thread running then, NULL: none */
     uint64_t tick;           /* the worker's tick then */
     uint64_t since;          /* when cur was first seen keeping the worker */
+    int stuck;               /* its preemption has waited past the quantum and a grace */
 };
 
 _Atomic uint32_t weft__monitor_idle;
@@ -188,6 +189,7 @@ RACY static int look_at(struct weft__worker *w, struct look *l, uint64_t now, ui
     struct weft_thread *cur = __atomic_load_n(&w->current, __ATOMIC_RELAXED);
     uint64_t tick = __atomic_load_n(&w->tick, __ATOMIC_RELAXED);
     int moved = cur != l->cur || tick != l->tick;
+    l->stuck = 0;
     if (moved) {
         if (l->cur && l->cur != cur)
             stamp_at(l->cur, now); /* it left the worker (parked, readied or done) */
@@ -205,10 +207,8 @@ RACY static int look_at(struct weft__worker *w, struct look *l, uint64_t now, ui
         if (weft__preempt_retry(w, tick)) {
             mon.pending = 1;
             /* Still not at a safe point long past the quantum: blocked in
-             * the kernel, most likely, holding the worker. */
-            if (!moved && now - l->since >= (uint64_t)mon.quantum_ns + RESCUE_AFTER_NS &&
-                weft__preempt_escalate(w, tick))
-                weft__preempt_retry(w, tick);
+             * the kernel, most likely, holding the worker (see stuck). */
+            l->stuck = !moved && now - l->since >= (uint64_t)mon.quantum_ns + RESCUE_AFTER_NS;
         }
         else if (!moved && now - l->since >= (uint64_t)mon.quantum_ns &&
                  (ready_at_least(weft__cls(cur)) ||
@@ -235,6 +235,27 @@ RACY static int look_at(struct weft__worker *w, struct look *l, uint64_t now, ui
 static int busy_watch(void)
 {
     return mon.pending;
+}
+
+/* Every worker's thread has held it, not at a safe point, long past the
+ * quantum while work waits: none can run the thread that would release
+ * them (a holder of the kernel lock they block on, preempted). One of them
+ * is rescued (machine.c): only then, as a rescue costs a kernel-thread
+ * hand-off and a stray one would only cost fairness. */
+static void rescue_if_all_stuck(void)
+{
+    int n = weft__rt.nworkers;
+
+    for (int i = 0; i < n; i++)
+        if (!mon.looks[i].stuck)
+            return;
+    for (int i = 0; i < n; i++) {
+        struct weft__worker *w = weft__rt.workers[i];
+        if (weft__preempt_escalate(w, mon.looks[i].tick)) {
+            weft__preempt_retry(w, mon.looks[i].tick);
+            return;
+        }
+    }
 }
 
 /* 1 when every worker sleeps: the monitor may sleep too (seq_cst loads:
@@ -284,8 +305,10 @@ static void *monitor_main(void *arg)
         mon.pending = 0;
         for (int i = 0; i < weft__rt.nworkers; i++)
             moved |= look_at(weft__rt.workers[i], &mon.looks[i], now, dt);
-        if (mon.quantum_ns > 0)
+        if (mon.quantum_ns > 0) {
+            rescue_if_all_stuck();
             weft__preempt_poke_rescued(); /* back in their own code, they rejoin */
+        }
         if (moved || busy_watch() || mon.pending)
             period = mon.period_ns;
         else if (period < PERIOD_MAX_NS)

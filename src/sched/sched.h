@@ -231,7 +231,10 @@ static inline struct weft_thread *weft__tls_user(void)
 #define WEFT__ATTN_WANT    2u /* a thief asks for yielded threads */
 #define WEFT__ATTN_IO      4u /* this worker has I/O queued or in flight (owner only) */
 #define WEFT__ATTN_RECLAIM 8u /* worker 0: the main kernel thread claims it back (machine.c) */
-#define WEFT__ATTN_RESCUE  16u /* a thread of this worker runs rescued, without it (machine.c) */
+/* A count, not a bit: threads of this worker running rescued, without it
+ * (machine.c); each adds WEFT__ATTN_RESCUE_ONE while away. */
+#define WEFT__ATTN_RESCUE     0xff00u
+#define WEFT__ATTN_RESCUE_ONE 0x0100u
 
 /* gate bits (w->gate): conditions of the whole runtime, copied into every
  * worker so that the hot path needs no second load. */
