@@ -21,7 +21,6 @@
 #include "base/base.h"
 #include "stack/stack.h"
 
-#define WEFT__QUANTUM_DEFAULT_US 10000L /* 10 ms, as Go's scheduler slice */
 
 int weft__cpus_in_mask(void)
 {

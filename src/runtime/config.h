@@ -35,4 +35,8 @@ struct weft__env {
  * naming the variable and leaves the default. */
 void weft__env_read(struct weft__env *env);
 
+/* The default time quantum (weft_config.quantum_us 0): 10 ms, as Go's
+ * scheduler slice. */
+#define WEFT__QUANTUM_DEFAULT_US 10000L
+
 #endif

@@ -26,6 +26,7 @@
 #include "os/kstack.h"
 #include "runtime/config.h"
 #include "sched/machine.h"
+#include "sched/monitor.h"
 #include "sched/sched.h"
 #include "sched/switch.h"
 #include "stack/stack.h"
@@ -178,6 +179,14 @@ static void release_all(int nstarted)
     rt->nworkers = 0;
 }
 
+/* weft_config.quantum_us in ns: 0 is the default, < 0 never preempts. */
+static int64_t quantum_ns(long quantum_us)
+{
+    if (quantum_us < 0)
+        return -1;
+    return (int64_t)(quantum_us ? quantum_us : WEFT__QUANTUM_DEFAULT_US) * 1000;
+}
+
 int weft_init(const weft_config *cfg)
 {
     return weft__init_with_pool(cfg, NULL);
@@ -296,6 +305,17 @@ int weft__init_with_pool(const weft_config *cfg, const struct weft__pool_ops *po
     /* Return with every worker in its loop: work spawned right away is
      * stolen at once instead of waiting for kernel threads to start. */
     weft__machines_wait_up((uint32_t)(started - 1));
+    /* The monitor: accounting always; preemption only for the default
+     * scheduler (a plug-in pool, mltp's, stays cooperative). */
+    rc = weft__monitor_start(pool ? -1 : quantum_ns(c.quantum_us));
+    if (rc != 0) {
+        /* Not fatal: a runtime of one worker needs no other kernel thread
+         * (RLIMIT_NPROC), and goes on without accounting or preemption. */
+        int saved = errno;
+        weft__notice("no kernel thread for the monitor (%s): no CPU accounting, no preemption",
+                     strerror(rc));
+        errno = saved;
+    }
     atomic_store_explicit(&rt->state, RT_RUNNING, memory_order_release);
     weft__initial_guard(1);
     return 0;
@@ -376,6 +396,7 @@ int weft_finalize(void)
         atomic_store(&rt->state, RT_RUNNING);
     }
     weft__runtime_stop_hooks();
+    weft__monitor_stop(); /* before any descriptor is released */
     release_all(rt->nworkers);
     atomic_store_explicit(&rt->state, RT_OFF, memory_order_release);
     weft__initial_guard(0);

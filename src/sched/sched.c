@@ -21,8 +21,10 @@
 
 #include "os/futex.h"
 #include "os/kwait.h"
+#include "sched/account.h"
 #include "sched/machine.h"
 #include "sched/switch.h"
+#include "sched/monitor.h"
 
 struct weft__rt weft__rt;
 __thread struct weft__worker *weft__tls_worker __attribute__((tls_model("initial-exec")));
@@ -56,12 +58,10 @@ void weft__attend(struct weft__worker *w)
         w->mb.head = w->mb.tail = NULL;
         atomic_fetch_and_explicit(&w->attn, ~WEFT__ATTN_MAIL, memory_order_relaxed);
         weft__lock_release(&w->mb_lock);
+        const struct weft__pool_ops *pool = weft__pool();
         while (t) {
             struct weft_thread *n = t->next;
-            if (weft__rt.pool)
-                weft__rt.pool->push(w, t); /* a plug-in pool never looks at yq */
-            else
-                weft__yq_push(w, t);
+            pool->push(w, t);
             t = n;
         }
     }
@@ -69,30 +69,7 @@ void weft__attend(struct weft__worker *w)
         weft__rt.io->attend(w);
     if (a & WEFT__ATTN_WANT) {
         atomic_fetch_and_explicit(&w->attn, ~WEFT__ATTN_WANT, memory_order_relaxed);
-        if (weft__rt.pool)
-            return;
-        /* Hand over the older half of the non-pinned yielded threads. */
-        unsigned n = 0;
-        struct weft_thread *tail = w->yq;
-        if (tail) {
-            struct weft_thread *t = tail;
-            do {
-                n++;
-                t = t->next;
-            } while (t != tail);
-        }
-        unsigned give = (n + 1) / 2;
-        /* Pop all n in order; keep (re-queue) the pinned and the younger. */
-        while (n--) {
-            struct weft_thread *t = weft__yq_pop(w);
-            if (give && !t->pinned) {
-                weft__deque_push(&w->dq, t);
-                give--;
-            } else {
-                weft__yq_push(w, t);
-            }
-        }
-        weft__maybe_wake();
+        weft__ws_share(w); /* other pools' thieves take from them directly */
     }
 }
 
@@ -111,8 +88,8 @@ void weft__deque_overflow(struct weft__deque *d, struct weft_thread *x)
  * on another worker than 0. */
 void weft__make_ready_slow(struct weft__worker *w, struct weft_thread *t)
 {
-    if (weft__rt.pool) {
-        weft__rt.pool->push(w, t);
+    if (weft__pool_plugged()) {
+        weft__pool()->push(w, t);
         if (t->pinned && w->id != 0)
             weft__wake_worker(weft__worker0()); /* only worker 0 may run it */
         else
@@ -197,9 +174,17 @@ struct weft_thread *weft__pick_slow(struct weft__worker *w)
     }
     if (gate & WEFT__GATE_INJ)
         weft__take_injected(w);
-    if (weft__rt.pool)
-        return weft__rt.pool->pop(w);
-    return weft__pick_default(w);
+    return weft__pool()->pop(w);
+}
+
+int weft__has_ready(struct weft__worker *w)
+{
+    /* relaxed: hints; a miss costs a caller one round. */
+    if (atomic_load_explicit(&w->attn, memory_order_relaxed) & ~WEFT__ATTN_IO)
+        return 1;
+    if (atomic_load_explicit(&weft__rt.ninj, memory_order_relaxed) > 0)
+        return 1;
+    return weft__pool()->has_ready(w);
 }
 
 /* Acts on the thread that left the CPU for us (see "Hand-off" in sched.h);
@@ -230,50 +215,12 @@ static void handle_xfer(struct weft__worker *w, uintptr_t x)
 
 /* ---- stealing -------------------------------------------------------------- */
 
-static uint64_t next_rand(struct weft__worker *w)
-{
-    /* xorshift64: victim selection only */
-    uint64_t x = w->rng;
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    w->rng = x;
-    return x;
-}
-
 static struct weft_thread *steal_work(struct weft__worker *w)
 {
-    int n = weft__rt.nworkers;
-    if (n < 2)
+    if (weft__rt.nworkers < 2)
         return NULL;
-    if (weft__rt.pool)
-        return weft__rt.pool->steal ? weft__rt.pool->steal(w) : NULL;
-    int start = (int)(next_rand(w) % (uint64_t)n);
-    for (int i = 0; i < n; i++) {
-        struct weft__worker *v = weft__rt.workers[(start + i) % n];
-        if (v == w)
-            continue;
-        for (int tries = 0; tries < 4; tries++) {
-            struct weft_thread *t = weft__deque_steal(&v->dq);
-            if (t == WEFT__STEAL_EMPTY)
-                break;
-            if (t != WEFT__STEAL_ABORT) {
-                __atomic_store_n(&w->nsteals, w->nsteals + 1, __ATOMIC_RELAXED);
-                /* More left there and someone asleep: pass the wake on. */
-                if (weft__deque_size_hint(&v->dq) > 0)
-                    weft__maybe_wake();
-                return t;
-            }
-        }
-    }
-    /* Nothing in any deque: ask owners with yielded threads to share. */
-    for (int i = 0; i < n; i++) {
-        struct weft__worker *v = weft__rt.workers[i];
-        if (v != w && weft__yq_hint(v) &&
-            !(atomic_load_explicit(&v->attn, memory_order_relaxed) & WEFT__ATTN_WANT))
-            atomic_fetch_or_explicit(&v->attn, WEFT__ATTN_WANT, memory_order_relaxed);
-    }
-    return NULL;
+    const struct weft__pool_ops *pool = weft__pool();
+    return pool->steal ? pool->steal(w) : NULL;
 }
 
 static struct weft_thread *find_work(struct weft__worker *w)
@@ -295,12 +242,7 @@ static int has_work_anywhere(struct weft__worker *w)
      * waking us through weft__maybe_wake). */
     if (w->yq || (atomic_load_explicit(&w->attn, memory_order_relaxed) & ~WEFT__ATTN_IO))
         return 1;
-    if (weft__rt.pool)
-        return weft__rt.pool->has_work(w);
-    for (int i = 0; i < weft__rt.nworkers; i++)
-        if (weft__deque_size_hint(&weft__rt.workers[i]->dq) > 0)
-            return 1;
-    return 0;
+    return weft__pool()->has_work(w);
 }
 
 /* ---- sleeping and waking ----------------------------------------------------- */
@@ -327,6 +269,7 @@ static void go_to_sleep(struct weft__worker *w)
     }
     atomic_fetch_sub_explicit(&weft__rt.nsleeping, 1, memory_order_seq_cst);
     atomic_store_explicit(&w->sleeping, 0, memory_order_seq_cst);
+    weft__monitor_kick(); /* it may sleep, all workers having slept */
     /* acq_rel: consume the wake; WAKE_TOKEN: we held the global wake token. */
     if ((atomic_exchange_explicit(&w->wake, WEFT__WORD_WAITING, memory_order_acq_rel) &
          ~WEFT__WORD_SLEEPER) == WAKE_TOKEN)
@@ -463,12 +406,11 @@ void weft__sched_entry(void *data)
 
 void weft__push_front(struct weft__worker *w, struct weft_thread *t)
 {
-    if (weft__rt.pool && weft__rt.pool->push_front) {
-        weft__rt.pool->push_front(w, t);
-        return;
-    }
-    /* default pool: head of w's own yield FIFO */
-    weft__yq_push_head(w, t);
+    const struct weft__pool_ops *pool = weft__pool();
+    if (pool->push_front)
+        pool->push_front(w, t);
+    else
+        pool->push(w, t);
 }
 
 void weft__yield_front(void)
@@ -497,12 +439,14 @@ void weft__park(weft__commit_fn commit, void *arg)
     struct weft__worker *w = weft__tls_worker;
     struct weft_thread *self = w->current;
     weft__stack_check(self);
+    weft__acct_stamp(self);
     struct weft__parkx p = { self, commit, arg };
     weft__switch(w, self, weft__pick_local(w), (uintptr_t)&p | XF_PARK);
 }
 
 void weft__ready(struct weft_thread *t)
 {
+    weft__acct_stamp(t);
     struct weft__worker *w = weft__tls_worker;
     if (w) {
         weft__make_ready(w, t);

@@ -76,6 +76,7 @@ WEFT_INLINE void weft__switch_how(struct weft__worker *w, struct weft_thread *se
                                   struct weft_thread *to, uintptr_t x, unsigned how)
 {
     self->err = *w->errno_loc;
+    w->tick++; /* a switch out of a user thread: sched/monitor.c */
     void *to_sp = weft__switch_in(w, &self->san_fake_stack, to, how);
     if (__builtin_constant_p(x) && x == 0)
         weft__ctx_switch_bare(&self->sp, to_sp, w);
@@ -133,6 +134,7 @@ WEFT_INLINE void weft__switch_spawn(struct weft__worker *w, struct weft_thread *
                                     void (*fn)(void *arg, void **save_sp))
 {
     self->err = *w->errno_loc;
+    w->tick++; /* sched/monitor.c */
     weft__switch_in(w, &self->san_fake_stack, t, WEFT__SWITCH_FRESH);
     weft__ctx_spawn(&self->sp, top, fn, t);
 }

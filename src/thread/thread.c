@@ -66,6 +66,13 @@ static WEFT_NOINLINE __attribute__((noreturn)) void exit_slow(struct weft_thread
 {
     struct weft__worker *w = weft__worker_now();
     weft__stack_check(self);
+    /* A slot starts NORMAL (thread.h): every exit of a thread with a
+     * priority comes here, as priorities set GATE_POOL first. */
+    if (self->prio || self->pcls || self->boost) {
+        __atomic_store_n(&self->prio, WEFT_PRIO_NORMAL, __ATOMIC_RELAXED);
+        __atomic_store_n(&self->pcls, WEFT_PRIO_NORMAL, __ATOMIC_RELAXED);
+        __atomic_store_n(&self->boost, 0, __ATOMIC_RELAXED);
+    }
     /* acquire: a parked joiner published itself with a CAS after its context
      * was saved; switching to it directly is then safe. */
     uintptr_t s = atomic_load_explicit(&self->join, memory_order_acquire);
@@ -196,7 +203,7 @@ static __attribute__((noreturn)) void child_entry(void *data, void **parent_sp)
     ENTRY_GUARD;
     struct weft_thread *self = data;
     weft__san_resumed(NULL);
-    weft__make_ready(self->worker, (struct weft_thread *)parent_sp);
+    weft__make_ready_parent(self->worker, (struct weft_thread *)parent_sp, self);
     *self->worker->errno_loc = 0;
     void *r = self->fn(self->arg);
     struct weft__worker *w = self->worker; /* fn may have moved us to another worker */
@@ -454,6 +461,7 @@ static int spawn_bound(weft_thread **out, weft_fn fn, const void *arg, size_t ar
     if (!t)
         return ENOMEM;
     t->bound = 1;
+    t->prio = t->pcls = (int8_t)attr->priority; /* stored only: never queued */
     t->fn = fn;
     t->arg = (void *)arg;
     if (arg_size) {
@@ -596,6 +604,11 @@ static int spawn_any(weft_thread **out, weft_fn fn, const void *arg, size_t arg_
     /* seq_cst: pairs with finalize's stopping CAS (see spawn_slow). */
     if (WEFT_UNLIKELY(atomic_load_explicit(&weft__rt.state, memory_order_seq_cst) != RT_RUNNING))
         return EAGAIN;
+    if (attr->priority != WEFT_PRIO_NORMAL) {
+        int rc = weft__prio_activate();
+        if (rc != 0)
+            return rc;
+    }
     if (attr->bound)
         return spawn_bound(out, fn, arg, arg_size, attr, group);
 
@@ -605,6 +618,8 @@ static int spawn_any(weft_thread **out, weft_fn fn, const void *arg, size_t arg_
     if (!t)
         return ENOMEM;
     init_thread(w, t, fn, (void *)arg, attr->name, attr->detached);
+    __atomic_store_n(&t->prio, (int8_t)attr->priority, __ATOMIC_RELAXED);
+    __atomic_store_n(&t->pcls, (int8_t)attr->priority, __ATOMIC_RELAXED);
     void *top = place_arg(t, arg, arg_size);
     if (group)
         weft__group_push(group, t);
@@ -613,7 +628,12 @@ static int spawn_any(weft_thread **out, weft_fn fn, const void *arg, size_t arg_
     if (w) {
         count_spawn(w);
         struct weft_thread *self = w->current;
-        if (self && weft__rt.policy == WEFT_WORK_FIRST && !main_spawns_help_first(self)) {
+        /* Work-first when the child's class is not lower than the
+         * parent's; a higher child runs at once under either policy. */
+        int pcls = self ? weft__cls(self) : WEFT_PRIO_NORMAL;
+        if (self && ((weft__rt.policy == WEFT_WORK_FIRST && !main_spawns_help_first(self) &&
+                      attr->priority >= pcls) ||
+                     attr->priority > pcls)) {
             weft__stack_check(self); /* it is switched out: see stack/stack.c */
             return spawn_child_first(w, self, t, top);
         }
@@ -874,7 +894,7 @@ static WEFT_NOINLINE void yield_slow(void)
             weft__switch(w, self, NULL, (uintptr_t)self | XF_YIELD);
         return;
     }
-    if (WEFT_LIKELY(!weft__rt.pool)) {
+    if (WEFT_LIKELY(!weft__pool_plugged())) {
         /* Our own FIFO: nobody else can resume us from it before we are
          * switched out, so no hand-off is needed. */
         weft__yq_push(w, self);

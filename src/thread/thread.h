@@ -21,6 +21,7 @@
 
 struct weft__worker;
 struct weft__stack_class;
+struct weft__prio_q;
 
 /* How a stack slot is protected against overflow. */
 enum {
@@ -83,6 +84,27 @@ struct weft_thread {
     _Atomic uintptr_t member_link; /* group members: the next older member (thread/group.h);
                                       set by the spawn before the push; relaxed atomics, as
                                       a waiter may read it stale */
+    /* CPU accounting (sched/account.h): statistical, written by the monitor
+     * thread (sched/monitor.c) and stamped by park/ready; relaxed atomics
+     * (readers want a snapshot). The record is the thread's only while
+     * acct_id equals its id: a spawn resets the id, so a reused slot reads
+     * as a fresh thread without a store on the spawn path. */
+    _Atomic uint64_t acct_id;     /* id of the thread the record belongs to */
+    _Atomic uint64_t cpu_ns;      /* CPU time charged so far */
+    _Atomic uint64_t charged_at;  /* monitor clock of the last charge */
+    _Atomic uint64_t state_since; /* monitor clock of its last state change */
+    /* Priority (sched/pool_prio.c). Both 0 (NORMAL) in a fresh slot; an exit
+     * resets them (exit_slow: every exit once priorities are in use).
+     * Relaxed __atomic accesses: others read them racily. */
+    int8_t prio;                  /* the set priority, WEFT_PRIO_* */
+    int8_t pcls;                  /* the class it is scheduled at: prio, or a mutex
+                                     waiter's while it holds the mutex (inheritance) */
+    int8_t boost;                 /* class inherited from mutex waiters + 2, 0: none
+                                     (sync/mutex.c); relaxed __atomic accesses */
+    int8_t pq_cls;                /* its list in pq; under pq's lock */
+    struct weft__prio_q *pq;      /* the priority pool's lists holding it, NULL: none;
+                                     written under that lock, read racily */
+    struct weft_thread *prev;     /* link in a priority-pool list; under its lock */
 } __attribute__((aligned(64)));
 
 /* A FIFO of threads linked through ->next, guarded by whatever lock its
