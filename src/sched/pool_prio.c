@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "sched/sched.h"
+#include "sched/switch.h"
 
 #define NCLASS 4 /* WEFT_PRIO_BACKGROUND..WEFT_PRIO_URGENT */
 #define IDX(c) ((c) - WEFT_PRIO_BACKGROUND)

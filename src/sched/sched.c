@@ -23,8 +23,8 @@
 #include "os/kwait.h"
 #include "sched/account.h"
 #include "sched/machine.h"
-#include "sched/switch.h"
 #include "sched/monitor.h"
+#include "sched/switch.h"
 
 struct weft__rt weft__rt;
 __thread struct weft__worker *weft__tls_worker __attribute__((tls_model("initial-exec")));

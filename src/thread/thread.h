@@ -79,8 +79,6 @@ struct weft_thread {
     unsigned valgrind_id;          /* VALGRIND_STACK_REGISTER id */
     void *san_fake_stack;          /* ASan fake stack while switched out */
     void *san_fiber;               /* TSan fiber */
-    struct weft_thread *prev;      /* bound threads: back link in the live bound list, whose
-                                      forward link is ->next; under its lock (thread.c) */
     _Atomic uintptr_t member_link; /* group members: the next older member (thread/group.h);
                                       set by the spawn before the push; relaxed atomics, as
                                       a waiter may read it stale */
@@ -96,15 +94,18 @@ struct weft_thread {
     /* Priority (sched/pool_prio.c). Both 0 (NORMAL) in a fresh slot; an exit
      * resets them (exit_slow: every exit once priorities are in use).
      * Relaxed __atomic accesses: others read them racily. */
-    int8_t prio;                  /* the set priority, WEFT_PRIO_* */
-    int8_t pcls;                  /* the class it is scheduled at: prio, or a mutex
+    int8_t prio;              /* the set priority, WEFT_PRIO_* */
+    int8_t pcls;              /* the class it is scheduled at: prio, or a mutex
                                      waiter's while it holds the mutex (inheritance) */
-    int8_t boost;                 /* class inherited from mutex waiters + 2, 0: none
+    int8_t boost;             /* class inherited from mutex waiters + 2, 0: none
                                      (sync/mutex.c); relaxed __atomic accesses */
-    int8_t pq_cls;                /* its list in pq; under pq's lock */
-    struct weft__prio_q *pq;      /* the priority pool's lists holding it, NULL: none;
+    int8_t pq_cls;            /* its list in pq; under pq's lock */
+    struct weft__prio_q *pq;  /* the priority pool's lists holding it, NULL: none;
                                      written under that lock, read racily */
-    struct weft_thread *prev;     /* link in a priority-pool list; under its lock */
+    struct weft_thread *prev; /* back link of the list ->next links it in, where that
+                                     list has one: a priority-pool list, or for a bound
+                                     thread (never in a pool) the live bound list
+                                     (thread.c); under that list's lock */
 } __attribute__((aligned(64)));
 
 /* A FIFO of threads linked through ->next, guarded by whatever lock its
