@@ -73,13 +73,9 @@ static inline void io_uring_prep_link_timeout(struct io_uring_sqe *sqe,
 
 struct weft__worker;
 
-/* The next free SQE of w's ring (which exists: weft__io_ring), submitting
- * what is queued first if the SQ ring is full (uring.c). */
-struct io_uring_sqe *weft__io_sqe(struct weft__worker *w);
-
 /* Makes room for n SQEs in w's SQ ring (submitting what is queued if it
- * has less), so that the next n weft__io_sqe calls submit nothing: linked
- * SQEs must reach the kernel in one submission. */
+ * has less), so that the next n weft__io_sqe calls (io/io.h) submit
+ * nothing: linked SQEs must reach the kernel in one submission. */
 void weft__io_room(struct weft__worker *w, unsigned n);
 
 /* A tag in the low bits of an SQE's user_data, which is otherwise its

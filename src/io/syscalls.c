@@ -437,10 +437,20 @@ static long fallback_rw(int kind, int fd, void *buf, size_t n, uint64_t off, int
 
 /* ---- the mirrors ---------------------------------------------------------- */
 
+/* A mirror called from a task fails with EPERM: it would wait, and a task
+ * must not (sched.h: weft__in_task; weft.h: the split-phase calls). */
+static long in_task(void)
+{
+    weft__errno_set(EPERM);
+    return -1;
+}
+
 /* A transfer through the ring of the calling user thread's worker, else
  * through a spare kernel thread (or directly from a plain kernel thread). */
 static long transfer(int kind, int fd, void *buf, size_t n, uint64_t off, int flags)
 {
+    if (WEFT_UNLIKELY(weft__in_task()))
+        return in_task();
     /* A read or write of 0 bytes through an iovec returns 0 without asking
      * the file, where read(2) and write(2) do ask it (EISDIR, an eventfd's
      * EINVAL, a socket's empty datagram or EPIPE): it is made as itself. */
@@ -494,6 +504,8 @@ ssize_t weft_send(int fd, const void *buf, size_t n, int flags)
 
 int weft_accept(int fd, struct sockaddr *addr, socklen_t *len)
 {
+    if (weft__in_task())
+        return (int)in_task();
     struct weft__worker *w = ring_worker();
     if (w && !weft__io_nonblocking(fd)) {
         struct weft__io_req req;
@@ -509,6 +521,8 @@ int weft_accept(int fd, struct sockaddr *addr, socklen_t *len)
 
 int weft_connect(int fd, const struct sockaddr *addr, socklen_t len)
 {
+    if (weft__in_task())
+        return (int)in_task();
     struct weft__worker *w = ring_worker();
     if (w && !weft__io_nonblocking(fd)) {
         struct weft__io_req req;
@@ -524,6 +538,8 @@ int weft_connect(int fd, const struct sockaddr *addr, socklen_t len)
 
 int weft_poll(int fd, short events, int timeout_ms)
 {
+    if (timeout_ms != 0 && weft__in_task())
+        return (int)in_task();
     if (fd < 0 && weft__self()) {
         /* poll(2) ignores a negative descriptor: only the timeout remains */
         if (timeout_ms < 0)
@@ -568,12 +584,15 @@ int weft_sleep_ns(uint64_t ns)
         weft_yield();
         return 0;
     }
+    if (weft__in_task())
+        return (int)in_task();
     struct weft__worker *w = ring_worker();
     if (w) {
         struct weft__io_req req;
         struct io_uring_sqe *sqe = ring_start(w, &req, 1);
         struct __kernel_timespec ts = { (long long)(ns / NS_PER_S), (long long)(ns % NS_PER_S) };
         io_uring_prep_timeout(sqe, &ts, 0, 0);
+        weft__thread_wait(w->current, WEFT__WAIT_SLEEP);
         int res = ring_finish(w, &req, sqe, RING_BATCHED);
         return res == -ETIME || res >= 0 ? 0 : (int)result(res);
     }

@@ -22,6 +22,7 @@
 
 #include "io/io.h"
 #include "io/poller.h"
+#include "observe/observe.h"
 #include "os/futex.h"
 #include "os/kstack.h"
 #include "runtime/config.h"
@@ -31,6 +32,7 @@
 #include "sched/switch.h"
 #include "stack/stack.h"
 #include "sync/wait.h"
+#include "task/task.h"
 
 #define SCHED_STACK ((size_t)256 << 10)
 
@@ -135,7 +137,8 @@ static void stop_workers(struct weft__rt *rt, int nstarted)
     }
 }
 
-/* WEFT_STATS: one line per started worker, then the I/O counters. */
+/* WEFT_STATS: one line per started worker, then the I/O and task
+ * counters. */
 static void report_stats(struct weft__rt *rt, int nstarted, uint64_t handoffs, uint64_t inplace)
 {
     for (int i = 0; i < nstarted; i++) {
@@ -151,12 +154,18 @@ static void report_stats(struct weft__rt *rt, int nstarted, uint64_t handoffs, u
                  "crossing)",
                  (unsigned long long)c.calls, (unsigned long long)c.enters,
                  (unsigned long long)c.reaped, c.enters ? (double)c.calls / (double)c.enters : 0.0);
+    struct weft__task_counters tc;
+    weft__task_counters(&tc);
+    weft__notice("stats: tasks: run %llu stolen %llu split-phase calls %llu",
+                 (unsigned long long)tc.run, (unsigned long long)tc.stolen,
+                 (unsigned long long)tc.calls);
     weft__notice("stats: blocking calls: %llu hand-offs, %llu run in place (no kernel thread)",
                  (unsigned long long)handoffs, (unsigned long long)inplace);
 }
 
 /* Frees the workers (their stack caches first), the initial thread's
- * descriptor, the bound threads nobody joined and the pool's state. */
+ * descriptor, the bound threads nobody joined, the tasks' state and the
+ * pool's. */
 static void free_workers(struct weft__rt *rt, int nstarted)
 {
     for (int i = 1; i < nstarted; i++)
@@ -169,6 +178,7 @@ static void free_workers(struct weft__rt *rt, int nstarted)
     }
     free(rt->main);
     weft__bound_free_all();
+    weft__task_fini(); /* the unfired tasks' records too */
     for (int i = 0; rt->workers && i < rt->nworkers; i++)
         worker_free(rt->workers[i]);
     free(rt->workers);
@@ -191,6 +201,7 @@ static void release_all(int nstarted)
         report_stats(rt, nstarted, handoffs, inplace);
     free_workers(rt, nstarted);
     rt->pool = NULL;
+    weft__trace_finish(); /* every worker has stopped: the rings are still */
     weft__stack_shutdown();
     weft__overflow_uninstall();
     weft__tls_worker = NULL;
@@ -257,6 +268,7 @@ static void rt_reset(struct weft__rt *rt, const weft_config *c, const struct wef
     rt->finalize = weft_finalize;
     rt->exited = weft__finish_exit;
     rt->io = &weft__io_sched;
+    rt->task = &weft__task_sched;
     rt->policy = c->spawn_policy;
     rt->stack_size = c->stack_size;
     rt->pool = pool;
@@ -287,7 +299,8 @@ static struct weft_thread *initial_thread_new(struct weft__rt *rt)
     return m;
 }
 
-/* The workers, each with its scheduler context, and the initial thread:
+/* The workers, each with its scheduler context, the tasks' per-worker
+ * state and the initial thread:
  * 0, or ENOMEM with what was made left in rt for release_all. */
 static int workers_create(struct weft__rt *rt)
 {
@@ -297,6 +310,8 @@ static int workers_create(struct weft__rt *rt)
     for (int i = 0; i < rt->nworkers; i++)
         if (!(rt->workers[i] = worker_new(i)))
             return ENOMEM;
+    if (weft__task_init(rt->nworkers) != 0)
+        return ENOMEM;
     if (!(rt->main = initial_thread_new(rt)))
         return ENOMEM;
     rt->main_pthread = pthread_self();
@@ -380,12 +395,16 @@ int weft__init_with_pool(const weft_config *cfg, const struct weft__pool_ops *po
     if (rc != 0)
         goto undo_workers;
     enter_worker0(rt);
+    if (weft__trace_start(env.trace) != 0)
+        weft__notice("WEFT_TRACE: no memory for the event rings; not tracing");
     rc = machines_start(rt, &started);
     if (rc != 0)
         goto undo_workers;
     monitor_start(&c, pool);
     atomic_store_explicit(&rt->state, RT_RUNNING, memory_order_release);
     weft__initial_guard(1);
+    if (weft__dump_signal_start(env.dump_signal) != 0)
+        weft__notice("WEFT_DUMP_SIGNAL: cannot serve signal %d; no dump signal", env.dump_signal);
     return 0;
 
 undo_workers: /* and the machines started, and the stack layer */
@@ -398,14 +417,19 @@ undo_starting:
     return rc;
 }
 
-/* Threads not yet finished. Exits are read before spawns: each exit counter
- * can only lag, each spawn counter only lead, so a zero is a true zero. */
+/* Threads not yet finished, plus tasks ready or running and split-phase
+ * calls in flight (task/task.h). Every exit and close is read before any
+ * spawn or open: each of the former can only lag, each of the latter only
+ * lead, and what a finished thread or task started before it finished is
+ * seen started, so a zero is a true zero. */
 static int64_t live_threads(void)
 {
     struct weft__rt *rt = &weft__rt;
     uint64_t exited = 0, spawned = 0;
     for (int i = 0; i < rt->nworkers; i++)
         exited += atomic_load_explicit(&rt->workers[i]->nexited, memory_order_acquire);
+    exited += weft__task_closed();
+    spawned += weft__task_opened();
     for (int i = 0; i < rt->nworkers; i++)
         spawned += atomic_load_explicit(&rt->workers[i]->nspawned, memory_order_acquire);
     spawned += atomic_load_explicit(&rt->ext_spawned, memory_order_acquire);
@@ -434,8 +458,9 @@ static struct weft__worker *run_others(struct weft__worker *w)
             weft__make_ready(w, inj);
         struct weft_thread *next = weft__pick_local(w);
         /* NULL with a reclaim pending: worker 0 goes back to the main
-         * kernel thread through the scheduler (sched/machine.c) */
-        if (next || weft__reclaimed(w)) {
+         * kernel thread through the scheduler (sched/machine.c); with
+         * tasks ready here, to let its scheduler context run them */
+        if (next || weft__reclaimed(w) || weft__task_local(w)) {
             weft__switch(w, rt->main, next, (uintptr_t)rt->main | XF_YIELD);
             w = rt->main->worker;
             nap_ns = NAP_MIN_NS;
@@ -450,7 +475,7 @@ static struct weft__worker *run_others(struct weft__worker *w)
 }
 
 /* Moves the runtime from RUNNING to STOPPING once no plain kernel thread
- * is inside weft_spawn. Returns 1 when nothing is left to run, 0 when
+ * is inside weft_spawn (or a task's split-phase call). Returns 1 when nothing is left to run, 0 when
  * such a spawn queued a thread meanwhile (the runtime is RUNNING again,
  * and the thread runs first), -1 when the runtime was not RUNNING. */
 static int try_stop(struct weft__rt *rt)
@@ -460,7 +485,7 @@ static int try_stop(struct weft__rt *rt)
      * (EAGAIN) or is counted below (pairs with spawn_slow). */
     if (!atomic_compare_exchange_strong(&rt->state, &expect, RT_STOPPING))
         return -1;
-    while (weft__kernel_spawns() > 0)
+    while (weft__kernel_spawns() > 0 || weft__task_kernel_calls() > 0)
         sched_yield();
     if (live_threads() == 0 && weft__kernel_joins() == 0)
         return 1;
@@ -485,6 +510,7 @@ int weft_finalize(void)
         if (stopped < 0)
             return EINVAL;
     } while (!stopped);
+    weft__dump_signal_stop(); /* a dump under way ends first */
     weft__runtime_stop_hooks();
     weft__monitor_stop(); /* before any descriptor is released */
     release_all(rt->nworkers);
@@ -527,5 +553,10 @@ int weft_stats_get(weft_stats *out)
     out->io_enters = c.enters;
     out->io_completions = c.reaped;
     weft__machines_counters(&out->io_handoffs, &out->io_offloaded);
+    struct weft__task_counters tc;
+    weft__task_counters(&tc);
+    out->tasks_run = tc.run;
+    out->tasks_stolen = tc.stolen;
+    out->task_calls = tc.calls;
     return 0;
 }

@@ -9,6 +9,7 @@
  * them as its NORMAL class.
  */
 #include "sched/sched.h"
+#include "sched/trace.h"
 
 /* Ready: the deque; the pinned initial thread never goes there (thieves
  * would take it) but to worker 0's yield FIFO. */
@@ -66,6 +67,8 @@ struct weft_thread *weft__ws_steal(struct weft__worker *w)
                 break;
             if (t != WEFT__STEAL_ABORT) {
                 __atomic_store_n(&w->nsteals, w->nsteals + 1, __ATOMIC_RELAXED);
+                if (WEFT_UNLIKELY(weft__trace_on))
+                    weft__trace(w, WEFT__EV_STEAL, t, v->id);
                 /* More left there and someone asleep: pass the wake on. */
                 if (weft__deque_size_hint(&v->dq) > 0)
                     weft__maybe_wake();

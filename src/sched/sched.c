@@ -14,6 +14,7 @@
  * pinned initial thread use reliable (targeted) wake-ups.
  */
 #include "sched/sched.h"
+#include "sched/trace.h"
 
 #include <sched.h>
 #include <stddef.h>
@@ -174,7 +175,10 @@ struct weft_thread *weft__pick_slow(struct weft__worker *w)
     }
     if (gate & WEFT__GATE_INJ)
         weft__take_injected(w);
-    return weft__pool()->pop(w);
+    struct weft_thread *t = weft__pool()->pop(w);
+    if ((gate & WEFT__GATE_TRACE) && t && w->current) /* the picker switches to t */
+        weft__trace(w, WEFT__EV_RUN, t, 0);
+    return t;
 }
 
 int weft__has_ready(struct weft__worker *w)
@@ -241,6 +245,8 @@ static int has_work_anywhere(struct weft__worker *w)
      * not count: only their owners run them (or hand them over on request,
      * waking us through weft__maybe_wake). */
     if (w->yq || (atomic_load_explicit(&w->attn, memory_order_relaxed) & ~WEFT__ATTN_IO))
+        return 1;
+    if (weft__rt.task->has_work())
         return 1;
     return weft__pool()->has_work(w);
 }
@@ -361,10 +367,19 @@ void weft__worker_loop(struct weft__worker *w)
     for (;;) {
         if (WEFT_UNLIKELY(weft__reclaimed(w)))
             weft__sched_release(w);
+        /* Local tasks first (a thread that switched here to let them run,
+         * weft_finalize's, is queued already); stolen ones after threads. */
+        int ntasks = weft__rt.task->run(w, 0);
         struct weft_thread *t = find_work(w);
         if (t) {
             idle_since = 0;
+            if (WEFT_UNLIKELY(weft__trace_on))
+                weft__trace(w, WEFT__EV_RUN, t, 0);
             weft__switch_from_sched(w, t);
+            continue;
+        }
+        if (ntasks || weft__rt.task->run(w, 1)) {
+            idle_since = 0;
             continue;
         }
         if (atomic_load_explicit(&weft__rt.stopping, memory_order_acquire))
@@ -441,13 +456,22 @@ void weft__park(weft__commit_fn commit, void *arg)
     weft__stack_check(self);
     weft__acct_stamp(self);
     struct weft__parkx p = { self, commit, arg };
-    weft__switch(w, self, weft__pick_local(w), (uintptr_t)&p | XF_PARK);
+    if (WEFT_UNLIKELY(weft__trace_on))
+        weft__trace_pending(w, WEFT__RUN_PARKED | weft__thread_waits(self) << 8);
+    struct weft_thread *next = weft__pick_local(w);
+    if (WEFT_UNLIKELY(weft__trace_on) && !next)
+        weft__trace_leave(w, self);
+    weft__switch(w, self, next, (uintptr_t)&p | XF_PARK);
+    weft__thread_wait(self, WEFT__WAIT_NONE); /* resumed: not waiting any more */
 }
 
 void weft__ready(struct weft_thread *t)
 {
     weft__acct_stamp(t);
     struct weft__worker *w = weft__tls_worker;
+    weft__thread_wait(t, WEFT__WAIT_NONE); /* ready now; still ours until queued */
+    if (WEFT_UNLIKELY(weft__trace_on))
+        weft__trace(w, WEFT__EV_WAKE, t, 0);
     if (w) {
         weft__make_ready(w, t);
         return;

@@ -83,6 +83,15 @@ struct weft__sched_io {
     void (*wake)(struct weft__worker *v);     /* ends v's idle_wait */
 };
 
+/* What a worker needs of the task layer (task/task.c), which sits above the
+ * scheduler (weft_init registers it before any worker runs). Tasks run on
+ * the scheduler context's stack, between user threads. */
+struct weft__sched_task {
+    int (*run)(struct weft__worker *w, int steal); /* runs w's ready tasks (steal: then others');
+                                                      returns how many ran */
+    int (*has_work)(void);                         /* racy hint for idling: a task is ready */
+};
+
 struct weft__worker {
     /* hot, owner only */
     struct weft_thread *current;    /* see invariants; read by the SIGSEGV handler */
@@ -176,6 +185,7 @@ struct weft__rt {
     _Atomic uint64_t ext_spawned;    /* spawns from plain kernel threads */
     _Atomic int64_t bound_live;      /* bound threads not yet finished */
     const struct weft__sched_io *io; /* io/'s hooks; set by weft_init, immutable while running */
+    const struct weft__sched_task *task; /* task/'s hooks; as io */
     int (*finalize)(void);           /* runtime/'s weft_finalize, set by weft_init:
                                            weft_exit of the initial thread ends the
                                            runtime through it (thread/ is below runtime/) */
@@ -221,6 +231,11 @@ static inline struct weft_thread *weft__tls_user(void)
 #define WEFT__GATE_CANARY                                                                          \
     4u /* canary-checked stacks exist: weft__pick_slow checks the
                                 departing thread's canary; set by stack.c, never cleared */
+#define WEFT__GATE_TRACE                                                                           \
+    8u /* WEFT_TRACE: every pick and exit takes the slow paths, which record
+                                events (sched/trace.h); set by weft_init, never cleared */
+/* weft__rt.policy bit while tracing: spawns take spawn_any (sched/trace.h) */
+#define WEFT__POLICY_TRACED 0x100
 
 /* xfer tags (low bits of a 64-byte aligned descriptor or 8-aligned record).
  * A NULL xfer is no hand-off; EXIT, the most frequent, is the untagged
@@ -308,6 +323,18 @@ static inline int weft__cls(const struct weft_thread *t)
  * caller, ahead of every other ready thread. */
 void weft__yield_front(void);
 void weft__sched_entry(void *data);
+
+/* Sets t's wait kind (thread->wait, WEFT__WAIT_*); t is the caller about
+ * to park, or a parked thread the caller wakes. */
+static inline void weft__thread_wait(struct weft_thread *t, uint8_t kind)
+{
+    __atomic_store_n(&t->wait, kind, __ATOMIC_RELAXED);
+}
+
+static inline uint8_t weft__thread_waits(const struct weft_thread *t)
+{
+    return __atomic_load_n(&t->wait, __ATOMIC_RELAXED);
+}
 
 /* ---- the hot path ------------------------------------------------------- */
 
@@ -486,6 +513,16 @@ WEFT_INLINE struct weft_thread *weft__pick_local(struct weft__worker *w)
     if (WEFT_UNLIKELY(atomic_load_explicit(&w->attn_any, memory_order_relaxed)))
         return weft__pick_slow(w);
     return weft__pick_default(w);
+}
+
+/* 1 when the caller runs a zero-wait task (task/task.c): on a worker's
+ * scheduler context, where no user thread is current. A call that would
+ * wait fails there with EPERM instead (weft.h): a task has no stack of its
+ * own to park, and a wait in the kernel would stall the worker. */
+WEFT_INLINE int weft__in_task(void)
+{
+    struct weft__worker *w = weft__tls_worker;
+    return w && !w->current;
 }
 
 /* The worker the calling code runs on right now. After a switch the thread

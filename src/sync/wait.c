@@ -150,8 +150,9 @@ unsigned weft__spin_while(_Atomic uint64_t *word, uint64_t mask, uint64_t value,
 
 /* ---- waiter records ----------------------------------------------------------- */
 
-void weft__waiter_init(struct weft__waiter *w)
+void weft__waiter_init(struct weft__waiter *w, uint8_t kind)
 {
+    w->kind = kind;
     w->next = w->prev = NULL;
     w->thread = weft__self();
     atomic_init(&w->word, WEFT__WORD_WAITING);
@@ -199,6 +200,7 @@ uint32_t weft__waiter_block(struct weft__waiter *w, uint64_t spin_ns,
         uint32_t v = atomic_load_explicit(&w->word, memory_order_acquire);
         if (weft__word_final(v))
             return v;
+        weft__thread_wait(w->thread, w->kind);
         weft__park(commit_sleep, w);
     }
 }

@@ -30,6 +30,7 @@
 #include "os/futex.h"
 #include "sched/sched.h"
 #include "sched/switch.h"
+#include "sched/trace.h"
 #include "thread/group.h"
 
 #if defined(WEFT_SANITIZE_ADDRESS)
@@ -73,15 +74,21 @@ static WEFT_NOINLINE __attribute__((noreturn)) void exit_slow(struct weft_thread
         __atomic_store_n(&self->pcls, WEFT_PRIO_NORMAL, __ATOMIC_RELAXED);
         __atomic_store_n(&self->boost, 0, __ATOMIC_RELAXED);
     }
+    if (WEFT_UNLIKELY(weft__trace_on))
+        weft__trace_pending(w, WEFT__RUN_EXITED);
     /* acquire: a parked joiner published itself with a CAS after its context
      * was saved; switching to it directly is then safe. */
     uintptr_t s = atomic_load_explicit(&self->join, memory_order_acquire);
     struct weft_thread *to;
     if (s != WEFT__J_RUNNING && !(s & (WEFT__J_DETACHED | WEFT__J_KWAIT | WEFT__J_DONE)) &&
-        (!((struct weft_thread *)WEFT__J_PTR(s))->pinned || w->id == 0))
+        (!((struct weft_thread *)WEFT__J_PTR(s))->pinned || w->id == 0)) {
         to = (struct weft_thread *)WEFT__J_PTR(s);
-    else
+        if (WEFT_UNLIKELY(weft__trace_on))
+            weft__trace(w, WEFT__EV_RUN, to, 0);
+    } else
         to = weft__pick_local(w);
+    if (WEFT_UNLIKELY(weft__trace_on) && !to)
+        weft__trace_leave(w, self);
     if (s == WEFT__J_RUNNING)
         exit_to(w, self, to);
     exit_jump(w, self, to);
@@ -365,9 +372,9 @@ static void bound_track(struct weft_thread *t)
 {
     pthread_mutex_lock(&bound_list.lock);
     t->next = bound_list.head;
-    t->prev = NULL;
+    t->bound_prev = NULL;
     if (bound_list.head)
-        bound_list.head->prev = t;
+        bound_list.head->bound_prev = t;
     bound_list.head = t;
     pthread_mutex_unlock(&bound_list.lock);
 }
@@ -375,17 +382,25 @@ static void bound_track(struct weft_thread *t)
 static void bound_free(struct weft_thread *t)
 {
     pthread_mutex_lock(&bound_list.lock);
-    struct weft_thread *prev = t->prev;
+    struct weft_thread *prev = t->bound_prev;
     if (prev)
         prev->next = t->next;
     else
         bound_list.head = t->next;
     if (t->next)
-        t->next->prev = prev;
+        t->next->bound_prev = prev;
     /* relaxed: whoever freed t already moved it to FREED (or never shared it) */
     atomic_store_explicit(&t->join, WEFT__J_FREED, memory_order_relaxed);
     t->next = bound_list.spare;
     bound_list.spare = t;
+    pthread_mutex_unlock(&bound_list.lock);
+}
+
+void weft__bound_each(void (*fn)(struct weft_thread *t, void *arg), void *arg)
+{
+    pthread_mutex_lock(&bound_list.lock);
+    for (struct weft_thread *t = bound_list.head; t; t = t->next)
+        fn(t, arg);
     pthread_mutex_unlock(&bound_list.lock);
 }
 
@@ -631,12 +646,16 @@ static int spawn_any(weft_thread **out, weft_fn fn, const void *arg, size_t arg_
         /* Work-first when the child's class is not lower than the
          * parent's; a higher child runs at once under either policy. */
         int pcls = self ? weft__cls(self) : WEFT_PRIO_NORMAL;
-        if (self && ((weft__rt.policy == WEFT_WORK_FIRST && !main_spawns_help_first(self) &&
-                      attr->priority >= pcls) ||
+        if (self && (((weft__rt.policy & ~WEFT__POLICY_TRACED) == WEFT_WORK_FIRST &&
+                      !main_spawns_help_first(self) && attr->priority >= pcls) ||
                      attr->priority > pcls)) {
             weft__stack_check(self); /* it is switched out: see stack/stack.c */
+            if (WEFT_UNLIKELY(weft__trace_on))
+                weft__trace(w, WEFT__EV_RUN, t, WEFT__RUN_SPAWNED);
             return spawn_child_first(w, self, t, top);
         }
+        if (WEFT_UNLIKELY(weft__trace_on))
+            weft__trace(w, WEFT__EV_SPAWN, t, 0);
         t->sp = weft__ctx_make(top, thread_entry, t);
         weft__make_ready(w, t);
         return 0;
@@ -773,6 +792,7 @@ static int join_any(weft_thread *t, void **result)
         if (s != WEFT__J_RUNNING)
             return EINVAL; /* detached, somebody else joins it, or freed */
         if (w && self) {
+            weft__thread_wait(self, WEFT__WAIT_JOIN);
             weft__park(join_commit, t);
             w = self->worker;
         } else {
@@ -824,6 +844,10 @@ static WEFT_NOINLINE int join_slow(weft_thread *t, void **result)
     struct weft__worker *w = weft__tls_worker;
     if ((w && w->current) || weft__tls_user())
         return join_any(t, result); /* a user thread: finalize waits for it */
+    if (w) /* a task (sched.h: weft__in_task) must not wait for a running thread */
+        return t && atomic_load_explicit(&t->join, memory_order_acquire) == WEFT__J_RUNNING
+                   ? EPERM
+                   : join_any(t, result);
     /* seq_cst: counted before the join word is read or published, so a
      * finalize that has seen the joined thread's exit sees the count too. */
     atomic_fetch_add_explicit(&kernel_joins, 1, memory_order_seq_cst);

@@ -73,13 +73,15 @@ struct weft_thread {
     uint64_t id;  /* immutable after spawn */
     const char *name; /* immutable after spawn */
     /* stack slot, set when carved, immutable afterwards */
-    char *stack_lo;                /* lowest usable byte */
-    size_t stack_size;             /* usable bytes below the descriptor */
-    struct weft__stack_class *cls; /* size class it returns to; NULL: not a slot */
-    unsigned valgrind_id;          /* VALGRIND_STACK_REGISTER id */
-    void *san_fake_stack;          /* ASan fake stack while switched out */
-    void *san_fiber;               /* TSan fiber */
-    _Atomic uintptr_t member_link; /* group members: the next older member (thread/group.h);
+    char *stack_lo;                 /* lowest usable byte */
+    size_t stack_size;              /* usable bytes below the descriptor */
+    struct weft__stack_class *cls;  /* size class it returns to; NULL: not a slot */
+    unsigned valgrind_id;           /* VALGRIND_STACK_REGISTER id */
+    void *san_fake_stack;           /* ASan fake stack while switched out */
+    void *san_fiber;                /* TSan fiber */
+    struct weft_thread *bound_prev; /* bound threads: back link in the live bound list, whose
+                                      forward link is ->next; under its lock (thread.c) */
+    _Atomic uintptr_t member_link;  /* group members: the next older member (thread/group.h);
                                       set by the spawn before the push; relaxed atomics, as
                                       a waiter may read it stale */
     /* CPU accounting (sched/account.h): statistical, written by the monitor
@@ -102,11 +104,29 @@ struct weft_thread {
     int8_t pq_cls;            /* its list in pq; under pq's lock */
     struct weft__prio_q *pq;  /* the priority pool's lists holding it, NULL: none;
                                      written under that lock, read racily */
-    struct weft_thread *prev; /* back link of the list ->next links it in, where that
-                                     list has one: a priority-pool list, or for a bound
-                                     thread (never in a pool) the live bound list
-                                     (thread.c); under that list's lock */
+    struct weft_thread *prev; /* link in a priority-pool list; under its lock */
+    uint8_t wait; /* WEFT__WAIT_*: what it waits for; set by the thread before it parks or
+                     blocks, cleared by its waker (weft__ready) and when it resumes; relaxed
+                     atomics (weft__thread_wait), as weft_dump reads it racily */
 } __attribute__((aligned(64)));
+
+/* What a thread that is not on a CPU waits for (thread->wait): the words
+ * weft_dump prints (observe/registry.c). A parked thread whose byte is
+ * NONE is ready, or about to be; BLOCKING is a thread inside weft_blocking
+ * or a syscall mirror's hand-off, running on a kernel thread of its own. */
+enum {
+    WEFT__WAIT_NONE,
+    WEFT__WAIT_MUTEX,
+    WEFT__WAIT_COND,
+    WEFT__WAIT_RWLOCK,
+    WEFT__WAIT_BARRIER,
+    WEFT__WAIT_SEM,
+    WEFT__WAIT_JOIN,
+    WEFT__WAIT_IO,
+    WEFT__WAIT_SLEEP,
+    WEFT__WAIT_BLOCKING,
+    WEFT__WAIT_KINDS
+};
 
 /* A FIFO of threads linked through ->next, guarded by whatever lock its
  * owner holds (the injection queue, a mailbox, the FIFO pool). */
@@ -165,6 +185,11 @@ void weft__blocking_run(void *call);
  * does not end while the runtime runs: pthread_exit in the initial thread
  * would leave the workers running for ever. Call on that kernel thread. */
 void weft__initial_guard(int on);
+
+/* Calls fn(t, arg) for every bound thread not yet freed, under the bound
+ * list's lock (fn must not spawn or free one): weft_dump's registry of the
+ * threads that live outside the stack slabs. */
+void weft__bound_each(void (*fn)(struct weft_thread *t, void *arg), void *arg);
 
 /* Plain kernel threads now inside weft_join (thread.c); weft_finalize waits
  * for none to be left. */
