@@ -35,6 +35,11 @@
 #include "task/task.h"
 
 #define SCHED_STACK ((size_t)256 << 10)
+/* Seeds of the workers' victim-selection generators (xorshift64, which
+ * must not start at 0): id + 1 times 2^64 divided by the golden ratio, the
+ * Fibonacci-hashing constant, spreads them over the whole word. */
+#define RNG_SEED_MUL 0x9E3779B97F4A7C15ull
+#define DEQUE_SLOTS  256 /* a worker's deque to start with; it grows */
 
 /* The variables that are not weft_config fields (runtime/config.h): written
  * by weft_init before any worker starts, read-only until the next one. */
@@ -97,12 +102,12 @@ static struct weft__worker *worker_new(int id)
         return NULL;
     memset(w, 0, sizeof *w);
     w->id = id;
-    w->rng = 0x9E3779B97F4A7C15ull * (uint64_t)(id + 1);
+    w->rng = RNG_SEED_MUL * (uint64_t)(id + 1);
     /* rt.pool is set already: a plug-in pool keeps every pick off the
      * inlined default pool (sched.h, weft__pick_local). */
     if (weft__rt.pool)
         atomic_store_explicit(&w->gate, WEFT__GATE_POOL, memory_order_relaxed);
-    if (weft__deque_init(&w->dq, 256) != 0) {
+    if (weft__deque_init(&w->dq, DEQUE_SLOTS) != 0) {
         free(w);
         return NULL;
     }
