@@ -31,6 +31,7 @@
 #include "sched/sched.h"
 #include "sched/switch.h"
 #include "stack/stack.h"
+#include "sync/timer.h"
 #include "sync/wait.h"
 #include "task/task.h"
 
@@ -516,8 +517,8 @@ int weft_finalize(void)
             return EINVAL;
     } while (!stopped);
     weft__dump_signal_stop(); /* a dump under way ends first */
-    weft__runtime_stop_hooks();
-    weft__monitor_stop(); /* before any descriptor is released */
+    weft__timer_shutdown();   /* its kernel thread: every timed wait has ended */
+    weft__monitor_stop();     /* before any descriptor is released */
     release_all(rt->nworkers);
     atomic_store_explicit(&rt->state, RT_OFF, memory_order_release);
     weft__initial_guard(0);
