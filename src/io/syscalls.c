@@ -502,38 +502,38 @@ ssize_t weft_send(int fd, const void *buf, size_t n, int flags)
     return transfer(RING_SEND, fd, (void *)buf, n, 0, flags);
 }
 
-int weft_accept(int fd, struct sockaddr *addr, socklen_t *len)
+/* accept or connect (c->op): on a blocking socket through the ring,
+ * submitted at once; a non-blocking one returns at once; without a ring,
+ * the call itself on the hand-off path. */
+static int socket_call(struct call *c)
 {
     if (weft__in_task())
         return (int)in_task();
     struct weft__worker *w = ring_worker();
-    if (w && !weft__io_nonblocking(fd)) {
+    if (w && !weft__io_nonblocking(c->fd)) {
         struct weft__io_req req;
         struct io_uring_sqe *sqe = ring_start(w, &req, 1);
-        io_uring_prep_accept(sqe, fd, addr, len, 0);
+        if (c->op == OP_ACCEPT)
+            io_uring_prep_accept(sqe, c->fd, c->addr, c->alen, 0);
+        else
+            io_uring_prep_connect(sqe, c->fd, c->addr, c->clen);
         return (int)result(ring_finish(w, &req, sqe, RING_NOW));
     }
-    struct call c = { .op = OP_ACCEPT, .fd = fd, .addr = addr, .alen = len };
     if (w)
-        return (int)direct(&c); /* non-blocking socket: returns at once */
-    return (int)fallback(&c);
+        return (int)direct(c); /* non-blocking socket: returns at once */
+    return (int)fallback(c);
+}
+
+int weft_accept(int fd, struct sockaddr *addr, socklen_t *len)
+{
+    struct call c = { .op = OP_ACCEPT, .fd = fd, .addr = addr, .alen = len };
+    return socket_call(&c);
 }
 
 int weft_connect(int fd, const struct sockaddr *addr, socklen_t len)
 {
-    if (weft__in_task())
-        return (int)in_task();
-    struct weft__worker *w = ring_worker();
-    if (w && !weft__io_nonblocking(fd)) {
-        struct weft__io_req req;
-        struct io_uring_sqe *sqe = ring_start(w, &req, 1);
-        io_uring_prep_connect(sqe, fd, addr, len);
-        return (int)result(ring_finish(w, &req, sqe, RING_NOW));
-    }
     struct call c = { .op = OP_CONNECT, .fd = fd, .addr = (struct sockaddr *)addr, .clen = len };
-    if (w)
-        return (int)direct(&c); /* non-blocking socket: returns at once */
-    return (int)fallback(&c);
+    return socket_call(&c);
 }
 
 int weft_poll(int fd, short events, int timeout_ms)
