@@ -92,8 +92,12 @@ static __attribute__((noinline)) void *park_join(void *a)
     return a;
 }
 
+static weft_thread_info inside_info;
+static int inside_rc = -1;
+
 static void blocking_read(void *a)
 {
+    inside_rc = weft_thread_info_get(NULL, &inside_info); /* the caller, inside the call */
     char c;
     CHECK_EQ(read(blk_pipe[0], &c, 1), 1);
     (void)a;
@@ -257,8 +261,14 @@ int main(void)
     CHECK_EQ(write(io_pipe[1], "x", 1), 1);
     CHECK_EQ(write(blk_pipe[1], "x", 1), 1);
     uint64_t joined_id = weft_thread_id(t[T_MUTEX]);
+    CHECK_EQ(weft_join(t[T_BLOCKING], NULL), 0);
+    CHECK_EQ(inside_rc, 0);
+    CHECK_EQ(inside_info.state, WEFT_STATE_BLOCKING);
+    CHECK_EQ(inside_info.worker, -1);
+    CHECK(inside_info.name && strcmp(inside_info.name, "b-blocking") == 0);
     for (int i = 0; i < NT; i++)
-        CHECK_EQ(weft_join(t[i], NULL), 0);
+        if (i != T_BLOCKING)
+            CHECK_EQ(weft_join(t[i], NULL), 0);
     d = dump_text();
     CHECK(thread_block(d, joined_id) == NULL);
     free(d);
