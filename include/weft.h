@@ -116,9 +116,30 @@ typedef struct weft_attr {
         0, 0, 0, NULL, 0                                                                           \
     }
 
-/* Priority classes (attr.priority). Accepted and validated; this release
- * schedules every class alike. */
+/* Priority classes (attr.priority, weft_set_priority). A worker never runs
+ * a ready thread while one of a higher class is ready on it; thieves take
+ * the highest class they find; within a class the spawn policy and the
+ * yield order hold. Work-first applies to a child whose class is not lower
+ * than its parent's; a lower child is queued, a higher one runs at once
+ * under either policy. Priorities are not inherited by children. With
+ * preemption on (weft_config.quantum_us >= 0), a thread that becomes ready
+ * while every worker runs a lower class preempts the lowest-class one at
+ * once, and a thread that keeps its worker past the quantum while a thread
+ * of its class or higher is ready is preempted (see docs/priorities.md for
+ * what preemption means for raw system calls and debuggers). A thread that
+ * holds a weft_mutex on which a higher class waits runs at the waiter's
+ * class until it unlocks. */
 enum { WEFT_PRIO_BACKGROUND = -1, WEFT_PRIO_NORMAL = 0, WEFT_PRIO_HIGH = 1, WEFT_PRIO_URGENT = 2 };
+
+/* Sets t's priority (NULL: the caller; EPERM outside user threads; EINVAL
+ * out of range). A queued thread moves to its new class; the caller that
+ * lowers its own class yields if a higher one is ready on its worker.
+ * Never blocks; any thread. 0, EINVAL, EPERM, or ENOMEM (the first use of a
+ * priority sets up per-worker lists). */
+WEFT_API int weft_set_priority(weft_thread *t, int prio);
+/* The priority t was set to (an inherited class is not shown); NULL: the
+ * caller; WEFT_PRIO_NORMAL outside user threads. */
+WEFT_API int weft_priority(const weft_thread *t);
 
 /* Creates a user thread running fn(arg). Callable from user threads and from
  * any kernel thread after weft_init. Under WEFT_WORK_FIRST, called from a user

@@ -170,9 +170,7 @@ static void reap(struct weft__worker *w, struct weft__io_state *io)
 
 static int local_empty(struct weft__worker *w)
 {
-    if (weft__rt.pool)
-        return !weft__rt.pool->has_work(w);
-    return weft__deque_size_hint(&w->dq) <= 0 && !w->yq;
+    return !weft__has_ready(w);
 }
 
 void weft__io_attend(struct weft__worker *w)

@@ -247,6 +247,7 @@ int weft__init_with_pool(const weft_config *cfg, const struct weft__pool_ops *po
 
     rt->nworkers = c.workers;
     rt->finalize = weft_finalize;
+    rt->exited = weft__finish_exit;
     rt->io = &weft__io_sched;
     rt->policy = c.spawn_policy;
     rt->stack_size = c.stack_size;

@@ -98,15 +98,9 @@
 static int worker_has_ready(void)
 {
     struct weft__worker *w = weft__tls_worker;
-    if (!w)
-        return 0;
-    /* relaxed: hints; a miss costs one spin-check period. */
-    if (atomic_load_explicit(&w->attn, memory_order_relaxed) || w->yq ||
-        atomic_load_explicit(&weft__rt.ninj, memory_order_relaxed) > 0)
-        return 1;
-    if (weft__rt.pool)
-        return weft__rt.pool->has_work(w);
-    return weft__deque_size_hint(&w->dq) > 0;
+    /* relaxed: a hint. I/O in flight may ready a thread any time. */
+    return w && (weft__has_ready(w) ||
+                 (atomic_load_explicit(&w->attn, memory_order_relaxed) & WEFT__ATTN_IO));
 }
 
 /* Spin phase of a user thread on its record: at most budget_ns, and it
