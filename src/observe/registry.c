@@ -41,7 +41,7 @@ read_desc(const struct weft_thread *t, struct weft__obs_thread *o, struct weft_t
     o->worker = -1;
     o->cpu_ns = weft__thread_cpu_ns(t);
     o->state_ns = weft__thread_state_ns(t);
-    o->priority = WEFT_PRIO_NORMAL;
+    o->priority = __atomic_load_n(&m->prio, __ATOMIC_RELAXED); /* as weft_priority */
     /* Running on a worker: its current thread. */
     int nw = weft__rt.nworkers;
     for (int i = 0; i < nw; i++) {

@@ -181,6 +181,7 @@ int main(void)
     for (int i = 0; i < NT; i++) {
         weft_attr a = WEFT_ATTR_INIT;
         a.name = names[i];
+        a.priority = i == T_SEM ? WEFT_PRIO_HIGH : WEFT_PRIO_NORMAL;
         CHECK_EQ(weft_spawn(&t[i], fns[i], NULL, &a), 0);
     }
     /* One worker, work-first: each child ran at once until it parked. The
@@ -200,7 +201,7 @@ int main(void)
         CHECK_EQ(info.id, weft_thread_id(t[i]));
         CHECK(info.name && strcmp(info.name, names[i]) == 0);
         CHECK_EQ(info.worker, -1);
-        CHECK_EQ(info.priority, WEFT_PRIO_NORMAL);
+        CHECK_EQ(info.priority, i == T_SEM ? WEFT_PRIO_HIGH : WEFT_PRIO_NORMAL);
         int want = i == T_READY ? WEFT_STATE_READY
                    : i == T_BLOCKING ? WEFT_STATE_BLOCKING
                                      : WEFT_STATE_PARKED;
@@ -224,7 +225,7 @@ int main(void)
         CHECK(strstr(line, names[i]) != NULL);
         CHECK(strstr(line, words[i]) != NULL);
         CHECK(strstr(line, "worker -1") != NULL);
-        CHECK(strstr(line, "priority normal") != NULL);
+        CHECK(strstr(line, i == T_SEM ? "priority high" : "priority normal") != NULL);
         if (i != T_READY && i != T_BLOCKING)
             CHECK(strstr(line, "parked") != NULL);
         if (frames[i] && !strstr(b, frames[i])) {
