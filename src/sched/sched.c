@@ -246,6 +246,8 @@ static int has_work_anywhere(struct weft__worker *w)
      * waking us through weft__maybe_wake). */
     if (w->yq || (atomic_load_explicit(&w->attn, memory_order_relaxed) & ~WEFT__ATTN_IO))
         return 1;
+    if (weft__rt.task->has_work())
+        return 1;
     return weft__pool()->has_work(w);
 }
 
@@ -365,12 +367,19 @@ void weft__worker_loop(struct weft__worker *w)
     for (;;) {
         if (WEFT_UNLIKELY(weft__reclaimed(w)))
             weft__sched_release(w);
+        /* Local tasks first (a thread that switched here to let them run,
+         * weft_finalize's, is queued already); stolen ones after threads. */
+        int ntasks = weft__rt.task->run(w, 0);
         struct weft_thread *t = find_work(w);
         if (t) {
             idle_since = 0;
             if (WEFT_UNLIKELY(weft__trace_on))
                 weft__trace(w, WEFT__EV_RUN, t, 0);
             weft__switch_from_sched(w, t);
+            continue;
+        }
+        if (ntasks || weft__rt.task->run(w, 1)) {
+            idle_since = 0;
             continue;
         }
         if (atomic_load_explicit(&weft__rt.stopping, memory_order_acquire))

@@ -83,6 +83,15 @@ struct weft__sched_io {
     void (*wake)(struct weft__worker *v);     /* ends v's idle_wait */
 };
 
+/* What a worker needs of the task layer (task/task.c), which sits above the
+ * scheduler (weft_init registers it before any worker runs). Tasks run on
+ * the scheduler context's stack, between user threads. */
+struct weft__sched_task {
+    int (*run)(struct weft__worker *w, int steal); /* runs w's ready tasks (steal: then others');
+                                                      returns how many ran */
+    int (*has_work)(void);                         /* racy hint for idling: a task is ready */
+};
+
 struct weft__worker {
     /* hot, owner only */
     struct weft_thread *current;    /* see invariants; read by the SIGSEGV handler */
@@ -176,6 +185,7 @@ struct weft__rt {
     _Atomic uint64_t ext_spawned;    /* spawns from plain kernel threads */
     _Atomic int64_t bound_live;      /* bound threads not yet finished */
     const struct weft__sched_io *io; /* io/'s hooks; set by weft_init, immutable while running */
+    const struct weft__sched_task *task; /* task/'s hooks; as io */
     int (*finalize)(void);           /* runtime/'s weft_finalize, set by weft_init:
                                            weft_exit of the initial thread ends the
                                            runtime through it (thread/ is below runtime/) */
@@ -503,6 +513,16 @@ WEFT_INLINE struct weft_thread *weft__pick_local(struct weft__worker *w)
     if (WEFT_UNLIKELY(atomic_load_explicit(&w->attn_any, memory_order_relaxed)))
         return weft__pick_slow(w);
     return weft__pick_default(w);
+}
+
+/* 1 when the caller runs a zero-wait task (task/task.c): on a worker's
+ * scheduler context, where no user thread is current. A call that would
+ * wait fails there with EPERM instead (weft.h): a task has no stack of its
+ * own to park, and a wait in the kernel would stall the worker. */
+WEFT_INLINE int weft__in_task(void)
+{
+    struct weft__worker *w = weft__tls_worker;
+    return w && !w->current;
 }
 
 /* The worker the calling code runs on right now. After a switch the thread

@@ -250,6 +250,8 @@ static WEFT_NOINLINE int wait_slow(struct weft__group *g, uintptr_t v)
     for (;;) {
         if (EMPTY(v))
             return 0;
+        if (weft__in_task())
+            return EPERM; /* a task must not wait (sched.h) */
         if (v & WEFT__G_FLAGS) {
             v = queue_and_block(g, v);
             continue;

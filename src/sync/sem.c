@@ -14,6 +14,7 @@
 #include <stdalign.h>
 #include <stdint.h>
 
+#include "sched/sched.h"
 #include "sync/wait.h"
 #include "weft.h"
 
@@ -87,6 +88,8 @@ int weft_sem_wait(weft_sem *s)
                 return 0;
             continue;
         }
+        if (weft__in_task())
+            return EPERM; /* a task must not wait (sched.h) */
         /* acquire: takes L; pairs with the release store that dropped it. */
         if (atomic_compare_exchange_weak_explicit(&sm->word, &v, v | L | W, memory_order_acquire,
                                                   memory_order_relaxed))

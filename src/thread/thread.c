@@ -844,6 +844,10 @@ static WEFT_NOINLINE int join_slow(weft_thread *t, void **result)
     struct weft__worker *w = weft__tls_worker;
     if ((w && w->current) || weft__tls_user())
         return join_any(t, result); /* a user thread: finalize waits for it */
+    if (w) /* a task (sched.h: weft__in_task) must not wait for a running thread */
+        return t && atomic_load_explicit(&t->join, memory_order_acquire) == WEFT__J_RUNNING
+                   ? EPERM
+                   : join_any(t, result);
     /* seq_cst: counted before the join word is read or published, so a
      * finalize that has seen the joined thread's exit sees the count too. */
     atomic_fetch_add_explicit(&kernel_joins, 1, memory_order_seq_cst);

@@ -30,8 +30,8 @@ import re
 import sys
 from collections import defaultdict
 
-LAYERS = [["base"], ["os"], ["arch"], ["stack"], ["sched"], ["thread"], ["sync", "io"], ["observe"],
-          ["runtime"], ["compat"]]
+LAYERS = [["base"], ["os"], ["arch"], ["stack"], ["sched"], ["thread"], ["sync", "io"],
+          ["task"], ["observe"], ["runtime"], ["compat"]]
 RANK = {folder: i for i, group in enumerate(LAYERS) for folder in group}
 
 IDENT_RE = re.compile(r"[A-Za-z_]\w*")
