@@ -389,6 +389,11 @@ static void name_of(struct weft__unwinder *u, uintptr_t pc, int inner, char *buf
     uintptr_t at = inner ? pc : pc - 1;
 #if WEFT__HAVE_LIBDW
     if (u->dwfl) {
+        GElf_Off entry = 1;
+        Dwfl_Module *pm = dwfl_addrmodule(u->dwfl, pc);
+        if (!inner && pm && dwfl_module_addrinfo(pm, pc, &entry, &(GElf_Sym){ 0 }, NULL, NULL, NULL) &&
+            entry == 0)
+            at = pc; /* a function's first byte: a context never run yet resumes there */
         Dwfl_Module *m = dwfl_addrmodule(u->dwfl, at);
         if (m) {
             GElf_Off off = 0;
