@@ -5,7 +5,7 @@
 
 The layers, lowest first (docs/design.md says why):
 
-    base <- os <- arch <- stack <- sched <- thread <- {sync, io} <- observe <- runtime <- compat
+    base <- os <- arch <- stack <- sched <- thread <- {sync, io} <- task <- observe <- runtime <- compat
 
 A folder may use its own layer and those below it. An edge goes upward when a
 file of a lower folder
