@@ -57,6 +57,7 @@
 #include <string.h>
 
 #include "sched/sched.h"
+#include "sched/trace.h"
 
 #define CHUNK_BYTES  ((uintptr_t)64 << 10) /* a chunk of records, aligned to its size */
 #define CHUNK_RECS   ((long)(CHUNK_BYTES / sizeof(struct weft_task))) /* the first: header */
@@ -590,6 +591,7 @@ int weft_task_create(weft_task **out, weft_task_fn fn, void *arg, unsigned count
 static unsigned run_chain(struct weft__worker *w, struct task_worker *tw, struct weft_task *t)
 {
     unsigned n = 0;
+    uint64_t traced = WEFT_UNLIKELY(weft__trace_on) ? weft__trace_now() : 0;
     do {
         tw->next = NULL;
         tw->depth = 1;
@@ -606,6 +608,8 @@ static unsigned run_chain(struct weft__worker *w, struct task_worker *tw, struct
             (atomic_load_explicit(&w->attn, memory_order_relaxed) & WEFT__ATTN_IO))
             weft__rt.io->attend(w);
     } while (t);
+    if (WEFT_UNLIKELY(traced))
+        weft__trace_tasks(w, traced, n);
     /* a statistic: relaxed */
     atomic_store_explicit(&tw->nrun, atomic_load_explicit(&tw->nrun, memory_order_relaxed) + n,
                           memory_order_relaxed);
