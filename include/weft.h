@@ -116,9 +116,30 @@ typedef struct weft_attr {
         0, 0, 0, NULL, 0                                                                           \
     }
 
-/* Priority classes (attr.priority). Accepted and validated; this release
- * schedules every class alike. */
+/* Priority classes (attr.priority, weft_set_priority). A worker never runs
+ * a ready thread while one of a higher class is ready on it; thieves take
+ * the highest class they find; within a class the spawn policy and the
+ * yield order hold. Work-first applies to a child whose class is not lower
+ * than its parent's; a lower child is queued, a higher one runs at once
+ * under either policy. Priorities are not inherited by children. With
+ * preemption on (weft_config.quantum_us >= 0), a thread that becomes ready
+ * while every worker runs a lower class preempts the lowest-class one at
+ * once, and a thread that keeps its worker past the quantum while a thread
+ * of its class or higher is ready is preempted (see docs/priorities.md for
+ * what preemption means for raw system calls and debuggers). A thread that
+ * holds a weft_mutex on which a higher class waits runs at the waiter's
+ * class until it unlocks. */
 enum { WEFT_PRIO_BACKGROUND = -1, WEFT_PRIO_NORMAL = 0, WEFT_PRIO_HIGH = 1, WEFT_PRIO_URGENT = 2 };
+
+/* Sets t's priority (NULL: the caller; EPERM outside user threads; EINVAL
+ * out of range). A queued thread moves to its new class; the caller that
+ * lowers its own class yields if a higher one is ready on its worker.
+ * Never blocks; any thread. 0, EINVAL, EPERM, or ENOMEM (the first use of a
+ * priority sets up per-worker lists). */
+WEFT_API int weft_set_priority(weft_thread *t, int prio);
+/* The priority t was set to (an inherited class is not shown); NULL: the
+ * caller; WEFT_PRIO_NORMAL outside user threads. */
+WEFT_API int weft_priority(const weft_thread *t);
 
 /* Creates a user thread running fn(arg). Callable from user threads and from
  * any kernel thread after weft_init. Under WEFT_WORK_FIRST, called from a user
@@ -342,6 +363,41 @@ WEFT_API int weft_poll(int fd, short events,
                        int timeout_ms); /* revents, 0 on timeout, -1 + errno */
 WEFT_API int weft_sleep_ns(uint64_t ns);
 WEFT_API int weft_blocking(void (*fn)(void *arg), void *arg);
+
+/* ------------------------------------------------------------------------
+ * Observability (docs/debugging.md): what each user thread is doing.
+ * ------------------------------------------------------------------------ */
+
+enum { WEFT_STATE_RUNNING, WEFT_STATE_READY, WEFT_STATE_PARKED,
+       WEFT_STATE_BLOCKING, WEFT_STATE_DONE };
+
+typedef struct weft_thread_info {
+    uint64_t    id;       /* weft_thread_id */
+    const char *name;     /* attr.name or NULL */
+    int         state;    /* WEFT_STATE_*; BLOCKING = in weft_blocking or a syscall mirror */
+    int         worker;   /* worker running it, else -1 */
+    int         priority; /* WEFT_PRIO_* */
+    uint64_t    cpu_ns;   /* time it has run so far, the current stretch included */
+    uint64_t    state_ns; /* time in its current state */
+} weft_thread_info;
+
+/* A snapshot of t (NULL: the caller). Does not block; any thread, while
+ * the runtime runs. The snapshot may be stale by the time it returns (the
+ * thread goes on). Errors: EINVAL out NULL; ESRCH t NULL outside a user
+ * thread, or t already joined or freed. */
+WEFT_API int weft_thread_info_get(const weft_thread *t, weft_thread_info *out);
+
+/* Writes every live user thread to fd: a line with its id, name, state
+ * (for a parked thread the object it waits on: mutex, cond, rwlock,
+ * barrier, sem, join, io or sleep), worker, priority, CPU time and time in
+ * state, then its backtrace, innermost frame first (the caller's own from
+ * its live stack; parked and ready threads' from their saved context;
+ * threads running on other workers have none). Any thread, signal handlers
+ * excepted (WEFT_DUMP_SIGNAL does it for them); blocks the calling kernel
+ * thread while it writes, never the others; uses about 16 KiB of the
+ * caller's stack. Returns 0, EAGAIN when the
+ * runtime is not running, ENOMEM, or the errno of a failed write. */
+WEFT_API int weft_dump(int fd);
 
 /* ------------------------------------------------------------------------
  * Zero-wait tasks and split-phase calls.

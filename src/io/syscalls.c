@@ -583,6 +583,7 @@ int weft_sleep_ns(uint64_t ns)
         struct io_uring_sqe *sqe = weft__io_sqe(w);
         io_uring_prep_timeout(sqe, &ts, 0, 0);
         io_uring_sqe_set_data(sqe, &req);
+        weft__thread_wait(w->current, WEFT__WAIT_SLEEP);
         int res = weft__io_wait(w, &req, 1);
         return res == -ETIME || res >= 0 ? 0 : (int)result(res);
 #endif

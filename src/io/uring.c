@@ -177,9 +177,7 @@ static void reap(struct weft__worker *w, struct weft__io_state *io)
 
 static int local_empty(struct weft__worker *w)
 {
-    if (weft__rt.pool)
-        return !weft__rt.pool->has_work(w);
-    return weft__deque_size_hint(&w->dq) <= 0 && !w->yq;
+    return !weft__has_ready(w);
 }
 
 void weft__io_attend(struct weft__worker *w)
@@ -228,6 +226,8 @@ static int park_on(struct weft__worker *w, struct weft__io_req *req)
 {
     /* relaxed: only this worker reads the IO bit */
     atomic_fetch_or_explicit(&w->attn, WEFT__ATTN_IO, memory_order_relaxed);
+    if (!weft__thread_waits(w->current)) /* weft_sleep_ns said SLEEP */
+        weft__thread_wait(w->current, WEFT__WAIT_IO);
     weft__park(io_commit, req);
     return req->res;
 }

@@ -22,11 +22,14 @@
 
 #include "io/io.h"
 #include "io/poller.h"
+#include "observe/observe.h"
 #include "os/futex.h"
 #include "os/kstack.h"
 #include "runtime/config.h"
 #include "sched/machine.h"
+#include "sched/monitor.h"
 #include "sched/sched.h"
+#include "sched/switch.h"
 #include "stack/stack.h"
 #include "sync/wait.h"
 #include "task/task.h"
@@ -176,12 +179,21 @@ static void release_all(int nstarted)
     if (rt->pool && rt->pool->destroy)
         rt->pool->destroy();
     rt->pool = NULL;
+    weft__trace_finish(); /* every worker has stopped: the rings are still */
     weft__stack_shutdown();
     weft__overflow_uninstall();
     weft__tls_worker = NULL;
     rt->workers = NULL;
     rt->main = NULL;
     rt->nworkers = 0;
+}
+
+/* weft_config.quantum_us in ns: 0 is the default, < 0 never preempts. */
+static int64_t quantum_ns(long quantum_us)
+{
+    if (quantum_us < 0)
+        return -1;
+    return (int64_t)(quantum_us ? quantum_us : WEFT__QUANTUM_DEFAULT_US) * 1000;
 }
 
 int weft_init(const weft_config *cfg)
@@ -242,6 +254,7 @@ int weft__init_with_pool(const weft_config *cfg, const struct weft__pool_ops *po
 
     rt->nworkers = c.workers;
     rt->finalize = weft_finalize;
+    rt->exited = weft__finish_exit;
     rt->io = &weft__io_sched;
     rt->task = &weft__task_sched;
     rt->policy = c.spawn_policy;
@@ -293,6 +306,8 @@ int weft__init_with_pool(const weft_config *cfg, const struct weft__pool_ops *po
     w0->current = m;
     m->worker = w0;
     m->id = atomic_fetch_add(&rt->id_next, 1);
+    if (weft__trace_start(env.trace) != 0)
+        weft__notice("WEFT_TRACE: no memory for the event rings; not tracing");
 
     int started = 1;
     rc = EAGAIN;
@@ -304,8 +319,22 @@ int weft__init_with_pool(const weft_config *cfg, const struct weft__pool_ops *po
     /* Return with every worker in its loop: work spawned right away is
      * stolen at once instead of waiting for kernel threads to start. */
     weft__machines_wait_up((uint32_t)(started - 1));
+    /* The monitor: accounting always; preemption only for the default
+     * scheduler (a plug-in pool, mltp's, stays cooperative). */
+    rc = weft__monitor_start(pool ? -1 : quantum_ns(c.quantum_us));
+    if (rc != 0) {
+        /* Not fatal: a runtime of one worker needs no other kernel thread
+         * (RLIMIT_NPROC), and goes on without accounting or preemption. */
+        int saved = errno;
+        weft__notice("no kernel thread for the monitor (%s): no CPU accounting, no preemption",
+                     strerror(rc));
+        errno = saved;
+    }
     atomic_store_explicit(&rt->state, RT_RUNNING, memory_order_release);
     weft__initial_guard(1);
+    if (weft__dump_signal_start(env.dump_signal) != 0)
+        weft__notice("WEFT_DUMP_SIGNAL: cannot serve signal %d; no dump signal",
+                     env.dump_signal);
     return 0;
 
 fail_threads:
@@ -389,7 +418,9 @@ int weft_finalize(void)
         /* such a spawn queued a thread meanwhile: it runs first */
         atomic_store(&rt->state, RT_RUNNING);
     }
+    weft__dump_signal_stop(); /* a dump under way ends first */
     weft__runtime_stop_hooks();
+    weft__monitor_stop(); /* before any descriptor is released */
     release_all(rt->nworkers);
     atomic_store_explicit(&rt->state, RT_OFF, memory_order_release);
     weft__initial_guard(0);

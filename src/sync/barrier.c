@@ -127,7 +127,7 @@ int weft_barrier_wait(weft_barrier *b)
         return 0;
 
     struct weft__waiter self;
-    weft__waiter_init(&self);
+    weft__waiter_init(&self, WEFT__WAIT_BARRIER);
     weft__sync_lock(&br->lock);
     /* acquire: as the spin's loads, if the episode already moved on (also
      * on a failed CAS below). Setting SLEEPERS needs no ordering of its

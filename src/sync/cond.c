@@ -85,7 +85,7 @@ static int cond_wait_until(weft_cond *c, weft_mutex *m, const struct timespec *a
 
     struct cond *cv = impl(c);
     struct timed_waiter tw;
-    weft__waiter_init(&tw.w);
+    weft__waiter_init(&tw.w, WEFT__WAIT_COND);
     int user_timer = abstime && tw.w.thread;
     if (user_timer) {
         tw.timer.when = *abstime;

@@ -85,7 +85,7 @@ static void drop_l(struct rwlock *rw, uint64_t nv)
 static void wait_granted(struct rwlock *rw, struct weft__waitq *q, uint64_t nv)
 {
     struct weft__waiter self;
-    weft__waiter_init(&self);
+    weft__waiter_init(&self, WEFT__WAIT_RWLOCK);
     self.data = weft__sync_owner();
     weft__waitq_push(q, &self);
     drop_l(rw, nv);

@@ -96,7 +96,7 @@ int weft_sem_wait(weft_sem *s)
             break;
     }
     struct weft__waiter self;
-    weft__waiter_init(&self);
+    weft__waiter_init(&self, WEFT__WAIT_SEM);
     weft__waitq_push(&sm->q, &self);
     /* release: drops L and publishes the queue; pairs with post's acquire. */
     atomic_store_explicit(&sm->word, v | W, memory_order_release);
