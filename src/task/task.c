@@ -57,6 +57,7 @@
 #include <string.h>
 
 #include "sched/sched.h"
+#include "sched/trace.h"
 
 #define CHUNK_BYTES  ((uintptr_t)64 << 10) /* a chunk of records, aligned to its size */
 #define CHUNK_RECS   ((long)(CHUNK_BYTES / sizeof(struct weft_task))) /* the first: header */
@@ -592,6 +593,8 @@ static unsigned run_chain(struct weft__worker *w, struct task_worker *tw, struct
     unsigned n = 0;
     do {
         tw->next = NULL;
+        if (WEFT_UNLIKELY(weft__trace_on)) /* WEFT_TRACE: a "task" instant per task */
+            weft__trace(w, WEFT__EV_TASK, NULL, 0);
         tw->depth = 1;
         t->fn(t->arg);
         tw->depth = 0;
