@@ -186,7 +186,7 @@ struct weft__rt {
     _Atomic int64_t bound_live;      /* bound threads not yet finished */
     const struct weft__sched_io *io; /* io/'s hooks; set by weft_init, immutable while running */
     const struct weft__sched_task *task; /* task/'s hooks; as io */
-    int (*finalize)(void);           /* runtime/'s weft_finalize, set by weft_init:
+    int (*finalize)(void);               /* runtime/'s weft_finalize, set by weft_init:
                                            weft_exit of the initial thread ends the
                                            runtime through it (thread/ is below runtime/) */
     void (*exited)(struct weft__worker *w,

@@ -62,23 +62,23 @@
 #define CHUNK_BYTES  ((uintptr_t)64 << 10) /* a chunk of records, aligned to its size */
 #define CHUNK_RECS   ((long)(CHUNK_BYTES / sizeof(struct weft_task))) /* the first: header */
 #define CHUNK_HOLD   ((int64_t)1 << 40) /* live while the chunk's owner still carves it */
-#define CHUNKS_KEPT  4u                  /* empty chunks a worker keeps before the spare list */
-#define DQ_INIT      256   /* first size of a worker's task deque */
-#define ATTEND_EVERY 64u   /* tasks run between two looks at the worker's ring */
-#define STEAL_TRIES  4     /* steal attempts per victim that lost a race */
+#define CHUNKS_KEPT  4u                 /* empty chunks a worker keeps before the spare list */
+#define DQ_INIT      256                /* first size of a worker's task deque */
+#define ATTEND_EVERY 64u                /* tasks run between two looks at the worker's ring */
+#define STEAL_TRIES  4                  /* steal attempts per victim that lost a race */
 
 /* ---- the task deque: Chase-Lev as sched/deque.h, for task records ------- */
 
 struct tdq_array {
-    int64_t mask;                      /* size - 1; immutable */
-    struct tdq_array *retired;         /* older arrays; owner only */
+    int64_t mask;                       /* size - 1; immutable */
+    struct tdq_array *retired;          /* older arrays; owner only */
     _Atomic(struct weft_task *) slot[]; /* release by owner push; acquire by steal */
 };
 
 struct tdq {
-    _Atomic int64_t top WEFT_ALIGNED;           /* thieves and owner CAS */
-    _Atomic int64_t bottom WEFT_ALIGNED;        /* owner writes; thieves read */
-    _Atomic(struct tdq_array *) array;          /* owner replaces (release); thieves read (acquire) */
+    _Atomic int64_t top WEFT_ALIGNED;    /* thieves and owner CAS */
+    _Atomic int64_t bottom WEFT_ALIGNED; /* owner writes; thieves read */
+    _Atomic(struct tdq_array *) array;   /* owner replaces (release); thieves read (acquire) */
 };
 
 #define TDQ_EMPTY ((struct weft_task *)0)
@@ -401,8 +401,7 @@ void weft__task_rec_free(struct weft__worker *w, void *rec)
 
 /* Owner-only counters: load, add, store (release where finalize pairs). */
 #define BUMP(field, order)                                                                         \
-    atomic_store_explicit(&(field), atomic_load_explicit(&(field), memory_order_relaxed) + 1,      \
-                          order)
+    atomic_store_explicit(&(field), atomic_load_explicit(&(field), memory_order_relaxed) + 1, order)
 
 void weft__task_open(struct weft__worker *w)
 {
@@ -716,8 +715,8 @@ static int has_work(void)
 int weft__task_local(struct weft__worker *w)
 {
     struct task_worker *tw = tw_of(w);
-    return atomic_load_explicit(&ninj, memory_order_relaxed) > 0 ||
-           tdq_size_hint(&tw->dq) > 0 || tw->overflow;
+    return atomic_load_explicit(&ninj, memory_order_relaxed) > 0 || tdq_size_hint(&tw->dq) > 0 ||
+           tw->overflow;
 }
 
 const struct weft__sched_task weft__task_sched = {
