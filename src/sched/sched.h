@@ -219,6 +219,9 @@ static inline struct weft_thread *weft__tls_user(void)
 #define WEFT__ATTN_WANT    2u /* a thief asks for yielded threads */
 #define WEFT__ATTN_IO      4u /* this worker has I/O queued or in flight (owner only) */
 #define WEFT__ATTN_RECLAIM 8u /* worker 0: the main kernel thread claims it back (machine.c) */
+#define WEFT__ATTN_TASK                                                                            \
+    16u /* a user thread of this worker readied tasks (task/task.c): its next yield goes
+           through the scheduler context, which runs them and clears the bit (owner only) */
 
 /* gate bits (w->gate): conditions of the whole runtime, copied into every
  * worker so that the hot path needs no second load. */

@@ -475,8 +475,13 @@ static void make_ready(struct weft__worker *w, struct weft_task *t)
         if (WEFT_UNLIKELY(!tdq_push(&tw->dq, t))) {
             t->next = tw->overflow;
             tw->overflow = t;
-            return;
         }
+        /* A user thread readied it: the thread's next yield lets the
+         * scheduler context run it, even if other threads are ready.
+         * relaxed: only w reads the bit, at its scheduling points. */
+        if (w->current &&
+            !(atomic_load_explicit(&w->attn, memory_order_relaxed) & WEFT__ATTN_TASK))
+            atomic_fetch_or_explicit(&w->attn, WEFT__ATTN_TASK, memory_order_relaxed);
         weft__maybe_wake();
         return;
     }
@@ -686,6 +691,9 @@ static struct weft_task *steal_task(struct weft__worker *w, struct task_worker *
 static int run_tasks(struct weft__worker *w, int steal)
 {
     struct task_worker *tw = tw_of(w);
+    /* relaxed: set and cleared on w's own kernel thread only */
+    if (atomic_load_explicit(&w->attn, memory_order_relaxed) & WEFT__ATTN_TASK)
+        atomic_fetch_and_explicit(&w->attn, ~WEFT__ATTN_TASK, memory_order_relaxed);
     if (WEFT_UNLIKELY(atomic_load_explicit(&ninj, memory_order_relaxed) > 0))
         take_injected(w, tw);
     unsigned n = 0;
