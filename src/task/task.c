@@ -479,8 +479,7 @@ static void make_ready(struct weft__worker *w, struct weft_task *t)
         /* A user thread readied it: the thread's next yield lets the
          * scheduler context run it, even if other threads are ready.
          * relaxed: only w reads the bit, at its scheduling points. */
-        if (w->current &&
-            !(atomic_load_explicit(&w->attn, memory_order_relaxed) & WEFT__ATTN_TASK))
+        if (w->current && !(atomic_load_explicit(&w->attn, memory_order_relaxed) & WEFT__ATTN_TASK))
             atomic_fetch_or_explicit(&w->attn, WEFT__ATTN_TASK, memory_order_relaxed);
         weft__maybe_wake();
         return;
