@@ -24,8 +24,9 @@
  * their idling (a worker sleeps only when weft__task_has_work says no task
  * is ready anywhere, the same Dekker pair as threads: push, then
  * weft__maybe_wake) and their I/O rings. A user thread that readies tasks
- * keeps its worker until it parks or yields to the scheduler; idle workers
- * steal meanwhile.
+ * keeps its worker until it parks or yields (it sets WEFT__ATTN_TASK, which
+ * sends its next yield through the scheduler context); idle workers steal
+ * meanwhile.
  *
  * Records: one cache line each, handed out in address order from a chunk
  * (64 KiB, aligned to its size) that the creating worker owns, by bumping a
