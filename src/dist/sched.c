@@ -12,8 +12,15 @@
  *
  * Context switches are weft's (arch/context.h), always with a NULL xfer:
  * in plain builds no resumed-side hook runs, so none of the single-process
- * scheduler is involved. Sanitizer builds would call it on every resume;
- * weft_dist_init refuses them (dist.c).
+ * scheduler is involved. Sanitizer builds would call it on every resume,
+ * so they use dist/ctx_san.S's copies instead (ThreadSanitizer builds are
+ * refused at weft_dist_init: dist.c).
+ *
+ * The owner's own pops and the idle scheduler's "is my deque empty" are
+ * decided under the lock whenever base seems to have reached top: a thief
+ * that tries the last entry raises base for a moment before it backs off,
+ * and taking that for an empty deque would let the scheduler copy stolen
+ * frames over live ones.
  */
 #include <sched.h>
 #include <string.h>
