@@ -66,7 +66,6 @@ int weft__io_sock_error(int fd)
 #include <liburing.h>
 #include <limits.h>
 #include <sys/uio.h>
-struct io_uring_sqe *weft__io_sqe(struct weft__worker *w);
 
 /* A pending call stays on the file it started on, as a blocked system call
  * does, even when another thread closes the descriptor and the number names
@@ -407,6 +406,14 @@ static long fallback_rw(int kind, int fd, void *buf, size_t n, uint64_t off, int
 
 /* ---- the mirrors ---------------------------------------------------------- */
 
+/* A mirror called from a task fails with EPERM: it would wait, and a task
+ * must not (sched.h: weft__in_task; weft.h: the split-phase calls). */
+static long in_task(void)
+{
+    weft__errno_set(EPERM);
+    return -1;
+}
+
 #if WEFT__HAVE_URING
 #define ON_RING(w) ((w) = ring_worker()) != NULL
 #else
@@ -417,6 +424,8 @@ static long fallback_rw(int kind, int fd, void *buf, size_t n, uint64_t off, int
  * through a spare kernel thread (or directly from a plain kernel thread). */
 static long transfer(int kind, int fd, void *buf, size_t n, uint64_t off, int flags)
 {
+    if (WEFT_UNLIKELY(weft__in_task()))
+        return in_task();
 #if WEFT__HAVE_URING
     /* A read or write of 0 bytes through an iovec returns 0 without asking
      * the file, where read(2) and write(2) do ask it (EISDIR, an eventfd's
@@ -473,6 +482,8 @@ ssize_t weft_send(int fd, const void *buf, size_t n, int flags)
 int weft_accept(int fd, struct sockaddr *addr, socklen_t *len)
 {
     struct weft__worker *w;
+    if (weft__in_task())
+        return (int)in_task();
     if (ON_RING(w) && !weft__io_nonblocking(fd)) {
 #if WEFT__HAVE_URING
         struct weft__io_req req = { w->current, 0, 1, 0 };
@@ -491,6 +502,8 @@ int weft_accept(int fd, struct sockaddr *addr, socklen_t *len)
 int weft_connect(int fd, const struct sockaddr *addr, socklen_t len)
 {
     struct weft__worker *w;
+    if (weft__in_task())
+        return (int)in_task();
     if (ON_RING(w) && !weft__io_nonblocking(fd)) {
 #if WEFT__HAVE_URING
         struct weft__io_req req = { w->current, 0, 1, 0 };
@@ -509,6 +522,8 @@ int weft_connect(int fd, const struct sockaddr *addr, socklen_t len)
 int weft_poll(int fd, short events, int timeout_ms)
 {
     struct weft__worker *w;
+    if (timeout_ms != 0 && weft__in_task())
+        return (int)in_task();
     if (fd < 0 && weft__self()) {
         /* poll(2) ignores a negative descriptor: only the timeout remains */
         if (timeout_ms < 0)
@@ -558,6 +573,8 @@ int weft_sleep_ns(uint64_t ns)
         weft_yield();
         return 0;
     }
+    if (weft__in_task())
+        return (int)in_task();
     if (ON_RING(w)) {
 #if WEFT__HAVE_URING
         struct weft__io_req req = { w->current, 0, 1, 0 };
@@ -566,6 +583,7 @@ int weft_sleep_ns(uint64_t ns)
         struct io_uring_sqe *sqe = weft__io_sqe(w);
         io_uring_prep_timeout(sqe, &ts, 0, 0);
         io_uring_sqe_set_data(sqe, &req);
+        weft__thread_wait(w->current, WEFT__WAIT_SLEEP);
         int res = weft__io_wait(w, &req, 1);
         return res == -ETIME || res >= 0 ? 0 : (int)result(res);
 #endif

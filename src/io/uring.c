@@ -54,6 +54,7 @@
 #define RING_ENTRIES 256u
 #define EFD_TAG      ((uint64_t)1) /* user_data of the eventfd read */
 #define TIMEOUT_TAG  ((uint64_t)2) /* low bits: second CQE of a linked pair */
+#define CB_TAG       ((uint64_t)4) /* low bits: a struct weft__io_cb (weft__io_queue_cb) */
 
 static _Atomic int usable = -1; /* -1 undecided, 0 no, 1 yes */
 /* enum weft__io_mode; relaxed: written by weft_init before its workers
@@ -150,6 +151,12 @@ static void reap(struct weft__worker *w, struct weft__io_state *io)
             io->efd_armed = 0;
             continue;
         }
+        if (d & CB_TAG) {
+            io->inflight--;
+            struct weft__io_cb *cb = (struct weft__io_cb *)(uintptr_t)(d & ~CB_TAG);
+            cb->done(w, cb, cqe->res);
+            continue;
+        }
         struct weft__io_req *r = (struct weft__io_req *)(uintptr_t)(d & ~(TIMEOUT_TAG | EFD_TAG));
         if (!(d & TIMEOUT_TAG))
             r->res = cqe->res;
@@ -170,9 +177,7 @@ static void reap(struct weft__worker *w, struct weft__io_state *io)
 
 static int local_empty(struct weft__worker *w)
 {
-    if (weft__rt.pool)
-        return !weft__rt.pool->has_work(w);
-    return weft__deque_size_hint(&w->dq) <= 0 && !w->yq;
+    return !weft__has_ready(w);
 }
 
 void weft__io_attend(struct weft__worker *w)
@@ -221,6 +226,8 @@ static int park_on(struct weft__worker *w, struct weft__io_req *req)
 {
     /* relaxed: only this worker reads the IO bit */
     atomic_fetch_or_explicit(&w->attn, WEFT__ATTN_IO, memory_order_relaxed);
+    if (!weft__thread_waits(w->current)) /* weft_sleep_ns said SLEEP */
+        weft__thread_wait(w->current, WEFT__WAIT_IO);
     weft__park(io_commit, req);
     return req->res;
 }
@@ -229,6 +236,14 @@ int weft__io_wait(struct weft__worker *w, struct weft__io_req *req, int nsqe)
 {
     enqueue(w->io, nsqe);
     return park_on(w, req);
+}
+
+void weft__io_queue_cb(struct weft__worker *w, struct io_uring_sqe *sqe, struct weft__io_cb *cb)
+{
+    io_uring_sqe_set_data64(sqe, (uint64_t)(uintptr_t)cb | CB_TAG);
+    enqueue(w->io, 1);
+    /* relaxed: only this worker reads the IO bit */
+    atomic_fetch_or_explicit(&w->attn, WEFT__ATTN_IO, memory_order_relaxed);
 }
 
 int weft__io_wait_now(struct weft__worker *w, struct weft__io_req *req, int nsqe)
@@ -346,6 +361,17 @@ int weft__io_wait(struct weft__worker *w, struct weft__io_req *req, int nsqe)
 int weft__io_wait_now(struct weft__worker *w, struct weft__io_req *req, int nsqe)
 {
     return weft__io_wait(w, req, nsqe);
+}
+struct io_uring_sqe *weft__io_sqe(struct weft__worker *w)
+{
+    (void)w;
+    return NULL;
+}
+void weft__io_queue_cb(struct weft__worker *w, struct io_uring_sqe *sqe, struct weft__io_cb *cb)
+{
+    (void)w;
+    (void)sqe;
+    (void)cb;
 }
 #endif
 

@@ -22,13 +22,17 @@
 
 #include "io/io.h"
 #include "io/poller.h"
+#include "observe/observe.h"
 #include "os/futex.h"
 #include "os/kstack.h"
 #include "runtime/config.h"
 #include "sched/machine.h"
+#include "sched/monitor.h"
 #include "sched/sched.h"
+#include "sched/switch.h"
 #include "stack/stack.h"
 #include "sync/wait.h"
+#include "task/task.h"
 
 #define SCHED_STACK ((size_t)256 << 10)
 
@@ -152,6 +156,11 @@ static void release_all(int nstarted)
                      (unsigned long long)c.calls, (unsigned long long)c.enters,
                      (unsigned long long)c.reaped,
                      c.enters ? (double)c.calls / (double)c.enters : 0.0);
+        struct weft__task_counters tc;
+        weft__task_counters(&tc);
+        weft__notice("stats: tasks: run %llu stolen %llu split-phase calls %llu",
+                     (unsigned long long)tc.run, (unsigned long long)tc.stolen,
+                     (unsigned long long)tc.calls);
         weft__notice("stats: blocking calls: %llu hand-offs, %llu run in place (no kernel thread)",
                      (unsigned long long)handoffs, (unsigned long long)inplace);
     }
@@ -163,18 +172,28 @@ static void release_all(int nstarted)
     }
     free(rt->main);
     weft__bound_free_all();
+    weft__task_fini(); /* the unfired tasks' records too */
     for (int i = 0; rt->workers && i < rt->nworkers; i++)
         worker_free(rt->workers[i]);
     free(rt->workers);
     if (rt->pool && rt->pool->destroy)
         rt->pool->destroy();
     rt->pool = NULL;
+    weft__trace_finish(); /* every worker has stopped: the rings are still */
     weft__stack_shutdown();
     weft__overflow_uninstall();
     weft__tls_worker = NULL;
     rt->workers = NULL;
     rt->main = NULL;
     rt->nworkers = 0;
+}
+
+/* weft_config.quantum_us in ns: 0 is the default, < 0 never preempts. */
+static int64_t quantum_ns(long quantum_us)
+{
+    if (quantum_us < 0)
+        return -1;
+    return (int64_t)(quantum_us ? quantum_us : WEFT__QUANTUM_DEFAULT_US) * 1000;
 }
 
 int weft_init(const weft_config *cfg)
@@ -235,7 +254,9 @@ int weft__init_with_pool(const weft_config *cfg, const struct weft__pool_ops *po
 
     rt->nworkers = c.workers;
     rt->finalize = weft_finalize;
+    rt->exited = weft__finish_exit;
     rt->io = &weft__io_sched;
+    rt->task = &weft__task_sched;
     rt->policy = c.spawn_policy;
     rt->stack_size = c.stack_size;
     rt->pool = pool;
@@ -256,6 +277,8 @@ int weft__init_with_pool(const weft_config *cfg, const struct weft__pool_ops *po
     for (int i = 0; i < c.workers; i++)
         if (!(rt->workers[i] = worker_new(i)))
             goto fail_workers;
+    if (weft__task_init(c.workers) != 0)
+        goto fail_workers;
 
     /* the initial thread: the caller's flow, on the caller's stack */
     struct weft_thread *m = aligned_alloc(64, sizeof *m);
@@ -283,6 +306,8 @@ int weft__init_with_pool(const weft_config *cfg, const struct weft__pool_ops *po
     w0->current = m;
     m->worker = w0;
     m->id = atomic_fetch_add(&rt->id_next, 1);
+    if (weft__trace_start(env.trace) != 0)
+        weft__notice("WEFT_TRACE: no memory for the event rings; not tracing");
 
     int started = 1;
     rc = EAGAIN;
@@ -294,8 +319,22 @@ int weft__init_with_pool(const weft_config *cfg, const struct weft__pool_ops *po
     /* Return with every worker in its loop: work spawned right away is
      * stolen at once instead of waiting for kernel threads to start. */
     weft__machines_wait_up((uint32_t)(started - 1));
+    /* The monitor: accounting always; preemption only for the default
+     * scheduler (a plug-in pool, mltp's, stays cooperative). */
+    rc = weft__monitor_start(pool ? -1 : quantum_ns(c.quantum_us));
+    if (rc != 0) {
+        /* Not fatal: a runtime of one worker needs no other kernel thread
+         * (RLIMIT_NPROC), and goes on without accounting or preemption. */
+        int saved = errno;
+        weft__notice("no kernel thread for the monitor (%s): no CPU accounting, no preemption",
+                     strerror(rc));
+        errno = saved;
+    }
     atomic_store_explicit(&rt->state, RT_RUNNING, memory_order_release);
     weft__initial_guard(1);
+    if (weft__dump_signal_start(env.dump_signal) != 0)
+        weft__notice("WEFT_DUMP_SIGNAL: cannot serve signal %d; no dump signal",
+                     env.dump_signal);
     return 0;
 
 fail_threads:
@@ -312,14 +351,19 @@ fail_stack:
     return rc;
 }
 
-/* Threads not yet finished. Exits are read before spawns: each exit counter
- * can only lag, each spawn counter only lead, so a zero is a true zero. */
+/* Threads not yet finished, plus tasks ready or running and split-phase
+ * calls in flight (task/task.h). Every exit and close is read before any
+ * spawn or open: each of the former can only lag, each of the latter only
+ * lead, and what a finished thread or task started before it finished is
+ * seen started, so a zero is a true zero. */
 static int64_t live_threads(void)
 {
     struct weft__rt *rt = &weft__rt;
     uint64_t exited = 0, spawned = 0;
     for (int i = 0; i < rt->nworkers; i++)
         exited += atomic_load_explicit(&rt->workers[i]->nexited, memory_order_acquire);
+    exited += weft__task_closed();
+    spawned += weft__task_opened();
     for (int i = 0; i < rt->nworkers; i++)
         spawned += atomic_load_explicit(&rt->workers[i]->nspawned, memory_order_acquire);
     spawned += atomic_load_explicit(&rt->ext_spawned, memory_order_acquire);
@@ -347,8 +391,9 @@ int weft_finalize(void)
                 weft__make_ready(w, inj);
             struct weft_thread *next = weft__pick_local(w);
             /* NULL with a reclaim pending: worker 0 goes back to the main
-             * kernel thread through the scheduler (sched/machine.c) */
-            if (next || weft__reclaimed(w)) {
+             * kernel thread through the scheduler (sched/machine.c); with
+             * tasks ready here, to let its scheduler context run them */
+            if (next || weft__reclaimed(w) || weft__task_local(w)) {
                 weft__switch(w, rt->main, next, (uintptr_t)rt->main | XF_YIELD);
                 w = rt->main->worker;
                 nap_ns = 1000;
@@ -366,14 +411,16 @@ int weft_finalize(void)
          * (EAGAIN) or is counted below (pairs with spawn_slow). */
         if (!atomic_compare_exchange_strong(&rt->state, &expect, RT_STOPPING))
             return EINVAL;
-        while (weft__kernel_spawns() > 0)
+        while (weft__kernel_spawns() > 0 || weft__task_kernel_calls() > 0)
             sched_yield();
         if (live_threads() == 0 && weft__kernel_joins() == 0)
             break;
         /* such a spawn queued a thread meanwhile: it runs first */
         atomic_store(&rt->state, RT_RUNNING);
     }
+    weft__dump_signal_stop(); /* a dump under way ends first */
     weft__runtime_stop_hooks();
+    weft__monitor_stop(); /* before any descriptor is released */
     release_all(rt->nworkers);
     atomic_store_explicit(&rt->state, RT_OFF, memory_order_release);
     weft__initial_guard(0);
@@ -414,5 +461,10 @@ int weft_stats_get(weft_stats *out)
     out->io_enters = c.enters;
     out->io_completions = c.reaped;
     weft__machines_counters(&out->io_handoffs, &out->io_offloaded);
+    struct weft__task_counters tc;
+    weft__task_counters(&tc);
+    out->tasks_run = tc.run;
+    out->tasks_stolen = tc.stolen;
+    out->task_calls = tc.calls;
     return 0;
 }

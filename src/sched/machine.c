@@ -59,6 +59,8 @@
 #include "os/kstack.h"
 #include "os/kwait.h"
 #include "sched/sched.h"
+#include "sched/switch.h"
+#include "sched/trace.h"
 
 #define MACHINES_SOFT 1024               /* spare machines kept once idle */
 static int machines_max = MACHINES_SOFT; /* weft__machines_set_max (tests); under mp.lock */
@@ -131,11 +133,7 @@ static uintptr_t run_worker(struct machine *m, struct weft__home *h, struct weft
     pin_to(m, w->cpu);
     weft__tls_worker = w;
     w->errno_loc = &errno;
-    w->current = NULL;
-    weft__san_switch_to_sched(&h->fake, w);
-    /* token w: the scheduler context resumes on w (arch/context.h); we are
-     * resumed with a NULL token (weft__ctx_resumed: home) and h->reason */
-    weft__ctx_switch_bare(&h->sp, w->sched_sp, w);
+    weft__switch_to_worker(h, w); /* we come back with h->reason */
     weft__tls_worker = NULL;
     return h->reason;
 }
@@ -145,8 +143,7 @@ static uintptr_t run_worker(struct machine *m, struct weft__home *h, struct weft
 static void go_home(struct weft__home *h, void **save, void **fake_save, uintptr_t reason)
 {
     h->reason = reason;
-    weft__san_switch_to_home(fake_save, h);
-    weft__ctx_switch_bare(save, h->sp, NULL);
+    weft__switch_home(h, save, fake_save);
 }
 
 void weft__sched_go_home(struct weft__worker *w, uintptr_t reason)
@@ -480,6 +477,9 @@ int weft__handoff_call(void (*fn)(void *), void *arg)
     uint64_t gen = ++w->lend_gen;
     uint64_t lend = (gen << 2) | LEND_PENDING;
     atomic_store_explicit(&w->lend, lend, memory_order_relaxed);
+    weft__thread_wait(self, WEFT__WAIT_BLOCKING);
+    if (WEFT_UNLIKELY(weft__trace_on))
+        weft__trace(w, WEFT__EV_HANDOFF, self, 0);
     w->current = NULL;
     weft__tls_worker = NULL;
     weft__tls_lent = self; /* weft_self() still answers; calls act as from a thread of its own */
@@ -493,6 +493,7 @@ int weft__handoff_call(void (*fn)(void *), void *arg)
          * machine was given this lend to take. */
         atomic_store_explicit(&w->lend, (gen << 2) | LEND_CANCELLED, memory_order_relaxed);
         weft__tls_lent = NULL;
+        weft__thread_wait(self, WEFT__WAIT_NONE);
         take_back(w, self);
         static atomic_flag told = ATOMIC_FLAG_INIT;
         if (!atomic_flag_test_and_set_explicit(&told, memory_order_relaxed)) {
@@ -509,6 +510,7 @@ int weft__handoff_call(void (*fn)(void *), void *arg)
     fn(arg);
     int err = errno;
     weft__tls_lent = NULL;
+    weft__thread_wait(self, WEFT__WAIT_NONE);
 
     uint64_t expect = lend;
     /* acq_rel: on success we own w again (the machine never took it). */

@@ -64,6 +64,7 @@
 #include "stack/stack.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -566,6 +567,43 @@ void weft__stack_shutdown(void)
     weft__stack_dflt = NULL;
     memset(&g.stats, 0, sizeof g.stats);
     pthread_mutex_unlock(&g.lock);
+}
+
+/* Where debuggers find the slabs (share/weft/weft-gdb.py, through
+ * observe/debug.c): read from a core file, so plain data. */
+const struct weft__stack_debug weft__stack_debug = {
+    .slabs = (void *const *)&g.slabs,
+    .nslabs = &g.nslabs,
+    .slab_bytes = sizeof(struct slab),
+    .slab_base = offsetof(struct slab, base),
+    .slab_len = offsetof(struct slab, len),
+    .slab_cls = offsetof(struct slab, cls),
+    .cls_slot_bytes = offsetof(struct weft__stack_class, slot_bytes),
+    .desc_bytes = DESC_BYTES,
+};
+
+int weft__stack_each(void (*fn)(struct weft_thread *t, void *arg), void *arg)
+{
+    /* A copy of the slab list, so that spawns that carve new slabs meanwhile
+     * do not wait for the whole walk. Slots carved later are missed, as a
+     * thread spawned after the walk began may be. */
+    pthread_mutex_lock(&g.lock);
+    size_t n = g.nslabs;
+    struct slab *copy = malloc((n ? n : 1) * sizeof *copy);
+    if (copy) {
+        for (size_t i = 0; i < n; i++)
+            copy[i] = g.slabs[i];
+    }
+    pthread_mutex_unlock(&g.lock);
+    if (!copy)
+        return ENOMEM;
+    for (size_t i = 0; i < n; i++) {
+        size_t slot = copy[i].cls->slot_bytes; /* immutable */
+        for (char *p = copy[i].base; p + slot <= (char *)copy[i].base + copy[i].len; p += slot)
+            fn((struct weft_thread *)(p + slot - DESC_BYTES), arg);
+    }
+    free(copy);
+    return 0;
 }
 
 void weft__stack_stats(struct weft__stack_stats *out)

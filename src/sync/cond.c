@@ -21,6 +21,7 @@
 #include <stdalign.h>
 #include <stddef.h>
 
+#include "sched/sched.h"
 #include "sync/mutex.h"
 #include "sync/timer.h"
 #include "sync/wait.h"
@@ -79,10 +80,12 @@ static int cond_wait_until(weft_cond *c, weft_mutex *m, const struct timespec *a
         return EPERM;
     if (abstime && weft__deadline_passed(abstime, 1))
         return ETIMEDOUT;
+    if (weft__in_task())
+        return EPERM; /* a task must not wait (sched.h) */
 
     struct cond *cv = impl(c);
     struct timed_waiter tw;
-    weft__waiter_init(&tw.w);
+    weft__waiter_init(&tw.w, WEFT__WAIT_COND);
     int user_timer = abstime && tw.w.thread;
     if (user_timer) {
         tw.timer.when = *abstime;

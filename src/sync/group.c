@@ -225,7 +225,7 @@ static uintptr_t queue_and_block(struct weft__group *g, uintptr_t v)
                                                memory_order_acquire))
         return v;
     struct weft__waiter self;
-    weft__waiter_init(&self);
+    weft__waiter_init(&self, WEFT__WAIT_JOIN);
     weft__waitq_push(&g->q, &self);
     /* release: publishes the record to the holder (pairs with the acquire
      * CAS that takes LOCK in release()); only we write head meanwhile. */
@@ -250,6 +250,8 @@ static WEFT_NOINLINE int wait_slow(struct weft__group *g, uintptr_t v)
     for (;;) {
         if (EMPTY(v))
             return 0;
+        if (weft__in_task())
+            return EPERM; /* a task must not wait (sched.h) */
         if (v & WEFT__G_FLAGS) {
             v = queue_and_block(g, v);
             continue;

@@ -24,6 +24,7 @@
 
 #include "base/base.h"
 #include "os/kwait.h"
+#include "thread/thread.h" /* WEFT__WAIT_*, for weft__waiter_init */
 
 struct weft_thread;
 
@@ -48,6 +49,7 @@ struct weft__waiter {
     _Atomic uint32_t word;      /* the wait word above; the futex word of a kernel waiter */
     uint16_t queued;            /* under the object's lock: 1 while linked */
     uint16_t spin;              /* the waiter's own: how its spin phase ended (WEFT__SPIN_*) */
+    uint8_t kind;               /* WEFT__WAIT_*: what it waits on; set by init */
     uintptr_t data;             /* object-specific: set by the waiter before queuing, or
                                    by the waker before it wakes the record */
 };
@@ -58,8 +60,9 @@ struct weft__waitq {
     struct weft__waiter *tail;
 };
 
-/* Prepares a record for the calling thread (user or kernel). */
-void weft__waiter_init(struct weft__waiter *w);
+/* Prepares a record for the calling thread (user or kernel); kind
+ * (WEFT__WAIT_*, thread/thread.h) names the object for weft_dump. */
+void weft__waiter_init(struct weft__waiter *w, uint8_t kind);
 
 static inline int weft__waitq_empty(const struct weft__waitq *q)
 {

@@ -1,4 +1,5 @@
-/* thread.c: the user-thread API: spawn, join, detach, exit, yield.
+/* thread.c: the user thread's life cycle, end to end: spawn, join, detach,
+ * exit and free (the join word), bound threads, and yield.
  *
  * Join protocol (thread->join, one word):
  *   RUNNING --joiner CAS--> joiner|tag --exit--> DONE    (joiner readied)
@@ -7,11 +8,13 @@
  * Only the CAS that leaves DONE (or the exit that leaves DETACHED) frees
  * the slot, so a second join or detach, racing or late, finds FREED (or a
  * new thread's state) and never puts one slot in a cache twice.
- * The exiting thread's last step runs on the next context's stack
- * (weft__finish_exit, XF_EXIT), so a joiner never frees a stack that is
- * still in use. If the joiner is already parked, the exiting thread switches
- * straight to it: a join of a running child costs the child's exit one
- * switch and nothing else.
+ * The exiting thread's last step runs on the next context's stack, so a
+ * joiner never frees a stack that is still in use: RUNNING -> DONE is the
+ * switch's own CAS in plain builds (weft__switch_exit), anything else is
+ * weft__finish_exit, which the scheduler calls for the XF_EXIT xfer. If the
+ * joiner is already parked, the exiting thread switches straight to it: a
+ * join of a running child costs the child's exit one switch and nothing
+ * else.
  */
 #include "thread/thread.h"
 
@@ -26,6 +29,8 @@
 
 #include "os/futex.h"
 #include "sched/sched.h"
+#include "sched/switch.h"
+#include "sched/trace.h"
 #include "thread/group.h"
 
 #if defined(WEFT_SANITIZE_ADDRESS)
@@ -38,43 +43,22 @@ _Static_assert(offsetof(struct weft_thread, sp) == 0, "sp must be the descriptor
 /* Switches away from an exiting thread for good: to `to`, or to w's
  * scheduler context when to is NULL. The next context finishes the exit
  * once this stack is no longer in use: it acts on the XF_EXIT xfer
- * (weft__handle_xfer). */
+ * (weft__finish_exit, through weft__ctx_resumed). */
 static inline __attribute__((always_inline, noreturn)) void
 exit_jump(struct weft__worker *w, struct weft_thread *self, struct weft_thread *to)
 {
-    w->current = to;
-    uintptr_t x = (uintptr_t)self | XF_EXIT;
-    if (to) {
-        to->worker = w;
-        weft__san_exit_to_thread(to);
-        /* errno: the XF_EXIT xfer always takes weft__ctx_resumed, which
-         * installs to's (see weft__switch). */
-        weft__ctx_jump(to->sp, (void *)x, w);
-    }
-    weft__san_exit_to_sched(w);
-    weft__ctx_jump(w->sched_sp, (void *)x, w);
+    weft__switch_exit(w, to, (uintptr_t)self | XF_EXIT, NULL, 0, NULL);
 }
 
-/* exit_jump for a thread whose join word was RUNNING: in plain builds
- * weft__ctx_exit marks it DONE on the next context's stack itself (one CAS
- * and the exit count) and hands it over as an XF_EXIT xfer only if a joiner
- * or detacher came meanwhile; no call of the resumed half. */
+/* exit_jump for a thread whose join word was RUNNING: in plain builds the
+ * switch marks it DONE on the next context's stack itself (one CAS and the
+ * exit count, weft__ctx_exit) and hands it over as an XF_EXIT xfer only if
+ * a joiner or detacher came meanwhile; no call of the resumed half. */
 static inline __attribute__((always_inline, noreturn)) void
 exit_to(struct weft__worker *w, struct weft_thread *self, struct weft_thread *to)
 {
-#if !defined(WEFT_SANITIZE_ADDRESS) && !defined(WEFT_SANITIZE_THREAD)
-    _Static_assert(WEFT__J_RUNNING == 0 && WEFT__J_DONE == 2, "weft__ctx_exit's CAS");
-    w->current = to;
-    void *to_sp = w->sched_sp;
-    if (to) {
-        to->worker = w;
-        *w->errno_loc = to->err; /* see weft__switch */
-        to_sp = to->sp;
-    }
-    weft__ctx_exit(to_sp, (void *)((uintptr_t)self | XF_EXIT), w, &self->join, &w->nexited);
-#else
-    exit_jump(w, self, to);
-#endif
+    _Static_assert(WEFT__J_RUNNING == 0, "weft__ctx_exit's CAS starts from 0");
+    weft__switch_exit(w, to, (uintptr_t)self | XF_EXIT, &self->join, WEFT__J_DONE, &w->nexited);
 }
 
 /* The general exit: a canary to check, a joiner that may be parked (then
@@ -83,15 +67,28 @@ static WEFT_NOINLINE __attribute__((noreturn)) void exit_slow(struct weft_thread
 {
     struct weft__worker *w = weft__worker_now();
     weft__stack_check(self);
+    /* A slot starts NORMAL (thread.h): every exit of a thread with a
+     * priority comes here, as priorities set GATE_POOL first. */
+    if (self->prio || self->pcls || self->boost) {
+        __atomic_store_n(&self->prio, WEFT_PRIO_NORMAL, __ATOMIC_RELAXED);
+        __atomic_store_n(&self->pcls, WEFT_PRIO_NORMAL, __ATOMIC_RELAXED);
+        __atomic_store_n(&self->boost, 0, __ATOMIC_RELAXED);
+    }
+    if (WEFT_UNLIKELY(weft__trace_on))
+        weft__trace_pending(w, WEFT__RUN_EXITED);
     /* acquire: a parked joiner published itself with a CAS after its context
      * was saved; switching to it directly is then safe. */
     uintptr_t s = atomic_load_explicit(&self->join, memory_order_acquire);
     struct weft_thread *to;
     if (s != WEFT__J_RUNNING && !(s & (WEFT__J_DETACHED | WEFT__J_KWAIT | WEFT__J_DONE)) &&
-        (!((struct weft_thread *)WEFT__J_PTR(s))->pinned || w->id == 0))
+        (!((struct weft_thread *)WEFT__J_PTR(s))->pinned || w->id == 0)) {
         to = (struct weft_thread *)WEFT__J_PTR(s);
-    else
+        if (WEFT_UNLIKELY(weft__trace_on))
+            weft__trace(w, WEFT__EV_RUN, to, 0);
+    } else
         to = weft__pick_local(w);
+    if (WEFT_UNLIKELY(weft__trace_on) && !to)
+        weft__trace_leave(w, self);
     if (s == WEFT__J_RUNNING)
         exit_to(w, self, to);
     exit_jump(w, self, to);
@@ -105,8 +102,8 @@ thread_exit(struct weft__worker *w, struct weft_thread *self, void *result)
 {
     self->result = result;
     /* relaxed: only RUNNING is acted on here, and then the next context's
-     * CAS (weft__handle_xfer) orders the exit; exit_slow re-reads with
-     * acquire. */
+     * CAS (weft__ctx_exit, or weft__finish_exit) orders the exit; exit_slow
+     * re-reads with acquire. */
     if (WEFT_UNLIKELY(self->guard == WEFT__GUARD_CANARY ||
                       atomic_load_explicit(&self->join, memory_order_relaxed) != WEFT__J_RUNNING ||
                       atomic_load_explicit(&w->attn_any, memory_order_relaxed)))
@@ -213,7 +210,7 @@ static __attribute__((noreturn)) void child_entry(void *data, void **parent_sp)
     ENTRY_GUARD;
     struct weft_thread *self = data;
     weft__san_resumed(NULL);
-    weft__make_ready(self->worker, (struct weft_thread *)parent_sp);
+    weft__make_ready_parent(self->worker, (struct weft_thread *)parent_sp, self);
     *self->worker->errno_loc = 0;
     void *r = self->fn(self->arg);
     struct weft__worker *w = self->worker; /* fn may have moved us to another worker */
@@ -280,6 +277,63 @@ static WEFT_NOINLINE void exit_unwind(void)
     free(exc);
 }
 
+/* ---- exit and free: the join word's last steps ---------------------------- */
+
+static void bound_free(struct weft_thread *t);
+
+/* Out of line: inlined into weft_join, its calls would cost the join's
+ * fast path the saving of callee-saved registers. */
+WEFT_NOINLINE void weft__free_thread(struct weft__worker *w, struct weft_thread *t)
+{
+    weft__san_thread_destroyed(t);
+    if (t->bound) {
+        bound_free(t);
+        return;
+    }
+    weft__stack_free(w ? &w->cache : NULL, t);
+}
+
+/* Marks t DONE and hands it on: frees it if detached, wakes its joiner if
+ * one waits. w: the caller's worker, or NULL on a kernel thread of its own
+ * (a bound thread finishing). */
+static void publish_done(struct weft__worker *w, struct weft_thread *t)
+{
+    /* acq_rel: release publishes t->result to the joiner (pairs with its
+     * acquire load of DONE); acquire pairs with the joiner's/detacher's CAS.
+     * A detached thread goes straight to FREED: a stale join must never
+     * find it DONE once it is on its way to a cache. */
+    uintptr_t old = atomic_load_explicit(&t->join, memory_order_relaxed);
+    while (!atomic_compare_exchange_weak_explicit(&t->join, &old,
+                                                  old == WEFT__J_DETACHED ? WEFT__J_FREED
+                                                                          : WEFT__J_DONE,
+                                                  memory_order_acq_rel, memory_order_relaxed))
+        ;
+    if (old & WEFT__J_DETACHED) {
+        weft__free_thread(w, t);
+    } else if (old & WEFT__J_KWAIT) {
+        struct weft__kwaiter *kw = (struct weft__kwaiter *)WEFT__J_PTR(old);
+        /* release: pairs with the acquire in the kernel-thread join loop. */
+        atomic_store_explicit(&kw->done, 1, memory_order_release);
+        weft__futex_wake(&kw->done, 1);
+    } else if (old != WEFT__J_RUNNING) {
+        struct weft_thread *j = (struct weft_thread *)WEFT__J_PTR(old);
+        if (!w)
+            weft__ready(j);
+        else if (j != w->current) /* else the exit switched straight to it */
+            weft__make_ready(w, j);
+    }
+}
+
+void weft__finish_exit(struct weft__worker *w, struct weft_thread *t)
+{
+    publish_done(w, t);
+    /* release: the exit is complete before finalize can count it; pairs
+     * with the acquire in runtime.c's live_threads (weft__ctx_exit's plain
+     * add is the same store on x86). */
+    atomic_store_explicit(&w->nexited, atomic_load_explicit(&w->nexited, memory_order_relaxed) + 1,
+                          memory_order_release);
+}
+
 /* ---- bound threads: a kernel thread of their own ------------------------- */
 
 /* Every bound descriptor not yet freed, so that finalize can free those
@@ -318,27 +372,35 @@ static void bound_track(struct weft_thread *t)
 {
     pthread_mutex_lock(&bound_list.lock);
     t->next = bound_list.head;
-    t->bound_handle = NULL;
+    t->bound_prev = NULL;
     if (bound_list.head)
-        bound_list.head->bound_handle = t; /* back link */
+        bound_list.head->bound_prev = t;
     bound_list.head = t;
     pthread_mutex_unlock(&bound_list.lock);
 }
 
-void weft__bound_free(struct weft_thread *t)
+static void bound_free(struct weft_thread *t)
 {
     pthread_mutex_lock(&bound_list.lock);
-    struct weft_thread *prev = t->bound_handle;
+    struct weft_thread *prev = t->bound_prev;
     if (prev)
         prev->next = t->next;
     else
         bound_list.head = t->next;
     if (t->next)
-        t->next->bound_handle = prev;
+        t->next->bound_prev = prev;
     /* relaxed: whoever freed t already moved it to FREED (or never shared it) */
     atomic_store_explicit(&t->join, WEFT__J_FREED, memory_order_relaxed);
     t->next = bound_list.spare;
     bound_list.spare = t;
+    pthread_mutex_unlock(&bound_list.lock);
+}
+
+void weft__bound_each(void (*fn)(struct weft_thread *t, void *arg), void *arg)
+{
+    pthread_mutex_lock(&bound_list.lock);
+    for (struct weft_thread *t = bound_list.head; t; t = t->next)
+        fn(t, arg);
     pthread_mutex_unlock(&bound_list.lock);
 }
 
@@ -375,7 +437,7 @@ static void bound_finish(struct weft_thread *t)
     weft__altstack_pop(bound_altstack);
     bound_altstack = NULL;
     weft__tls_bound = NULL;
-    weft__publish_done(NULL, t);
+    publish_done(NULL, t);
     /* release: the thread's effects are visible to finalize. */
     atomic_fetch_sub_explicit(&weft__rt.bound_live, 1, memory_order_release);
 }
@@ -414,6 +476,7 @@ static int spawn_bound(weft_thread **out, weft_fn fn, const void *arg, size_t ar
     if (!t)
         return ENOMEM;
     t->bound = 1;
+    t->prio = t->pcls = (int8_t)attr->priority; /* stored only: never queued */
     t->fn = fn;
     t->arg = (void *)arg;
     if (arg_size) {
@@ -438,7 +501,7 @@ static int spawn_bound(weft_thread **out, weft_fn fn, const void *arg, size_t ar
     pthread_attr_destroy(&pa);
     if (rc != 0) {
         atomic_fetch_sub_explicit(&weft__rt.bound_live, 1, memory_order_relaxed);
-        weft__bound_free(t);
+        bound_free(t);
         if (out)
             *out = NULL;
         return EAGAIN;
@@ -458,12 +521,8 @@ static int spawn_bound(weft_thread **out, weft_fn fn, const void *arg, size_t ar
 WEFT_INLINE int spawn_child_first(struct weft__worker *w, struct weft_thread *self,
                                   struct weft_thread *t, void *top)
 {
-    self->err = *w->errno_loc;
-    w->current = t;
-    t->worker = w;
-    weft__san_switch_to_thread(&self->san_fake_stack, t);
     /* errno: the child sets its own; whoever resumes us installs ours. */
-    weft__ctx_spawn(&self->sp, top, child_entry, t);
+    weft__switch_spawn(w, self, t, top, child_entry);
     return 0;
 }
 
@@ -560,6 +619,11 @@ static int spawn_any(weft_thread **out, weft_fn fn, const void *arg, size_t arg_
     /* seq_cst: pairs with finalize's stopping CAS (see spawn_slow). */
     if (WEFT_UNLIKELY(atomic_load_explicit(&weft__rt.state, memory_order_seq_cst) != RT_RUNNING))
         return EAGAIN;
+    if (attr->priority != WEFT_PRIO_NORMAL) {
+        int rc = weft__prio_activate();
+        if (rc != 0)
+            return rc;
+    }
     if (attr->bound)
         return spawn_bound(out, fn, arg, arg_size, attr, group);
 
@@ -569,6 +633,8 @@ static int spawn_any(weft_thread **out, weft_fn fn, const void *arg, size_t arg_
     if (!t)
         return ENOMEM;
     init_thread(w, t, fn, (void *)arg, attr->name, attr->detached);
+    __atomic_store_n(&t->prio, (int8_t)attr->priority, __ATOMIC_RELAXED);
+    __atomic_store_n(&t->pcls, (int8_t)attr->priority, __ATOMIC_RELAXED);
     void *top = place_arg(t, arg, arg_size);
     if (group)
         weft__group_push(group, t);
@@ -577,10 +643,19 @@ static int spawn_any(weft_thread **out, weft_fn fn, const void *arg, size_t arg_
     if (w) {
         count_spawn(w);
         struct weft_thread *self = w->current;
-        if (self && weft__rt.policy == WEFT_WORK_FIRST && !main_spawns_help_first(self)) {
+        /* Work-first when the child's class is not lower than the
+         * parent's; a higher child runs at once under either policy. */
+        int pcls = self ? weft__cls(self) : WEFT_PRIO_NORMAL;
+        if (self && (((weft__rt.policy & ~WEFT__POLICY_TRACED) == WEFT_WORK_FIRST &&
+                      !main_spawns_help_first(self) && attr->priority >= pcls) ||
+                     attr->priority > pcls)) {
             weft__stack_check(self); /* it is switched out: see stack/stack.c */
+            if (WEFT_UNLIKELY(weft__trace_on))
+                weft__trace(w, WEFT__EV_RUN, t, WEFT__RUN_SPAWNED);
             return spawn_child_first(w, self, t, top);
         }
+        if (WEFT_UNLIKELY(weft__trace_on))
+            weft__trace(w, WEFT__EV_SPAWN, t, 0);
         t->sp = weft__ctx_make(top, thread_entry, t);
         weft__make_ready(w, t);
         return 0;
@@ -695,8 +770,8 @@ static int join_commit(void *arg, struct weft_thread *self)
     struct weft_thread *t = arg;
     uintptr_t s = WEFT__J_RUNNING;
     /* release: our context is saved before the exiting thread may switch to
-     * us; pairs with the acquire load in thread_exit / exchange in
-     * finish_exit. */
+     * us; pairs with the acquire load in exit_slow / the CAS in
+     * publish_done. */
     return atomic_compare_exchange_strong_explicit(&t->join, &s, (uintptr_t)self,
                                                    memory_order_acq_rel, memory_order_acquire);
 }
@@ -711,12 +786,13 @@ static int join_any(weft_thread *t, void **result)
         return EDEADLK;
     if (t->pinned)
         return EINVAL; /* the initial thread ends only in weft_finalize */
-    /* acquire: pairs with the release exchange in finish_exit. */
+    /* acquire: pairs with the release CAS of the exit (publish_done). */
     uintptr_t s = atomic_load_explicit(&t->join, memory_order_acquire);
     if (WEFT_UNLIKELY(s != WEFT__J_DONE)) {
         if (s != WEFT__J_RUNNING)
             return EINVAL; /* detached, somebody else joins it, or freed */
         if (w && self) {
+            weft__thread_wait(self, WEFT__WAIT_JOIN);
             weft__park(join_commit, t);
             w = self->worker;
         } else {
@@ -768,6 +844,10 @@ static WEFT_NOINLINE int join_slow(weft_thread *t, void **result)
     struct weft__worker *w = weft__tls_worker;
     if ((w && w->current) || weft__tls_user())
         return join_any(t, result); /* a user thread: finalize waits for it */
+    if (w) /* a task (sched.h: weft__in_task) must not wait for a running thread */
+        return t && atomic_load_explicit(&t->join, memory_order_acquire) == WEFT__J_RUNNING
+                   ? EPERM
+                   : join_any(t, result);
     /* seq_cst: counted before the join word is read or published, so a
      * finalize that has seen the joined thread's exit sees the count too. */
     atomic_fetch_add_explicit(&kernel_joins, 1, memory_order_seq_cst);
@@ -781,7 +861,7 @@ int weft_join(weft_thread *t, void **result)
     /* Fast path: a user thread joins a finished thread (the usual case
      * under work-first) and claims it, DONE -> FREED, so that no second
      * join or detach can free it again. acquire: pairs with the release in
-     * finish_exit. */
+     * the exit's CAS (weft__ctx_exit or publish_done). */
     struct weft__worker *w = weft__tls_worker;
     uintptr_t s = WEFT__J_DONE;
     if (WEFT_LIKELY(t && w &&
@@ -838,7 +918,7 @@ static WEFT_NOINLINE void yield_slow(void)
             weft__switch(w, self, NULL, (uintptr_t)self | XF_YIELD);
         return;
     }
-    if (WEFT_LIKELY(!weft__rt.pool)) {
+    if (WEFT_LIKELY(!weft__pool_plugged())) {
         /* Our own FIFO: nobody else can resume us from it before we are
          * switched out, so no hand-off is needed. */
         weft__yq_push(w, self);
