@@ -918,6 +918,12 @@ static WEFT_NOINLINE void yield_slow(void)
         sched_yield();
         return;
     }
+    /* tasks readied here wait for the scheduler context: it runs them, then
+     * the ready threads, this one behind the others */
+    if (WEFT_UNLIKELY(atomic_load_explicit(&w->attn, memory_order_relaxed) & WEFT__ATTN_TASK)) {
+        weft__switch(w, self, NULL, (uintptr_t)self | XF_YIELD);
+        return;
+    }
     struct weft_thread *next = weft__pick_local(w);
     if (!next) {
         /* worker 0 is claimed back (machine.c): leave through the scheduler */

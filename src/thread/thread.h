@@ -113,7 +113,8 @@ struct weft_thread {
 /* What a thread that is not on a CPU waits for (thread->wait): the words
  * weft_dump prints (observe/registry.c). A parked thread whose byte is
  * NONE is ready, or about to be; BLOCKING is a thread inside weft_blocking
- * or a syscall mirror's hand-off, running on a kernel thread of its own. */
+ * or a syscall mirror's hand-off, running on a kernel thread of its own.
+ * share/weft/weft-gdb.py knows these in this order. */
 enum {
     WEFT__WAIT_NONE,
     WEFT__WAIT_MUTEX,
