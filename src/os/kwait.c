@@ -20,7 +20,8 @@
  * start, which publishes it to them; a plain kernel thread already waiting
  * may see either value, and both are correct, only slower or faster. */
 /* A kernel thread that spins for ever lets the kernel run others every
- * SPIN_YIELD_EVERY rounds (a power of two). */
+ * SPIN_YIELD_EVERY loads of its word (a power of two, a multiple of
+ * WEFT__SPIN_ROUND). */
 #define SPIN_YIELD_EVERY 1024u
 /* UMWAIT's state argument: C0.1, the faster wake-up of its two states. */
 #define UMWAIT_C01 1u
@@ -100,14 +101,10 @@ static uint32_t spin_phase(_Atomic uint32_t *word, uint64_t budget_ns, int forev
                            const struct timespec **deadline, int realtime)
 {
     uint64_t end = weft__now_ns() + budget_ns;
-    for (unsigned i = 1;; i++) {
-        /* acquire: pairs with the release of the waker's final exchange. */
-        uint32_t v = atomic_load_explicit(word, memory_order_acquire);
-        if (weft__word_final(v))
+    for (unsigned round = 1;; round++) {
+        uint32_t v = weft__spin_round(word);
+        if (v)
             return v;
-        weft__cpu_relax();
-        if ((i & 7) != 0)
-            continue;
         if (*deadline && weft__deadline_passed(*deadline, realtime)) {
             uint32_t t = time_out(word);
             if (t)
@@ -115,7 +112,7 @@ static uint32_t spin_phase(_Atomic uint32_t *word, uint64_t budget_ns, int forev
             *deadline = NULL; /* claimed: the final store is imminent */
         }
         if (forever) {
-            if ((i & (SPIN_YIELD_EVERY - 1)) == 0)
+            if ((round * WEFT__SPIN_ROUND & (SPIN_YIELD_EVERY - 1)) == 0)
                 sched_yield();
         } else if (weft__now_ns() >= end) {
             return 0;
