@@ -590,10 +590,19 @@ WEFT_INLINE void *place_arg(struct weft_thread *t, const void *arg, size_t arg_s
 
 WEFT_INLINE void count_spawn(struct weft__worker *w)
 {
+#if defined(__x86_64__) && !defined(WEFT_SANITIZE_THREAD)
+    /* One add to memory instead of a relaxed load, add and store (a C11
+     * atomic cannot say it): only this worker writes the count, and an
+     * aligned 8-byte store is single-copy atomic, so finalize's reads see
+     * the old count or the new one, as weft__ctx_exit's add of an exit.
+     * TSan builds keep the C11 form, which it can follow. */
+    __asm__("addq $1, %0" : "+m"(*(uint64_t *)&w->nspawned));
+#else
     /* relaxed: only this worker writes it; see live_threads() */
     atomic_store_explicit(&w->nspawned,
                           atomic_load_explicit(&w->nspawned, memory_order_relaxed) + 1,
                           memory_order_relaxed);
+#endif
 }
 
 /* The initial thread spawns help-first under either policy when other
