@@ -57,6 +57,33 @@
 
 struct weft__worker;
 
+/* A FIFO of threads linked through ->next, guarded by whatever lock its
+ * owner holds (the injection queue, a mailbox, the FIFO pool). */
+struct weft__tqueue {
+    struct weft_thread *head, *tail;
+};
+
+static inline void weft__tq_push(struct weft__tqueue *q, struct weft_thread *t)
+{
+    t->next = NULL;
+    if (q->tail)
+        q->tail->next = t;
+    else
+        q->head = t;
+    q->tail = t;
+}
+
+static inline struct weft_thread *weft__tq_pop(struct weft__tqueue *q)
+{
+    struct weft_thread *t = q->head;
+    if (t) {
+        q->head = t->next;
+        if (!q->head)
+            q->tail = NULL;
+    }
+    return t;
+}
+
 /* The scheduling-policy plug-in. All operations run on a worker's kernel
  * thread (w is the caller's worker) except push_remote. */
 struct weft__pool_ops {

@@ -129,33 +129,6 @@ enum {
     WEFT__WAIT_KINDS
 };
 
-/* A FIFO of threads linked through ->next, guarded by whatever lock its
- * owner holds (the injection queue, a mailbox, the FIFO pool). */
-struct weft__tqueue {
-    struct weft_thread *head, *tail;
-};
-
-static inline void weft__tq_push(struct weft__tqueue *q, struct weft_thread *t)
-{
-    t->next = NULL;
-    if (q->tail)
-        q->tail->next = t;
-    else
-        q->head = t;
-    q->tail = t;
-}
-
-static inline struct weft_thread *weft__tq_pop(struct weft__tqueue *q)
-{
-    struct weft_thread *t = q->head;
-    if (t) {
-        q->head = t->next;
-        if (!q->head)
-            q->tail = NULL;
-    }
-    return t;
-}
-
 /* The last step of an exit, on the context that follows the exiting thread
  * t (t is off its stack): marks t DONE and hands it on (frees it if
  * detached, readies its joiner), then counts the exit on w, the caller's
