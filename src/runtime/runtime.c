@@ -373,6 +373,16 @@ static void monitor_start(const weft_config *c, const struct weft__pool_ops *poo
     }
 }
 
+/* The overflow report's thread (stack/: weft__overflow_install): the user
+ * thread on this worker, or the one this kernel thread acts as (a bound
+ * thread, or a user thread inside weft_blocking). Async-signal-safe: two
+ * thread-local reads. */
+static struct weft_thread *overflow_thread(void)
+{
+    struct weft_thread *t = weft__self();
+    return t ? t : weft__tls_user();
+}
+
 int weft__init_with_pool(const weft_config *cfg, const struct weft__pool_ops *pool)
 {
     struct weft__rt *rt = &weft__rt;
@@ -395,7 +405,7 @@ int weft__init_with_pool(const weft_config *cfg, const struct weft__pool_ops *po
     rc = weft__stack_init(c.stack_size, env.stack_guard, canary_gates);
     if (rc != 0)
         goto undo_stack;
-    weft__overflow_install();
+    weft__overflow_install(overflow_thread, weft_thread_id);
     rt_reset(rt, &c, pool);
     rc = workers_create(rt);
     if (rc != 0)

@@ -76,8 +76,7 @@
 #include "arch/context.h"
 #include "base/base.h"
 #include "os/kstack.h"
-#include "sched/park.h"
-#include "sched/sched.h"
+#include "thread/thread.h"
 
 #if WEFT__HAVE_VALGRIND
 #include <valgrind/valgrind.h>
@@ -656,6 +655,11 @@ static size_t fmt_str(char *p, const char *s, size_t max)
     return n;
 }
 
+/* The overflow report's hooks (weft__overflow_install): written before the
+ * handler is installed, read by it. */
+static struct weft_thread *(*overflow_current)(void);
+static uint64_t (*overflow_id)(const struct weft_thread *t);
+
 /* One line, async-signal-safe, then abort. The initial thread runs on the
  * process's stack, whose size is RLIMIT_STACK's. */
 static _Noreturn void report_overflow(const struct weft_thread *t, const char *how)
@@ -665,7 +669,7 @@ static _Noreturn void report_overflow(const struct weft_thread *t, const char *h
     char line[256];
     size_t n = 0;
     n += fmt_str(line + n, "weft: stack overflow in user thread ", 64);
-    n += fmt_u64(line + n, weft_thread_id(t)); /* assigns one if need be */
+    n += fmt_u64(line + n, overflow_id(t)); /* assigns one if need be */
     n += fmt_str(line + n, " \"", 4);
     n += fmt_str(line + n, t->name ? t->name : "(unnamed)", 64);
     n += fmt_str(line + n, "\" (stack size ", 32);
@@ -721,9 +725,7 @@ static void check_fault(const struct weft_thread *t, const char *a, const char *
 
 static void on_segv(int sig, siginfo_t *si, void *uc)
 {
-    struct weft_thread *t = weft__self();
-    if (!t)
-        t = weft__tls_user(); /* a bound thread, or a user thread inside weft_blocking */
+    struct weft_thread *t = overflow_current();
     if (t)
         check_fault(t, si->si_addr, uc ? weft__ctx_signal_sp(uc) : NULL);
     /* Not ours: behave as if we were not installed. */
@@ -743,8 +745,11 @@ static void on_segv(int sig, siginfo_t *si, void *uc)
     sigaction(SIGSEGV, &dfl, NULL);
 }
 
-int weft__overflow_install(void)
+int weft__overflow_install(struct weft_thread *(*current)(void),
+                           uint64_t (*id)(const struct weft_thread *t))
 {
+    overflow_current = current;
+    overflow_id = id;
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = on_segv;

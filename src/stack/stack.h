@@ -113,8 +113,12 @@ static inline void weft__stack_check(const struct weft_thread *t)
 }
 
 /* SIGSEGV on a guard page: per-process handler and per-kernel-thread
- * alternate signal stack. */
-int weft__overflow_install(void);
+ * alternate signal stack. The report needs two answers from the layers
+ * above, given at install: current, the user thread the faulting kernel
+ * thread runs or acts as (NULL: none), and id, a thread's id; both are
+ * called in the signal handler, so both must be async-signal-safe. */
+int weft__overflow_install(struct weft_thread *(*current)(void),
+                           uint64_t (*id)(const struct weft_thread *t));
 void weft__overflow_uninstall(void);
 void *weft__altstack_push(void); /* returns a token for pop */
 void weft__altstack_pop(void *token);
