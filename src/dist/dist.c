@@ -168,10 +168,10 @@ int weft_dist_init(int *argc, char ***argv)
         return ENOTSUP;
     if (d->inited)
         return EBUSY;
-#if defined(WEFT_SANITIZE_ADDRESS) || defined(WEFT_SANITIZE_THREAD)
+#if defined(WEFT_SANITIZE_THREAD)
     /* Before MPI is touched: MPICH's MPI_Finalize crashes under TSan. */
-    fprintf(stderr, "weft_dist: not available in sanitizer builds (stack frames are copied "
-                    "between processes, which ASan and TSan cannot follow)\n");
+    fprintf(stderr, "weft_dist: not available in ThreadSanitizer builds (stack frames are "
+                    "copied between processes, which TSan cannot follow)\n");
     (void)argc;
     (void)argv;
     return ENOTSUP;

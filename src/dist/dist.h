@@ -159,6 +159,12 @@ struct weft__dist {
     int req;                 /* WEFT__DREQ_*: thread -> scheduler */
     struct weft__drec *req_rec, *req_self;
     void *req_sp;
+    /* ASan builds: a fiber switch is under way (set before it, cleared on
+     * the other side), and the scheduler's stack, learned at the first */
+    int san_switching;
+    const void *san_native_lo;
+    size_t san_native_size;
+    char *san_dirty; /* lowest sp U was left at since its shadow was last cleared */
 };
 
 extern struct weft__dist weft__dist WEFT_INTERNAL;
