@@ -6,9 +6,8 @@
  * N"; a complete slice ("X") per run of a user thread, named "<id>
  * <name>", from its RUN event to the next event that ends it on that
  * worker (PARK, EXIT, HANDOFF, PREEMPT or another RUN); instants for spawn, steal, preempt,
- * hand-off, and "task run N" for each chain of N zero-wait tasks a
- * worker ran on its scheduler context (args: N, its length in us); a
- * flow arrow from each wake (in the waker's
+ * hand-off, and "task run" for each zero-wait task a worker starts on
+ * its scheduler context; a flow arrow from each wake (in the waker's
  * slice) to the woken thread's next run. Times are the time stamp
  * counter's, mapped onto CLOCK_MONOTONIC by the two readings taken at
  * start and finish, in microseconds since weft_init.
@@ -290,10 +289,8 @@ static int write_trace(struct ev *v, size_t n, uint64_t tsc1, uint64_t ns1, uint
             /* an instant, not a slice: slices are user threads' runs */
             sep(&wr);
             fprintf(f, "{\"ph\":\"i\",\"s\":\"t\",\"pid\":1,\"tid\":%d,\"ts\":%.3f,"
-                       "\"cat\":\"task\",\"name\":\"task run %d\",\"args\":{\"tasks\":%d,"
-                       "\"us\":%.3f}}",
-                    w, us_of(&wr, e->tsc), e->arg, e->arg,
-                    us_of(&wr, e->tsc + e->id) - us_of(&wr, e->tsc));
+                       "\"cat\":\"task\",\"name\":\"task run\"}",
+                    w, us_of(&wr, e->tsc));
             break;
         default:
             break;
