@@ -595,6 +595,7 @@ int weft_task_create(weft_task **out, weft_task_fn fn, void *arg, unsigned count
 static unsigned run_chain(struct weft__worker *w, struct task_worker *tw, struct weft_task *t)
 {
     unsigned n = 0;
+    uint64_t traced = WEFT_UNLIKELY(weft__trace_on) ? weft__trace_now() : 0;
     do {
         tw->next = NULL;
         if (WEFT_UNLIKELY(weft__trace_on)) /* WEFT_TRACE: a "task" instant per task */
@@ -613,6 +614,8 @@ static unsigned run_chain(struct weft__worker *w, struct task_worker *tw, struct
             (atomic_load_explicit(&w->attn, memory_order_relaxed) & WEFT__ATTN_IO))
             weft__rt.io->attend(w);
     } while (t);
+    if (WEFT_UNLIKELY(traced))
+        weft__trace_tasks(w, traced, n);
     /* a statistic: relaxed */
     atomic_store_explicit(&tw->nrun, atomic_load_explicit(&tw->nrun, memory_order_relaxed) + n,
                           memory_order_relaxed);
