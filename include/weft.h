@@ -421,6 +421,8 @@ WEFT_API int weft_dump(int fd);
  * like a double free.
  *
  * Inside a task weft_self() is NULL and weft_worker_id() the worker's id.
+ * A task runs on its worker's scheduler stack (256 KiB, with a guard
+ * region): keep large buffers off it.
  * A task may call every weft_* function that does not block (spawn,
  * detach, the task and split-phase calls, unlock, signal, post, trylock).
  * A call that would block fails with EPERM instead (a syscall mirror: -1,
