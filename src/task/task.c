@@ -605,8 +605,6 @@ static unsigned run_chain(struct weft__worker *w, struct task_worker *tw, struct
     uint64_t traced = WEFT_UNLIKELY(weft__trace_on) ? weft__trace_now() : 0;
     do {
         tw->next = NULL;
-        if (WEFT_UNLIKELY(weft__trace_on)) /* WEFT_TRACE: a "task" instant per task */
-            weft__trace(w, WEFT__EV_TASK, NULL, 0);
         tw->depth = 1;
         t->fn(t->arg);
         tw->depth = 0;
