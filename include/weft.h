@@ -421,6 +421,8 @@ WEFT_API int weft_dump(int fd);
  * like a double free.
  *
  * Inside a task weft_self() is NULL and weft_worker_id() the worker's id.
+ * A task runs on its worker's scheduler stack (256 KiB, with a guard
+ * region): keep large buffers off it.
  * A task may call every weft_* function that does not block (spawn,
  * detach, the task and split-phase calls, unlock, signal, post, trylock).
  * A call that would block fails with EPERM instead (a syscall mirror: -1,
@@ -443,7 +445,9 @@ WEFT_API int weft_dump(int fd);
  * (WEFT_IO=blocking), each call runs the weft_* mirror in a detached user
  * thread of its own: slower, same results. weft_task_write and
  * weft_task_send on a blocking descriptor write everything, as the mirrors
- * do, but never raise SIGPIPE (-EPIPE arrives in *res).
+ * do; weft_task_send adds MSG_NOSIGNAL (a closed peer: -EPIPE in *res, no
+ * SIGPIPE), weft_task_write to a pipe without readers raises SIGPIPE as
+ * write(2) does.
  *
  * weft_finalize waits for every task that is ready or running and for
  * every split-phase call in flight (and the tasks their completions make

@@ -69,6 +69,11 @@ void weft__io_set_mode(enum weft__io_mode mode)
 #if WEFT__HAVE_URING
 #include <sys/eventfd.h>
 
+/* Counters are owner-written and read by weft_stats_get while the worker
+ * runs: relaxed atomic accesses (a statistic; no order needed). */
+#define COUNT(field, n)                                                                            \
+    __atomic_store_n(&(field), __atomic_load_n(&(field), __ATOMIC_RELAXED) + (n), __ATOMIC_RELAXED)
+
 struct weft__io_state {
     struct io_uring ring;       /* owner worker only */
     int efd;                    /* eventfd: other threads write to wake us */
@@ -126,14 +131,15 @@ struct io_uring *weft__io_ring(struct weft__worker *w)
         free(io);
         return NULL;
     }
-    w->io = io;
+    /* release: the ring is set up before weft_stats_get may read it (acquire) */
+    __atomic_store_n(&w->io, io, __ATOMIC_RELEASE);
     return &io->ring;
 }
 
 static void submit(struct weft__io_state *io)
 {
     io_uring_submit_and_get_events(&io->ring);
-    io->c.enters++;
+    COUNT(io->c.enters, 1);
     io->queued = 0;
     io->defer = 0;
 }
@@ -172,7 +178,7 @@ static void reap(struct weft__worker *w, struct weft__io_state *io)
         }
     }
     io_uring_cq_advance(&io->ring, n);
-    io->c.reaped += n;
+    COUNT(io->c.reaped, n);
 }
 
 static int local_empty(struct weft__worker *w)
@@ -223,7 +229,7 @@ static void enqueue(struct weft__io_state *io, int nsqe)
 {
     io->queued += (unsigned)nsqe;
     io->inflight++;
-    io->c.calls++;
+    COUNT(io->c.calls, 1);
 }
 
 /* Parks the caller until req completes; the worker's next scheduling
@@ -281,7 +287,7 @@ int weft__io_idle_wait(struct weft__worker *w)
         io->efd_armed = 1;
     }
     io_uring_submit_and_wait(&io->ring, 1);
-    io->c.enters++;
+    COUNT(io->c.enters, 1);
     io->queued = 0;
     io->defer = 0;
     reap(w, io);
@@ -309,11 +315,12 @@ void weft__io_counters(struct weft__io_counters *out)
 {
     memset(out, 0, sizeof *out);
     for (int i = 0; i < weft__rt.nworkers; i++) {
-        struct weft__io_state *io = weft__rt.workers[i]->io;
+        /* acquire: pairs with the release in weft__io_ring */
+        struct weft__io_state *io = __atomic_load_n(&weft__rt.workers[i]->io, __ATOMIC_ACQUIRE);
         if (io) {
-            out->calls += io->c.calls;
-            out->enters += io->c.enters;
-            out->reaped += io->c.reaped;
+            out->calls += __atomic_load_n(&io->c.calls, __ATOMIC_RELAXED);
+            out->enters += __atomic_load_n(&io->c.enters, __ATOMIC_RELAXED);
+            out->reaped += __atomic_load_n(&io->c.reaped, __ATOMIC_RELAXED);
         }
     }
 }

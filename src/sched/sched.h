@@ -247,8 +247,9 @@ static inline struct weft_thread *weft__tls_user(void)
 #define WEFT__ATTN_IO      4u /* this worker has I/O queued or in flight (owner only) */
 #define WEFT__ATTN_RECLAIM 8u /* worker 0: the main kernel thread claims it back (machine.c) */
 #define WEFT__ATTN_TASK                                                                            \
-    16u /* a user thread of this worker readied tasks (task/task.c): its next yield goes
-           through the scheduler context, which runs them and clears the bit (owner only) */
+    16u /* tasks wait for this worker's scheduler context (task/task.c: readied by one
+           of its user threads, or by a plain kernel thread): its threads' next yield goes
+           through it, which runs them and clears the bit (the owner clears) */
 
 /* gate bits (w->gate): conditions of the whole runtime, copied into every
  * worker so that the hot path needs no second load. */

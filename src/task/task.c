@@ -494,6 +494,13 @@ static void make_ready(struct weft__worker *w, struct weft_task *t)
     inj_tail = t;
     atomic_fetch_add_explicit(&ninj, 1, memory_order_relaxed);
     weft__lock_release(&glock);
+    /* Workers busy with user threads take it at their threads' next yield
+     * (WEFT__ATTN_TASK; relaxed: a hint, as for the threads' injection). */
+    for (int i = 0; i < weft__rt.nworkers; i++) {
+        struct weft__worker *v = weft__rt.workers[i];
+        if (!(atomic_load_explicit(&v->attn, memory_order_relaxed) & WEFT__ATTN_TASK))
+            atomic_fetch_or_explicit(&v->attn, WEFT__ATTN_TASK, memory_order_relaxed);
+    }
     /* seq_cst: as weft__inject: no worker may be awake to see it. */
     weft__fence();
     if (atomic_load_explicit(&weft__rt.nsleeping, memory_order_relaxed) > 0)
@@ -597,8 +604,6 @@ static unsigned run_chain(struct weft__worker *w, struct task_worker *tw, struct
     unsigned n = 0;
     do {
         tw->next = NULL;
-        if (WEFT_UNLIKELY(weft__trace_on)) /* WEFT_TRACE: a "task" instant per task */
-            weft__trace(w, WEFT__EV_TASK, NULL, 0);
         tw->depth = 1;
         t->fn(t->arg);
         tw->depth = 0;

@@ -230,17 +230,31 @@ static void *spinner(void *arg)
     return NULL;
 }
 
-static void yield_until_ran(void)
+static void *kernel_creates(void *arg)
+{
+    (void)arg;
+    CHECK_EQ(weft_task_create(NULL, set_flag, NULL, 0), 0);
+    return NULL;
+}
+
+/* The task comes from this thread, or (from_kernel) from a plain pthread. */
+static void yield_until_ran(int from_kernel)
 {
     atomic_store(&flag, 0);
     atomic_store(&stop_spinner, 0);
     weft_thread *sp;
     CHECK_EQ(weft_spawn(&sp, spinner, NULL, NULL), 0);
-    CHECK_EQ(weft_task_create(NULL, set_flag, NULL, 0), 0);
+    pthread_t k;
+    if (from_kernel)
+        CHECK_EQ(pthread_create(&k, NULL, kernel_creates, NULL), 0);
+    else
+        CHECK_EQ(weft_task_create(NULL, set_flag, NULL, 0), 0);
     while (!atomic_load(&flag))
         weft_yield();
     atomic_store(&stop_spinner, 1);
     CHECK_EQ(weft_join(sp, NULL), 0);
+    if (from_kernel)
+        CHECK_EQ(test_pthread_join(k, NULL), 0);
 }
 
 /* ---- finalize ------------------------------------------------------------------- */
@@ -295,7 +309,8 @@ static void run_all(int workers)
     CHECK_EQ(weft_task_continue(NULL), EINVAL);
     weft_stats s0, s1;
     CHECK_EQ(weft_stats_get(&s0), 0);
-    yield_until_ran();
+    yield_until_ran(0);
+    yield_until_ran(1);
     diamond();
     wavefront();
     mixed_run();
