@@ -37,6 +37,7 @@
 #define FORCE_WAIT_NS 200000 /* forced mode: how long a continuation waits for a thief */
 #define START_WAIT_NS 20000000 /* how long the root waits for the other ranks' loops */
 #define SHARE_EVERY   256      /* oversubscribed: spawns between two looks for idle ranks */
+#define LOCK_SPINS_YIELD 1024  /* spins on a held deque lock between two sched_yield calls */
 
 struct weft__dist weft__dist;
 
@@ -268,11 +269,16 @@ int weft__dist_is_rec(const weft_thread *t)
 static void lock_deque(struct weft__dctl *c)
 {
     uint32_t z = 0;
+    unsigned spins = 0;
     /* acquire: pairs with the release in unlock_deque (a thief's copy is done) */
     while (!atomic_compare_exchange_weak_explicit(&c->lock, &z, 1, memory_order_acquire,
                                                   memory_order_relaxed)) {
         z = 0;
-        __builtin_ia32_pause();
+        /* the holder is a process the kernel may have preempted mid-copy */
+        if (++spins % LOCK_SPINS_YIELD == 0)
+            sched_yield();
+        else
+            __builtin_ia32_pause();
     }
 }
 
