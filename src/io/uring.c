@@ -47,13 +47,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "io/ring.h"
 #include "sched/sched.h"
 
 #define IO_BATCH     32u /* queued SQEs that force a submission */
 #define IO_DEFER_MAX 64u /* scheduling points an SQE may wait unsubmitted */
 #define RING_ENTRIES 256u
 #define EFD_TAG      ((uint64_t)1) /* user_data of the eventfd read */
-#define TIMEOUT_TAG  ((uint64_t)2) /* low bits: second CQE of a linked pair */
 #define CB_TAG       ((uint64_t)4) /* low bits: a struct weft__io_cb (weft__io_queue_cb) */
 
 static _Atomic int usable = -1; /* -1 undecided, 0 no, 1 yes */
@@ -67,7 +67,6 @@ void weft__io_set_mode(enum weft__io_mode mode)
 }
 
 #if WEFT__HAVE_URING
-#include <liburing.h>
 #include <sys/eventfd.h>
 
 struct weft__io_state {
@@ -157,8 +156,9 @@ static void reap(struct weft__worker *w, struct weft__io_state *io)
             cb->done(w, cb, cqe->res);
             continue;
         }
-        struct weft__io_req *r = (struct weft__io_req *)(uintptr_t)(d & ~(TIMEOUT_TAG | EFD_TAG));
-        if (!(d & TIMEOUT_TAG))
+        struct weft__io_req *r =
+            (struct weft__io_req *)(uintptr_t)(d & ~(WEFT__IO_TAG_TIMEOUT | EFD_TAG));
+        if (!(d & WEFT__IO_TAG_TIMEOUT))
             r->res = cqe->res;
         if (--r->pending == 0) {
             io->inflight--;
@@ -192,6 +192,12 @@ void weft__io_attend(struct weft__worker *w)
             return;
     }
     atomic_fetch_and_explicit(&w->attn, ~WEFT__ATTN_IO, memory_order_relaxed);
+}
+
+void weft__io_room(struct weft__worker *w, unsigned n)
+{
+    if (io_uring_sq_space_left(&w->io->ring) < n)
+        submit(w->io);
 }
 
 struct io_uring_sqe *weft__io_sqe(struct weft__worker *w)
@@ -325,6 +331,11 @@ struct io_uring *weft__io_ring(struct weft__worker *w)
 {
     (void)w;
     return NULL;
+}
+void weft__io_room(struct weft__worker *w, unsigned n)
+{
+    (void)w;
+    (void)n;
 }
 void weft__io_attend(struct weft__worker *w)
 {

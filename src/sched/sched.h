@@ -186,7 +186,7 @@ struct weft__rt {
     _Atomic int64_t bound_live;      /* bound threads not yet finished */
     const struct weft__sched_io *io; /* io/'s hooks; set by weft_init, immutable while running */
     const struct weft__sched_task *task; /* task/'s hooks; as io */
-    int (*finalize)(void);           /* runtime/'s weft_finalize, set by weft_init:
+    int (*finalize)(void);               /* runtime/'s weft_finalize, set by weft_init:
                                            weft_exit of the initial thread ends the
                                            runtime through it (thread/ is below runtime/) */
     void (*exited)(struct weft__worker *w,
@@ -219,6 +219,9 @@ static inline struct weft_thread *weft__tls_user(void)
 #define WEFT__ATTN_WANT    2u /* a thief asks for yielded threads */
 #define WEFT__ATTN_IO      4u /* this worker has I/O queued or in flight (owner only) */
 #define WEFT__ATTN_RECLAIM 8u /* worker 0: the main kernel thread claims it back (machine.c) */
+#define WEFT__ATTN_TASK                                                                            \
+    16u /* a user thread of this worker readied tasks (task/task.c): its next yield goes
+           through the scheduler context, which runs them and clears the bit (owner only) */
 
 /* gate bits (w->gate): conditions of the whole runtime, copied into every
  * worker so that the hot path needs no second load. */

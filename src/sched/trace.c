@@ -56,3 +56,20 @@ void weft__trace_leave(struct weft__worker *w, const struct weft_thread *self)
     else if (why & WEFT__RUN_PARKED)
         weft__trace(w, WEFT__EV_PARK, self, why >> 8);
 }
+
+uint64_t weft__trace_now(void)
+{
+    return __rdtsc() | 1;
+}
+
+void weft__trace_tasks(struct weft__worker *w, uint64_t since, unsigned n)
+{
+    struct weft__trace_ring *r = &weft__trace_rings[w->id];
+    struct weft__trace_event *e = &r->ev[r->head & r->mask];
+    r->head++;
+    e->tsc = since;
+    e->id = __rdtsc() - since;
+    e->name = NULL;
+    e->kind = WEFT__EV_TASK;
+    e->arg = (int32_t)n;
+}

@@ -38,7 +38,8 @@ enum {
     WEFT__EV_STEAL,   /* id: the thread taken; arg: the victim worker */
     WEFT__EV_PREEMPT,
     WEFT__EV_HANDOFF, /* the worker goes to another kernel thread (weft_blocking) */
-    WEFT__EV_TASK,    /* a task ran (id 0) */
+    WEFT__EV_TASK,    /* a chain of tasks ran on the scheduler context: arg tasks,
+                         id the ticks it took (weft__trace_tasks) */
 };
 
 /* RUN's arg: the thread before it exited or parked (and on what), or the
@@ -75,5 +76,10 @@ void weft__trace(struct weft__worker *w, uint32_t kind, const struct weft_thread
  * its scheduler instead, by weft__trace_leave. */
 void weft__trace_pending(struct weft__worker *w, int32_t why);
 void weft__trace_leave(struct weft__worker *w, const struct weft_thread *self);
+
+/* The time stamp events carry, for weft__trace_tasks; never 0. */
+uint64_t weft__trace_now(void);
+/* n tasks ran on w from time stamp since until now: one event. */
+void weft__trace_tasks(struct weft__worker *w, uint64_t since, unsigned n);
 
 #endif

@@ -64,9 +64,9 @@
 #include "stack/stack.h"
 
 #include <errno.h>
-#include <stddef.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,7 +98,12 @@
 #define CACHE_BATCH  32u
 #define OTHER_SWITCH 8u /* misses before the other-size list follows a new size */
 #define CANARY       0x5745465443414e59ull /* "WEFTCANY" */
-#define DESC_BYTES   ((sizeof(struct weft_thread) + 63) & ~(size_t)63)
+#define DESC_BYTES                                                                                 \
+    ((sizeof(struct weft_thread) + WEFT_CACHELINE - 1) & ~(size_t)(WEFT_CACHELINE - 1))
+/* vm.max_map_count when /proc does not say (the kernel's default), and the
+ * least of it kept for the rest of the process (weft__stack_init). */
+#define MAX_MAP_COUNT_DEFAULT 65530L
+#define MAP_MARGIN_MIN        4096L
 
 struct weft__stack_class {
     size_t slot_bytes;        /* immutable */
@@ -143,11 +148,11 @@ static size_t round_page(size_t n)
 
 static long read_max_map_count(void)
 {
-    long v = 65530;
+    long v = MAX_MAP_COUNT_DEFAULT;
     FILE *f = fopen("/proc/sys/vm/max_map_count", "r");
     if (f) {
         if (fscanf(f, "%ld", &v) != 1)
-            v = 65530;
+            v = MAX_MAP_COUNT_DEFAULT;
         fclose(f);
     }
     return v;
@@ -159,10 +164,10 @@ int weft__stack_init(size_t default_size, int guard_request, void (*on_canary)(v
     g.request = guard_request;
     g.on_canary = on_canary;
     g.madvise_ok = guard_request == WEFT__GUARDREQ_AUTO ? -1 : 0;
-    /* Keep a quarter of the limit (and at least 4096) for the rest of the
-     * process; every mprotect guard costs two mappings. */
+    /* Keep a quarter of the limit (and at least MAP_MARGIN_MIN) for the
+     * rest of the process; every mprotect guard costs two mappings. */
     long max = read_max_map_count();
-    long margin = max / 4 > 4096 ? max / 4 : 4096;
+    long margin = max / 4 > MAP_MARGIN_MIN ? max / 4 : MAP_MARGIN_MIN;
     g.map_budget = max - margin;
     g.canary_noticed = 0;
     atomic_store_explicit(&g.canary_carved, 0, memory_order_relaxed);

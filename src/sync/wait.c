@@ -244,11 +244,6 @@ int weft__waiter_claim(struct weft__waiter *w)
     }
 }
 
-void weft__waiter_finish(struct weft__waiter *w)
-{
-    finish_to(w, WEFT__WORD_WOKEN);
-}
-
 int weft__waiter_expire(struct weft__waiter *w)
 {
     struct weft_thread *t = w->thread;

@@ -347,11 +347,17 @@ static struct {
 } bound_list = { PTHREAD_MUTEX_INITIALIZER, NULL, NULL };
 
 /* Bytes of a bound thread's descriptor: room after it for the largest
- * argument copy (thread/group.h), so
- * that any spare descriptor fits any bound thread; a multiple of 64 keeps
- * aligned_alloc's rule. A kernel thread's stack dwarfs it. */
+ * argument copy (thread/group.h), so that any spare descriptor fits any
+ * bound thread; a multiple of the alignment keeps aligned_alloc's rule. A
+ * kernel thread's stack dwarfs it. */
 #define BOUND_BYTES                                                                                \
-    ((sizeof(struct weft_thread) + weft__arg_reserve(WEFT__ARG_COPY_MAX) + 63) & ~(size_t)63)
+    ((sizeof(struct weft_thread) + weft__arg_reserve(WEFT__ARG_COPY_MAX) + WEFT_CACHELINE - 1) &   \
+     ~(size_t)(WEFT_CACHELINE - 1))
+
+/* The least stack a bound thread's kernel thread gets, whatever its
+ * attribute asks: its stack is the kernel thread's, which also runs glibc's
+ * and the unwinder's frames. */
+#define BOUND_STACK_MIN ((size_t)64 << 10)
 
 /* A zeroed descriptor for a bound thread, or NULL. */
 static struct weft_thread *bound_alloc(void)
@@ -362,7 +368,7 @@ static struct weft_thread *bound_alloc(void)
         bound_list.spare = t->next;
     pthread_mutex_unlock(&bound_list.lock);
     if (!t)
-        t = aligned_alloc(64, BOUND_BYTES);
+        t = aligned_alloc(WEFT_CACHELINE, BOUND_BYTES);
     if (t)
         memset(t, 0, BOUND_BYTES);
     return t;
@@ -490,7 +496,8 @@ static int spawn_bound(weft_thread **out, weft_fn fn, const void *arg, size_t ar
     pthread_attr_t pa;
     pthread_attr_init(&pa);
     pthread_attr_setdetachstate(&pa, PTHREAD_CREATE_DETACHED);
-    pthread_attr_setstacksize(&pa, t->stack_size < 65536 ? 65536 : t->stack_size);
+    pthread_attr_setstacksize(&pa,
+                              t->stack_size < BOUND_STACK_MIN ? BOUND_STACK_MIN : t->stack_size);
     pthread_attr_setguardsize(&pa, WEFT__STACK_GUARD); /* as large as a user stack's */
     pthread_t pt;
     atomic_fetch_add_explicit(&weft__rt.bound_live, 1, memory_order_relaxed);
@@ -909,6 +916,12 @@ static WEFT_NOINLINE void yield_slow(void)
     struct weft_thread *self;
     if (WEFT_UNLIKELY(!w || !(self = w->current))) {
         sched_yield();
+        return;
+    }
+    /* tasks readied here wait for the scheduler context: it runs them, then
+     * the ready threads, this one behind the others */
+    if (WEFT_UNLIKELY(atomic_load_explicit(&w->attn, memory_order_relaxed) & WEFT__ATTN_TASK)) {
+        weft__switch(w, self, NULL, (uintptr_t)self | XF_YIELD);
         return;
     }
     struct weft_thread *next = weft__pick_local(w);

@@ -73,15 +73,15 @@ struct weft_thread {
     uint64_t id;  /* immutable after spawn */
     const char *name; /* immutable after spawn */
     /* stack slot, set when carved, immutable afterwards */
-    char *stack_lo;                /* lowest usable byte */
-    size_t stack_size;             /* usable bytes below the descriptor */
-    struct weft__stack_class *cls; /* size class it returns to; NULL: not a slot */
-    unsigned valgrind_id;          /* VALGRIND_STACK_REGISTER id */
-    void *san_fake_stack;          /* ASan fake stack while switched out */
-    void *san_fiber;               /* TSan fiber */
+    char *stack_lo;                 /* lowest usable byte */
+    size_t stack_size;              /* usable bytes below the descriptor */
+    struct weft__stack_class *cls;  /* size class it returns to; NULL: not a slot */
+    unsigned valgrind_id;           /* VALGRIND_STACK_REGISTER id */
+    void *san_fake_stack;           /* ASan fake stack while switched out */
+    void *san_fiber;                /* TSan fiber */
     struct weft_thread *bound_prev; /* bound threads: back link in the live bound list, whose
                                       forward link is ->next; under its lock (thread.c) */
-    _Atomic uintptr_t member_link; /* group members: the next older member (thread/group.h);
+    _Atomic uintptr_t member_link;  /* group members: the next older member (thread/group.h);
                                       set by the spawn before the push; relaxed atomics, as
                                       a waiter may read it stale */
     /* CPU accounting (sched/account.h): statistical, written by the monitor
@@ -96,15 +96,15 @@ struct weft_thread {
     /* Priority (sched/pool_prio.c). Both 0 (NORMAL) in a fresh slot; an exit
      * resets them (exit_slow: every exit once priorities are in use).
      * Relaxed __atomic accesses: others read them racily. */
-    int8_t prio;                  /* the set priority, WEFT_PRIO_* */
-    int8_t pcls;                  /* the class it is scheduled at: prio, or a mutex
+    int8_t prio;              /* the set priority, WEFT_PRIO_* */
+    int8_t pcls;              /* the class it is scheduled at: prio, or a mutex
                                      waiter's while it holds the mutex (inheritance) */
-    int8_t boost;                 /* class inherited from mutex waiters + 2, 0: none
+    int8_t boost;             /* class inherited from mutex waiters + 2, 0: none
                                      (sync/mutex.c); relaxed __atomic accesses */
-    int8_t pq_cls;                /* its list in pq; under pq's lock */
-    struct weft__prio_q *pq;      /* the priority pool's lists holding it, NULL: none;
+    int8_t pq_cls;            /* its list in pq; under pq's lock */
+    struct weft__prio_q *pq;  /* the priority pool's lists holding it, NULL: none;
                                      written under that lock, read racily */
-    struct weft_thread *prev;     /* link in a priority-pool list; under its lock */
+    struct weft_thread *prev; /* link in a priority-pool list; under its lock */
     uint8_t wait; /* WEFT__WAIT_*: what it waits for; set by the thread before it parks or
                      blocks, cleared by its waker (weft__ready) and when it resumes; relaxed
                      atomics (weft__thread_wait), as weft_dump reads it racily */
@@ -113,7 +113,8 @@ struct weft_thread {
 /* What a thread that is not on a CPU waits for (thread->wait): the words
  * weft_dump prints (observe/registry.c). A parked thread whose byte is
  * NONE is ready, or about to be; BLOCKING is a thread inside weft_blocking
- * or a syscall mirror's hand-off, running on a kernel thread of its own. */
+ * or a syscall mirror's hand-off, running on a kernel thread of its own.
+ * share/weft/weft-gdb.py knows these in this order. */
 enum {
     WEFT__WAIT_NONE,
     WEFT__WAIT_MUTEX,

@@ -261,8 +261,7 @@ static void issue_accept(void *arg)
 {
     struct io_case *c = arg;
     c->alen = sizeof c->addr;
-    CHECK_EQ(weft_task_accept(c->a->cont, &c->a->res, c->fd, (struct sockaddr *)&c->addr,
-                              &c->alen),
+    CHECK_EQ(weft_task_accept(c->a->cont, &c->a->res, c->fd, (struct sockaddr *)&c->addr, &c->alen),
              0);
 }
 
@@ -398,7 +397,8 @@ int main(int argc, char **argv)
         return 0;
     }
     signal(SIGPIPE, SIG_DFL);
-    static const char *const modes[][2] = { { "WEFT_IO=auto", NULL }, { "WEFT_IO=blocking", NULL } };
+    static const char *const modes[][2] = { { "WEFT_IO=auto", NULL },
+                                            { "WEFT_IO=blocking", NULL } };
     for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++) {
         test_child r;
         test_run_self(&r, "child", NULL, modes[m], NULL);
