@@ -58,21 +58,21 @@
 #include "base/base.h"
 #include "weft.h"
 
-#define WEFT__DIST_STACK_SIZE ((size_t)16 << 20) /* U: bounds one chain of frames */
-#define WEFT__DIST_SLOT_SHIFT                                                                      \
-    26 /* a slot is 64 MiB of address space: U + control block,
-                                     a power of two so that an address's rank is a shift */
-#define WEFT__DIST_SLOT_SIZE ((size_t)1 << WEFT__DIST_SLOT_SHIFT)
-#define WEFT__DIST_DEQUE_CAP (1u << 16)         /* >= U / SPAWN_GAP: never full */
-#define WEFT__DIST_NREC      (1u << 16)         /* thread records per rank */
-#define WEFT__DIST_NEVAC     512u               /* evacuation buffers per rank */
-#define WEFT__DIST_EVAC_SIZE ((size_t)64 << 10) /* frames of one suspended joiner */
-#define WEFT__DIST_RED                                                                             \
-    64                              /* bytes below a saved sp that belong to it
-                                                      (the FP control words, arch/context.S) */
+/* A slot is 64 MiB of address space (U + a control block), a power of two
+ * so that an address's rank is a shift. */
+#define WEFT__DIST_SLOT_SHIFT 26
+#define WEFT__DIST_SLOT_SIZE  ((size_t)1 << WEFT__DIST_SLOT_SHIFT)
+/* Bytes below a saved sp that belong to it (the FP control words,
+ * arch/x86_64-sysv/context.S). */
+#define WEFT__DIST_RED         64
+#define WEFT__DIST_STACK_SIZE  ((size_t)16 << 20) /* U: bounds one chain of frames */
+#define WEFT__DIST_DEQUE_CAP   (1u << 16)         /* >= U / SPAWN_GAP: never full */
+#define WEFT__DIST_NREC        (1u << 16)         /* thread records per rank */
+#define WEFT__DIST_NEVAC       512u               /* evacuation buffers per rank */
+#define WEFT__DIST_EVAC_SIZE   ((size_t)64 << 10) /* frames of one suspended joiner */
 #define WEFT__DIST_SPAWN_GAP   256  /* a spawn starts the child this far below its own sp */
 #define WEFT__DIST_STACK_SLACK 8192 /* room a spawn leaves for the child's frames */
-#define WEFT__DIST_ARG_MAX     4096 /* weft_spawn_copy's limit (SPEC) */
+#define WEFT__DIST_ARG_MAX     4096 /* weft_spawn_copy's limit */
 
 /* Record states (weft__drec.state). */
 enum { WEFT__DREC_LIVE = 0, WEFT__DREC_DONE = 1, WEFT__DREC_FREED = 2 };
@@ -97,7 +97,7 @@ struct weft__drec {
     char *susp_evac;             /* where its frames were copied */
     struct weft__drec *susp_rec; /* its own record */
     uint32_t next_free;          /* free-list link (index + 1); owner, or a remote freer
-                                     before its CAS */
+                                    before its CAS */
 } WEFT_ALIGNED;
 
 /* A deque entry: a continuation of thread rec saved at sp. */
@@ -111,12 +111,12 @@ struct weft__dctl {
     _Atomic int64_t top WEFT_ALIGNED;       /* owner stores (release: publishes the entry) */
     _Atomic int64_t base WEFT_ALIGNED;      /* thieves, under lock; owner reads */
     _Atomic uint32_t lock WEFT_ALIGNED;     /* 0 free, 1 held: a thief (during its copy), or
-                                           the owner deciding a contended pop */
+                                               the owner deciding a contended pop */
     _Atomic uint64_t exit_gen WEFT_ALIGNED; /* = the run's generation once its root returned
                                                (release by the root's rank) */
     void *result;              /* rank 0's only: the root's result, written before exit_gen */
     _Atomic uint32_t idle;     /* 1 while the owner's scheduler looks for work; a hint for
-                              WEFT_DIST_FORCE_STEAL (relaxed) */
+                                  WEFT_DIST_FORCE_STEAL (relaxed) */
     _Atomic uint64_t loop_gen; /* the generation of the run whose loop the owner entered;
                                   rank 0 waits for it before it starts the root (relaxed:
                                   a hint) */

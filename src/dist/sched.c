@@ -31,10 +31,9 @@
 
 #define REC_SHIFT   40 /* thread id = (rank + 1) << REC_SHIFT | counter */
 #define SPIN_PAUSES 32 /* pause instructions between two failed steal rounds */
-#define ROUNDS_YIELD                                                                               \
-    8                             /* failed rounds between two sched_yield calls, when the node has
-                            more ranks than CPUs (a spinning thief would hold one a
-                            working rank needs) */
+/* Failed steal rounds between two sched_yield calls, when the node has more
+ * ranks than CPUs (a spinning thief would hold a CPU a working rank needs). */
+#define ROUNDS_YIELD     8
 #define FORCE_WAIT_NS    200000   /* forced mode: how long a continuation waits for a thief */
 #define START_WAIT_NS    20000000 /* how long the root waits for the other ranks' loops */
 #define SHARE_EVERY      256      /* oversubscribed: spawns between two looks for idle ranks */
