@@ -45,9 +45,12 @@ __thread int weft__dist_active;
     int NATIVE(name) params;                                                                       \
     WEFT_API int name params                                                                       \
     {                                                                                              \
-        return weft__dist_active || (t && weft__dist_is_rec(t)) ? ENOTSUP : NATIVE(name) args;    \
+        return weft__dist_active || (t && weft__dist_is_rec(t)) ? ENOTSUP : NATIVE(name) args;     \
     }
 
+/* clang-format would space the pointers of these parameter lists as
+ * products */
+/* clang-format off */
 GATE_ERR(weft_init, (const weft_config *cfg), (cfg))
 GATE_ERR(weft_finalize, (void), ())
 GATE_ERR(weft_num_workers, (void), ())
@@ -127,6 +130,7 @@ GATE_SYS(int, weft_accept, (int fd, struct sockaddr *addr, socklen_t *len), (fd,
 GATE_SYS(int, weft_connect, (int fd, const struct sockaddr *addr, socklen_t len), (fd, addr, len))
 GATE_SYS(int, weft_poll, (int fd, short events, int timeout_ms), (fd, events, timeout_ms))
 GATE_SYS(int, weft_sleep_ns, (uint64_t ns), (ns))
+/* clang-format on */
 
 /* ---- the calls a run serves ------------------------------------------------ */
 

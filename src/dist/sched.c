@@ -29,14 +29,15 @@
 #include "arch/context.h"
 #include "dist/dist.h"
 
-#define REC_SHIFT     40 /* thread id = (rank + 1) << REC_SHIFT | counter */
-#define SPIN_PAUSES   32 /* pause instructions between two failed steal rounds */
-#define ROUNDS_YIELD  8  /* failed rounds between two sched_yield calls, when the node has
-                            more ranks than CPUs (a spinning thief would hold one a
-                            working rank needs) */
-#define FORCE_WAIT_NS 200000 /* forced mode: how long a continuation waits for a thief */
-#define START_WAIT_NS 20000000 /* how long the root waits for the other ranks' loops */
-#define SHARE_EVERY   256      /* oversubscribed: spawns between two looks for idle ranks */
+#define REC_SHIFT   40 /* thread id = (rank + 1) << REC_SHIFT | counter */
+#define SPIN_PAUSES 32 /* pause instructions between two failed steal rounds */
+/* Failed steal rounds between two sched_yield calls, when the node has more
+ * ranks than CPUs (a spinning thief would hold a CPU a working rank needs). */
+#define ROUNDS_YIELD     8
+#define FORCE_WAIT_NS    200000   /* forced mode: how long a continuation waits for a thief */
+#define START_WAIT_NS    20000000 /* how long the root waits for the other ranks' loops */
+#define SHARE_EVERY      256      /* oversubscribed: spawns between two looks for idle ranks */
+#define LOCK_SPINS_YIELD 1024     /* spins on a held deque lock between two sched_yield calls */
 
 struct weft__dist weft__dist;
 
@@ -59,13 +60,13 @@ void weft__dist_switch(void **save_sp, void *to_sp) WEFT_INTERNAL;
 _Noreturn void weft__dist_jump(void *to_sp) WEFT_INTERNAL;
 void weft__dist_spawn_ctx(void **save_sp, void *top, void (*fn)(void *, void **),
                           void *arg) WEFT_INTERNAL;
-#define CTX_SWITCH(save, to)           weft__dist_switch(save, to)
-#define CTX_JUMP(to)                   weft__dist_jump(to)
-#define CTX_SPAWN(save, top, fn, arg)  weft__dist_spawn_ctx(save, top, fn, arg)
+#define CTX_SWITCH(save, to)          weft__dist_switch(save, to)
+#define CTX_JUMP(to)                  weft__dist_jump(to)
+#define CTX_SPAWN(save, top, fn, arg) weft__dist_spawn_ctx(save, top, fn, arg)
 #else
-#define CTX_SWITCH(save, to)           weft__ctx_switch_plain(save, to)
-#define CTX_JUMP(to)                   weft__ctx_jump(to, NULL, NULL)
-#define CTX_SPAWN(save, top, fn, arg)  weft__ctx_spawn(save, top, fn, arg)
+#define CTX_SWITCH(save, to)          weft__ctx_switch_plain(save, to)
+#define CTX_JUMP(to)                  weft__ctx_jump(to, NULL, NULL)
+#define CTX_SPAWN(save, top, fn, arg) weft__ctx_spawn(save, top, fn, arg)
 #endif
 
 /* ---- ASan: which stack runs, and no stale poison on U ----------------------
@@ -259,8 +260,7 @@ int weft__dist_is_rec(const weft_thread *t)
     /* unsigned: below the records wraps around to a huge offset */
     uintptr_t in = (off & (WEFT__DIST_SLOT_SIZE - 1)) -
                    (WEFT__DIST_STACK_SIZE + offsetof(struct weft__dctl, recs));
-    return in < sizeof(struct weft__drec) * WEFT__DIST_NREC &&
-           in % sizeof(struct weft__drec) == 0;
+    return in < sizeof(struct weft__drec) * WEFT__DIST_NREC && in % sizeof(struct weft__drec) == 0;
 }
 
 /* ---- the deque ------------------------------------------------------------ */
@@ -268,11 +268,16 @@ int weft__dist_is_rec(const weft_thread *t)
 static void lock_deque(struct weft__dctl *c)
 {
     uint32_t z = 0;
+    unsigned spins = 0;
     /* acquire: pairs with the release in unlock_deque (a thief's copy is done) */
     while (!atomic_compare_exchange_weak_explicit(&c->lock, &z, 1, memory_order_acquire,
                                                   memory_order_relaxed)) {
         z = 0;
-        __builtin_ia32_pause();
+        /* the holder is a process the kernel may have preempted mid-copy */
+        if (++spins % LOCK_SPINS_YIELD == 0)
+            sched_yield();
+        else
+            __builtin_ia32_pause();
     }
 }
 
@@ -616,7 +621,7 @@ static char *serve_request(struct weft__dist *d)
          * finisher's add (its result) */
         if (atomic_fetch_add_explicit(&c->flag, 1, memory_order_acq_rel) == 0)
             return NULL; /* the finisher resumes j */
-        evac_free(ev); /* it finished meanwhile: j's frames are still in place */
+        evac_free(ev);   /* it finished meanwhile: j's frames are still in place */
         d->cur = j;
         return sp;
     }
@@ -632,7 +637,6 @@ static char *serve_request(struct weft__dist *d)
     }
     return NULL;
 }
-
 
 void weft__dist_loop(void)
 {
