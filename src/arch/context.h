@@ -81,6 +81,13 @@ _Noreturn void weft__ctx_jump(void *to_sp, void *xfer, void *token);
  * calling kernel thread. If the CAS fails, weft__ctx_resumed(token, xfer)
  * runs instead, as after weft__ctx_jump. */
 _Noreturn void weft__ctx_exit(void *to_sp, void *xfer, void *token, void *word, void *count);
+/* Plain builds: resumes to_sp, abandoning the current context, then (on the
+ * resumed stack) pushes node on the list *head through its link word
+ * (*link = *head; *head = node) and adds 1 to *n and to *count, whose only
+ * writer is the calling kernel thread; then returns into the resumed code
+ * (no xfer: nothing else to act on). */
+_Noreturn void weft__ctx_exit_push(void *to_sp, void *node, void *link, void *head, unsigned *n,
+                                   void *count);
 #endif
 
 #endif

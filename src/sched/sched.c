@@ -207,6 +207,7 @@ struct weft__worker *weft__xfer_slow(struct weft__worker *w, uintptr_t x)
     struct weft_thread *t = (struct weft_thread *)(x & ~XF_MASK);
     switch (x & XF_MASK) {
     case XF_EXIT: weft__finish_exit(w, t); break;
+    case XF_FREE: weft__finish_free(w, t); break;
     case XF_PUSH: weft__make_ready(w, t); break;
     case XF_YIELD: weft__push_yield(w, t); break;
     case XF_FRONT: weft__push_front(w, t); break;
@@ -423,6 +424,22 @@ void weft__publish_done(struct weft__worker *w, struct weft_thread *t)
 void weft__finish_exit(struct weft__worker *w, struct weft_thread *t)
 {
     weft__publish_done(w, t);
+    /* release: the exit is complete before finalize can count it. */
+    atomic_store_explicit(&w->nexited, atomic_load_explicit(&w->nexited, memory_order_relaxed) + 1,
+                          memory_order_release);
+}
+
+/* Runs on the context that follows an exiting group member, which has
+ * counted itself out of its group: nobody else can name it, so it goes to
+ * FREED and back to a cache with no CAS. */
+void weft__finish_free(struct weft__worker *w, struct weft_thread *t)
+{
+    /* relaxed: only stale handles read FREED, and a member has none */
+    atomic_store_explicit(&t->join, WEFT__J_FREED, memory_order_relaxed);
+    if (WEFT_LIKELY(weft__stack_cache_push(&w->cache, t)))
+        weft__san_thread_destroyed(t);
+    else
+        weft__free_thread(w, t); /* odd-sized, canary or cache full */
     /* release: the exit is complete before finalize can count it. */
     atomic_store_explicit(&w->nexited, atomic_load_explicit(&w->nexited, memory_order_relaxed) + 1,
                           memory_order_release);

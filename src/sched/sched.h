@@ -20,6 +20,7 @@
  *   YIELD t   t goes behind every other ready thread of this worker
  *   PARK  p   run p->commit (the wait object's publish step); maybe resume
  *   EXIT  t   t has finished: wake its joiner or free it (detached)
+ *   FREE  t   t, a group member, has finished: free it (thread/group.h)
  * The same mechanism gives "the child's exit resumes the joiner directly":
  * an exiting thread whose joiner is parked switches straight to it.
  *
@@ -209,7 +210,7 @@ static inline struct weft_thread *weft__tls_user(void)
 /* xfer tags (low bits of a 64-byte aligned descriptor or 8-aligned record).
  * A NULL xfer is no hand-off; EXIT, the most frequent, is the untagged
  * pointer (one test, no tag to strip). */
-enum { XF_EXIT = 0, XF_PUSH = 1, XF_YIELD = 2, XF_PARK = 3, XF_FRONT = 5 };
+enum { XF_EXIT = 0, XF_PUSH = 1, XF_YIELD = 2, XF_PARK = 3, XF_FREE = 4, XF_FRONT = 5 };
 #define XF_MASK ((uintptr_t)7)
 
 struct weft__parkx {
@@ -229,6 +230,7 @@ void weft__attend(struct weft__worker *w);
 struct weft_thread *weft__pick_slow(struct weft__worker *w);
 struct weft__worker *weft__xfer_slow(struct weft__worker *w, uintptr_t x); /* returns w */
 void weft__finish_exit(struct weft__worker *w, struct weft_thread *t);
+void weft__finish_free(struct weft__worker *w, struct weft_thread *t);
 void weft__publish_done(struct weft__worker *w, struct weft_thread *t);
 void weft__free_thread(struct weft__worker *w, struct weft_thread *t);
 void weft__bound_free(struct weft_thread *t); /* thread.c */

@@ -37,13 +37,13 @@ _Static_assert(offsetof(struct weft_thread, sp) == 0, "sp must be the descriptor
 
 /* Switches away from an exiting thread for good: to `to`, or to w's
  * scheduler context when to is NULL. The next context finishes the exit
- * once this stack is no longer in use: it acts on the XF_EXIT xfer
- * (weft__handle_xfer). */
+ * once this stack is no longer in use: it acts on the xfer, self tagged
+ * with tag (XF_EXIT, or XF_FREE for a group member; weft__handle_xfer). */
 static inline __attribute__((always_inline, noreturn)) void
-exit_jump(struct weft__worker *w, struct weft_thread *self, struct weft_thread *to)
+exit_jump(struct weft__worker *w, struct weft_thread *self, struct weft_thread *to, uintptr_t tag)
 {
     w->current = to;
-    uintptr_t x = (uintptr_t)self | XF_EXIT;
+    uintptr_t x = (uintptr_t)self | tag;
     if (to) {
         to->worker = w;
         weft__san_exit_to_thread(to);
@@ -73,8 +73,44 @@ exit_to(struct weft__worker *w, struct weft_thread *self, struct weft_thread *to
     }
     weft__ctx_exit(to_sp, (void *)((uintptr_t)self | XF_EXIT), w, &self->join, &w->nexited);
 #else
-    exit_jump(w, self, to);
+    exit_jump(w, self, to, XF_EXIT);
 #endif
+}
+
+/* The end of a group member's exit, once it has counted itself out of its
+ * group (thread/group.h): it leaves for `to`, and the next context frees it
+ * with no CAS, as nobody else can name it (XF_FREE). */
+static inline __attribute__((always_inline, noreturn)) void
+member_exit_to(struct weft__worker *w, struct weft_thread *self, struct weft_thread *to)
+{
+#if !defined(WEFT_SANITIZE_ADDRESS) && !defined(WEFT_SANITIZE_THREAD)
+    /* The usual case, as weft__finish_free's without its calls: the next
+     * context pushes the slot on the cache's list itself. Nothing else runs
+     * on w before it does, so the room found here is still there. */
+    if (WEFT_LIKELY(weft__stack_cache_fits(&w->cache, self))) {
+        /* relaxed: only stale handles read FREED, and a member has none */
+        atomic_store_explicit(&self->join, WEFT__J_FREED, memory_order_relaxed);
+        w->current = to;
+        void *to_sp = w->sched_sp;
+        if (to) {
+            to->worker = w;
+            *w->errno_loc = to->err; /* see weft__switch */
+            to_sp = to->sp;
+        }
+        weft__ctx_exit_push(to_sp, self, &self->next, &w->cache.head, &w->cache.n, &w->nexited);
+    }
+#endif
+    exit_jump(w, self, to, XF_FREE);
+}
+
+/* A member's exit but for the usual case (thread_exit): a canary to check,
+ * attention to serve, waiters to wake. */
+static WEFT_NOINLINE __attribute__((noreturn)) void exit_member(struct weft__worker *w,
+                                                                struct weft_thread *self)
+{
+    weft__stack_check(self);
+    weft__group_leave(self->group); /* waking waiters only queues them: still on w */
+    member_exit_to(w, self, weft__pick_local(w));
 }
 
 /* The general exit: a canary to check, a joiner that may be parked (then
@@ -94,7 +130,7 @@ static WEFT_NOINLINE __attribute__((noreturn)) void exit_slow(struct weft_thread
         to = weft__pick_local(w);
     if (s == WEFT__J_RUNNING)
         exit_to(w, self, to);
-    exit_jump(w, self, to);
+    exit_jump(w, self, to, XF_EXIT);
 }
 
 /* Ends self (running on w) with `result`. Inline only for the usual case,
@@ -106,9 +142,21 @@ thread_exit(struct weft__worker *w, struct weft_thread *self, void *result)
     self->result = result;
     /* relaxed: only RUNNING is acted on here, and then the next context's
      * CAS (weft__handle_xfer) orders the exit; exit_slow re-reads with
-     * acquire. */
+     * acquire. A member's word never changes. */
+    uintptr_t s = atomic_load_explicit(&self->join, memory_order_relaxed);
+    if (WEFT_UNLIKELY(s != WEFT__J_RUNNING)) {
+        /* A group member, in the usual case with no call before the jump
+         * either. */
+        if (s == WEFT__J_MEMBER) {
+            if (self->guard != WEFT__GUARD_CANARY &&
+                !atomic_load_explicit(&w->attn_any, memory_order_relaxed) &&
+                weft__group_leave_quick(self->group))
+                member_exit_to(w, self, weft__pick_default(w));
+            exit_member(w, self);
+        }
+        exit_slow(self);
+    }
     if (WEFT_UNLIKELY(self->guard == WEFT__GUARD_CANARY ||
-                      atomic_load_explicit(&self->join, memory_order_relaxed) != WEFT__J_RUNNING ||
                       atomic_load_explicit(&w->attn_any, memory_order_relaxed)))
         exit_slow(self);
     exit_to(w, self, weft__pick_default(w));
@@ -375,7 +423,12 @@ static void bound_finish(struct weft_thread *t)
     weft__altstack_pop(bound_altstack);
     bound_altstack = NULL;
     weft__tls_bound = NULL;
-    weft__publish_done(NULL, t);
+    if (atomic_load_explicit(&t->join, memory_order_relaxed) == WEFT__J_MEMBER) {
+        weft__group_leave(t->group);
+        weft__free_thread(NULL, t); /* nobody else can name it */
+    } else {
+        weft__publish_done(NULL, t);
+    }
     /* release: the thread's effects are visible to finalize. */
     atomic_fetch_sub_explicit(&weft__rt.bound_live, 1, memory_order_release);
 }
@@ -423,7 +476,9 @@ static int spawn_bound(weft_thread **out, weft_fn fn, const void *arg, size_t ar
     t->name = attr->name;
     t->id = 0; /* assigned on first use: weft_thread_id */
     t->stack_size = attr->stack_size ? attr->stack_size : weft__rt.stack_size;
-    atomic_init(&t->join, attr->detached ? WEFT__J_DETACHED : WEFT__J_RUNNING);
+    atomic_init(&t->join, group            ? WEFT__J_MEMBER
+                          : attr->detached ? WEFT__J_DETACHED
+                                           : WEFT__J_RUNNING);
     pthread_attr_t pa;
     pthread_attr_init(&pa);
     pthread_attr_setdetachstate(&pa, PTHREAD_CREATE_DETACHED);
@@ -433,21 +488,20 @@ static int spawn_bound(weft_thread **out, weft_fn fn, const void *arg, size_t ar
     atomic_fetch_add_explicit(&weft__rt.bound_live, 1, memory_order_relaxed);
     if (out)
         *out = t;
+    if (group) /* before it can finish */
+        weft__group_add(group, t);
     bound_track(t);
     int rc = pthread_create(&pt, &pa, bound_main, t);
     pthread_attr_destroy(&pa);
     if (rc != 0) {
+        if (group) /* a member that never ran is waited for no longer */
+            weft__group_leave(group);
         atomic_fetch_sub_explicit(&weft__rt.bound_live, 1, memory_order_relaxed);
         weft__bound_free(t);
         if (out)
             *out = NULL;
         return EAGAIN;
     }
-    /* Linked in only once it exists (a failed member must not be waited
-     * for); still before this spawn returns, and before the spawning
-     * member, if it is one, can finish. */
-    if (group)
-        weft__group_push(group, t);
     return 0;
 }
 
@@ -469,15 +523,14 @@ WEFT_INLINE int spawn_child_first(struct weft__worker *w, struct weft_thread *se
 
 /* The per-spawn fields of a slot (the stack fields stay from its carving). */
 WEFT_INLINE void init_thread(struct weft__worker *w, struct weft_thread *t, weft_fn fn, void *arg,
-                             const char *name, int detached)
+                             const char *name, uintptr_t join)
 {
     t->fn = fn;
     t->arg = arg;
     t->name = name;
     t->id = 0; /* assigned on first use: weft_thread_id */
     /* relaxed: t is published by the switch or queue that follows */
-    atomic_store_explicit(&t->join, detached ? WEFT__J_DETACHED : WEFT__J_RUNNING,
-                          memory_order_relaxed);
+    atomic_store_explicit(&t->join, join, memory_order_relaxed);
     weft__san_thread_created(t);
 }
 
@@ -568,10 +621,13 @@ static int spawn_any(weft_thread **out, weft_fn fn, const void *arg, size_t arg_
     struct weft_thread *t = weft__stack_alloc(w ? &w->cache : NULL, size);
     if (!t)
         return ENOMEM;
-    init_thread(w, t, fn, (void *)arg, attr->name, attr->detached);
+    init_thread(w, t, fn, (void *)arg, attr->name,
+                group            ? WEFT__J_MEMBER
+                : attr->detached ? WEFT__J_DETACHED
+                                 : WEFT__J_RUNNING);
     void *top = place_arg(t, arg, arg_size);
     if (group)
-        weft__group_push(group, t);
+        weft__group_add(group, t);
     if (out)
         *out = t;
     if (w) {
@@ -646,10 +702,11 @@ WEFT_INLINE int spawn_fast(weft_thread **out, weft_fn fn, const void *arg, size_
                                                  : weft__stack_cache_pop_sized(&w->cache, size);
     if (WEFT_UNLIKELY(!t))
         return spawn_slow(out, fn, arg, arg_size, attr, group);
-    init_thread(w, t, fn, (void *)arg, attr ? attr->name : NULL, 0);
+    init_thread(w, t, fn, (void *)arg, attr ? attr->name : NULL,
+                group ? WEFT__J_MEMBER : WEFT__J_RUNNING);
     void *top = place_arg(t, arg, arg_size);
     if (group)
-        weft__group_push(group, t);
+        weft__group_add(group, t);
     else
         *out = t;
     count_spawn(w);
@@ -683,10 +740,19 @@ int weft_spawn_copy(weft_thread **out, weft_fn fn, const void *arg, size_t arg_s
     return spawn_into(out, fn, arg, arg_size, attr, NULL);
 }
 
-int weft__spawn_member(_Atomic uintptr_t *head, weft_fn fn, const void *arg, size_t arg_size,
-                       const weft_attr *attr)
+/* A group is a waiting object (sync/group.c); spawning into it is a spawn,
+ * here so that its fast path is weft_spawn's. */
+int weft_group_spawn(weft_group *g, weft_fn fn, const void *arg, size_t arg_size,
+                     const weft_attr *attr)
 {
-    return spawn_into(NULL, fn, arg, arg_size, attr, head);
+    if (WEFT_UNLIKELY(!g))
+        return EINVAL;
+    _Atomic uintptr_t *state = weft__group_word(g);
+    /* The usual member takes its argument as is: a fast path of its own
+     * without the copy's tests and arithmetic. */
+    if (arg_size == 0)
+        return spawn_into(NULL, fn, arg, 0, attr, state);
+    return spawn_into(NULL, fn, arg, arg_size, attr, state);
 }
 
 /* Commit of a user-thread join: publish self as t's joiner, unless t is done. */

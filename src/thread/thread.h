@@ -41,6 +41,9 @@ enum {
 #define WEFT__J_DETACHED ((uintptr_t)4)
 #define WEFT__J_KWAIT    ((uintptr_t)8) /* tag: pointer is a struct weft__kwaiter */
 #define WEFT__J_FREED    ((uintptr_t)16)
+/* A group member (thread/group.h): nobody joins or detaches it; its exit
+ * counts it out of its group and it is freed with no CAS. Set at spawn. */
+#define WEFT__J_MEMBER ((uintptr_t)32)
 #define WEFT__J_PTR(s)   ((s) & ~(uintptr_t)63)
 
 /* A plain kernel thread waiting in the kernel (join from a pthread). */
@@ -79,9 +82,8 @@ struct weft_thread {
     void *san_fake_stack;          /* ASan fake stack while switched out */
     void *san_fiber;               /* TSan fiber */
     void *bound_handle;            /* bound threads: previous in the bound list (thread.c) */
-    _Atomic uintptr_t member_link; /* group members: the next older member (thread/group.h);
-                                      set by the spawn before the push; relaxed atomics, as
-                                      a waiter may read it stale */
+    _Atomic uintptr_t *group;      /* group members: the group's word (thread/group.h); set
+                                      by the spawn before t can run, read by t's exit */
 } __attribute__((aligned(64)));
 
 /* A FIFO of threads linked through ->next, guarded by whatever lock its
