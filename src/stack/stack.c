@@ -98,6 +98,10 @@
 #define OTHER_SWITCH 8u /* misses before the other-size list follows a new size */
 #define CANARY       0x5745465443414e59ull /* "WEFTCANY" */
 #define DESC_BYTES   ((sizeof(struct weft_thread) + 63) & ~(size_t)63)
+/* Slot colours (see colour() below): steps of COLOUR_STEP bytes, at most
+ * COLOURS of them, within the slack a class's page rounding leaves. */
+#define COLOUR_STEP ((size_t)256)
+#define COLOURS     16u
 
 struct weft__stack_class {
     size_t slot_bytes;        /* immutable */
@@ -295,6 +299,28 @@ static int grow_class(struct weft__stack_class *c)
     return 0;
 }
 
+/* How far below the top of `slot` its descriptor sits. Slots are whole
+ * pages, so without this every descriptor and the innermost frames under it
+ * fall on the same offset in a page, the same few sets of an L1 cache (its
+ * way size is a page or less): a tree of threads a dozen deep, each with a
+ * hot descriptor and frames, then misses in L1 where a recursion of the
+ * same depth (one stack) does not. Consecutive slots take the next colour,
+ * from the slack page rounding gave the class beyond the size asked for, so
+ * no thread gets less stack than it asked for. Immutable per slot. */
+static size_t colour(const struct weft__stack_class *c, const char *slot)
+{
+    size_t n = (c->stack_size - c->nominal) / COLOUR_STEP;
+    if (n > COLOURS)
+        n = COLOURS;
+    return n ? ((uintptr_t)slot / c->slot_bytes) % n * COLOUR_STEP : 0;
+}
+
+/* The descriptor of `slot` of c. */
+static struct weft_thread *slot_desc(const struct weft__stack_class *c, char *slot)
+{
+    return (struct weft_thread *)(slot + c->slot_bytes - DESC_BYTES - colour(c, slot));
+}
+
 /* A never-used slot of c. Called with c->lock held. */
 static struct weft_thread *carve(struct weft__stack_class *c)
 {
@@ -307,10 +333,10 @@ static struct weft_thread *carve(struct weft__stack_class *c)
      * poisoned frames outlived the munmap in ASan's shadow. */
     __asan_unpoison_memory_region(slot + GUARD_BYTES, c->slot_bytes - GUARD_BYTES);
 #endif
-    struct weft_thread *t = (struct weft_thread *)(slot + c->slot_bytes - DESC_BYTES);
+    struct weft_thread *t = slot_desc(c, slot);
     memset(t, 0, sizeof *t);
     t->stack_lo = slot + GUARD_BYTES;
-    t->stack_size = c->stack_size;
+    t->stack_size = (size_t)((char *)t - t->stack_lo);
     t->cls = c;
     t->guard = c->carve_guard;
     t->cacheable = c == weft__stack_dflt && t->guard != WEFT__GUARD_CANARY;
@@ -540,7 +566,7 @@ void weft__stack_shutdown(void)
             struct weft__stack_class *c = g.slabs[i].cls;
             char *b = g.slabs[i].base;
             for (char *s = b; s + c->slot_bytes <= b + g.slabs[i].len; s += c->slot_bytes) {
-                struct weft_thread *t = (struct weft_thread *)(s + c->slot_bytes - DESC_BYTES);
+                struct weft_thread *t = slot_desc(c, s);
                 if (t->cls == c)
                     VALGRIND_STACK_DEREGISTER(t->valgrind_id);
             }
