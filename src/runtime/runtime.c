@@ -228,6 +228,7 @@ int weft__init_with_pool(const weft_config *cfg, const struct weft__pool_ops *po
     weft__env_read(&env);
     weft__wait_set_policy(env.wait);
     weft__io_set_mode(env.io);
+    rt->policy = c.spawn_policy; /* before any slot is carved: see weft_thread.spawn_slow */
     int rc = weft__stack_init(c.stack_size, env.stack_guard, canary_gates);
     if (rc != 0)
         goto fail_stack;
@@ -236,7 +237,6 @@ int weft__init_with_pool(const weft_config *cfg, const struct weft__pool_ops *po
     rt->nworkers = c.workers;
     rt->finalize = weft_finalize;
     rt->io = &weft__io_sched;
-    rt->policy = c.spawn_policy;
     rt->stack_size = c.stack_size;
     rt->pool = pool;
     if (pool && pool->init)
@@ -263,7 +263,10 @@ int weft__init_with_pool(const weft_config *cfg, const struct weft__pool_ops *po
         goto fail_workers;
     memset(m, 0, sizeof *m);
     rt->main = m;
-    m->pinned = WEFT__PIN_WORKER0 | (c.workers > 1 ? WEFT__PIN_HELP_FIRST : 0);
+    m->pinned = WEFT__PIN_WORKER0;
+    /* On several workers its spawns choose their policy (thread.c: spawn_main). */
+    m->spawn_slow = c.workers > 1 || c.spawn_policy != WEFT_WORK_FIRST;
+    weft__spawn_main_reset();
     m->name = "main";
     atomic_init(&m->join, WEFT__J_RUNNING);
     weft__kstack(&m->stack_lo, &m->stack_size);

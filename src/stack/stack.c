@@ -340,6 +340,7 @@ static struct weft_thread *carve(struct weft__stack_class *c)
     t->cls = c;
     t->guard = c->carve_guard;
     t->cacheable = c == weft__stack_dflt && t->guard != WEFT__GUARD_CANARY;
+    t->spawn_slow = weft__rt.policy != WEFT_WORK_FIRST; /* the runtime's, set before */
     if (t->guard == WEFT__GUARD_CANARY)
         *(uint64_t *)t->stack_lo = CANARY;
 #if WEFT__HAVE_VALGRIND

@@ -583,20 +583,11 @@ WEFT_INLINE void count_spawn(struct weft__worker *w)
                           memory_order_relaxed);
 }
 
-/* The initial thread spawns help-first under either policy when other
- * workers could take its children: it never leaves worker 0, so under
- * work-first its continuation would not be stealable and a spawn loop in
- * main would run on worker 0 alone. With one worker nobody could take
- * either, and running the child at once is cheaper. */
-WEFT_INLINE int main_spawns_help_first(const struct weft_thread *self)
-{
-    return self->pinned & WEFT__PIN_HELP_FIRST;
-}
-
 /* Everything but the common case: attributes, plain kernel threads,
- * help-first, an empty stack cache. arg_size and group: spawn_into. */
+ * help-first, an empty stack cache. arg_size and group: spawn_into.
+ * main_first: the initial thread may run its child at once (spawn_main). */
 static int spawn_any(weft_thread **out, weft_fn fn, const void *arg, size_t arg_size,
-                     const weft_attr *attr, _Atomic uintptr_t *group)
+                     const weft_attr *attr, _Atomic uintptr_t *group, int main_first)
 {
     static const weft_attr dflt = WEFT_ATTR_INIT;
     if (!attr)
@@ -633,7 +624,8 @@ static int spawn_any(weft_thread **out, weft_fn fn, const void *arg, size_t arg_
     if (w) {
         count_spawn(w);
         struct weft_thread *self = w->current;
-        if (self && weft__rt.policy == WEFT_WORK_FIRST && !main_spawns_help_first(self)) {
+        if (self && weft__rt.policy == WEFT_WORK_FIRST && (!self->pinned || main_first ||
+                                                           weft__rt.nworkers == 1)) {
             weft__stack_check(self); /* it is switched out: see stack/stack.c */
             return spawn_child_first(w, self, t, top);
         }
@@ -660,22 +652,117 @@ int64_t weft__kernel_spawns(void)
     return atomic_load_explicit(&kernel_spawns, memory_order_acquire);
 }
 
+/* ---- the initial thread's spawns on several workers ----------------------
+ *
+ * The initial thread never leaves worker 0, so its continuation cannot be
+ * stolen: were it to run every child at once (work-first), a loop of spawns
+ * in main would run on worker 0 alone, and a child that waits (without a
+ * scheduling point) for a later sibling would wait for ever. So it queues
+ * its children where idle workers take them (help-first), but for one
+ * case: its previous MAIN_PAIRS children were each joined before the next
+ * spawn. That is a loop that spawns and joins one child at a time, where a
+ * queued child would only be taken back by the join, or stolen and waited
+ * for across workers: the child runs at once, as work-first, for the price
+ * of a spawn and join on one worker (33 ns where queueing cost 93). A spawn
+ * whose predecessor is not joined queues and starts the count again, so a
+ * spawn loop after such a loop loses at most its first child to worker 0,
+ * and a few spawns and joins before a loop (a warm-up, a check) lose it
+ * nothing.
+ * Rejected: queueing only while another worker looks for work (a sleeping
+ * worker never learns of a spawn loop's children), and also requiring every
+ * other worker to sleep (an awake worker steals a queued child now and
+ * then, stays awake for it, and a spawn-join loop queues for ever). */
+
+#define MAIN_PAIRS 8
+
+/* The previous child the initial thread spawned with weft_spawn or
+ * weft_spawn_copy (NULL: none yet, a detached one, or a group member since),
+ * and how many spawns in a row found their predecessor joined (up to
+ * MAIN_PAIRS); read and written by the initial thread only, reset by
+ * weft_init. main_prev may be freed and reused since: only its join word is
+ * read, and descriptors stay mapped while the runtime runs (a reused one
+ * reads not FREED: the child is queued, which is always safe). */
+static struct weft_thread *main_prev;
+static unsigned main_pairs;
+
+void weft__spawn_main_reset(void)
+{
+    main_prev = NULL;
+    main_pairs = 0;
+}
+
+/* Counts the spawn about to happen; 1 if its child may run at once. */
+WEFT_INLINE int main_runs_child_first(void)
+{
+    struct weft_thread *p = main_prev;
+    /* relaxed: a hint; a stale answer only picks the other policy. */
+    if (!p || atomic_load_explicit(&p->join, memory_order_relaxed) != WEFT__J_FREED) {
+        main_pairs = 0;
+        return 0;
+    }
+    if (main_pairs < MAIN_PAIRS)
+        main_pairs++;
+    return main_pairs == MAIN_PAIRS;
+}
+
+/* spawn_main but for its usual case: spawn_any, which decides by first. */
+static WEFT_NOINLINE int spawn_main_any(weft_thread **out, weft_fn fn, const void *arg,
+                                        size_t arg_size, const weft_attr *attr,
+                                        _Atomic uintptr_t *group, int first)
+{
+    int rc = spawn_any(out, fn, arg, arg_size, attr, group, first);
+    main_prev = !group && rc == 0 ? *out : NULL;
+    return rc;
+}
+
+/* A spawn by the initial thread on several workers under work-first, its
+ * arguments checked by spawn_fast. The usual child-first case takes the
+ * fast path's steps, with no call but the switch. */
+WEFT_INLINE int spawn_main(struct weft__worker *w, struct weft_thread *self, weft_thread **out,
+                           weft_fn fn, const void *arg, size_t arg_size, const weft_attr *attr,
+                           _Atomic uintptr_t *group)
+{
+    int first = !group && main_runs_child_first();
+    struct weft_thread *t;
+    if (WEFT_LIKELY(first && !attr && !arg_size && self->guard != WEFT__GUARD_CANARY &&
+                    (t = weft__stack_cache_pop(&w->cache)))) {
+        init_thread(w, t, fn, (void *)arg, NULL, WEFT__J_RUNNING);
+        *out = t;
+        main_prev = t;
+        count_spawn(w);
+        return spawn_child_first(w, self, t, place_arg(t, arg, 0));
+    }
+    return spawn_main_any(out, fn, arg, arg_size, attr, group, first);
+}
+
 static WEFT_NOINLINE int spawn_slow(weft_thread **out, weft_fn fn, const void *arg, size_t arg_size,
                                     const weft_attr *attr, _Atomic uintptr_t *group)
 {
     if (weft__tls_worker || weft__tls_user()) /* a user thread: finalize waits for it */
-        return spawn_any(out, fn, arg, arg_size, attr, group);
+        return spawn_any(out, fn, arg, arg_size, attr, group, 0);
     /* seq_cst: counted before spawn_any reads the state (Dekker with the
      * stopping CAS in weft_finalize). */
     atomic_fetch_add_explicit(&kernel_spawns, 1, memory_order_seq_cst);
-    int rc = spawn_any(out, fn, arg, arg_size, attr, group);
+    int rc = spawn_any(out, fn, arg, arg_size, attr, group, 0);
     atomic_fetch_sub_explicit(&kernel_spawns, 1, memory_order_release);
     return rc;
 }
 
-/* The fast path of every spawn: called by a user thread (but the initial
- * one on several workers), work-first, with the slot from the worker's
- * cache. attr is NULL (the default) or one that only sizes the stack or
+/* spawn_fast for a thread whose spawns are flagged slow (spawn_slow):
+ * arguments checked. */
+static WEFT_NOINLINE int spawn_flagged(struct weft__worker *w, struct weft_thread *self,
+                                       weft_thread **out, weft_fn fn, const void *arg,
+                                       size_t arg_size, const weft_attr *attr,
+                                       _Atomic uintptr_t *group)
+{
+    if (self->pinned && weft__rt.policy == WEFT_WORK_FIRST)
+        return spawn_main(w, self, out, fn, arg, arg_size, attr, group);
+    return spawn_slow(out, fn, arg, arg_size, attr, group);
+}
+
+/* The fast path of every spawn: called by a user thread whose spawns are
+ * not flagged slow (spawn_slow: help-first, the initial thread on several
+ * workers), with the slot from the worker's cache. attr is NULL (the default) or one that only sizes the stack or
  * names the thread (what a program that sizes its stacks passes at every
  * spawn): the slot then comes from the cache for that size, and a canary
  * to check in the spawning thread takes spawn_slow. Anything else, or no
@@ -695,9 +782,10 @@ WEFT_INLINE int spawn_fast(weft_thread **out, weft_fn fn, const void *arg, size_
                       (size && (size < WEFT__STACK_MIN || size > WEFT__STACK_MAX)))) ||
             !w || !fn || (!group && !out) ||
             (arg_size && (arg_size > WEFT__ARG_COPY_MAX || !arg)) || !(self = w->current) ||
-            main_spawns_help_first(self) || (attr && self->guard == WEFT__GUARD_CANARY) ||
-            weft__rt.policy != WEFT_WORK_FIRST))
+            (attr && self->guard == WEFT__GUARD_CANARY)))
         return spawn_slow(out, fn, arg, arg_size, attr, group);
+    if (WEFT_UNLIKELY(self->spawn_slow))
+        return spawn_flagged(w, self, out, fn, arg, arg_size, attr, group);
     t = size == 0 || size == weft__rt.stack_size ? weft__stack_cache_pop(&w->cache)
                                                  : weft__stack_cache_pop_sized(&w->cache, size);
     if (WEFT_UNLIKELY(!t))

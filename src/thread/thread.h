@@ -51,11 +51,8 @@ struct weft__kwaiter {
     _Atomic uint32_t done; /* 0 until the waker stores 1 (release) */
 } __attribute__((aligned(64)));
 
-/* weft_thread.pinned: the initial thread runs on worker 0 only; with more
- * than one worker it also spawns help-first (thread.c: main_spawns_help_first),
- * a bit of its own so that the spawn fast path tests one byte. */
-#define WEFT__PIN_WORKER0    1u
-#define WEFT__PIN_HELP_FIRST 2u
+/* weft_thread.pinned: the initial thread runs on worker 0 only. */
+#define WEFT__PIN_WORKER0 1u
 
 struct weft_thread {
     void *sp;                    /* saved context; the thread itself, while it switches out */
@@ -68,6 +65,10 @@ struct weft_thread {
     uint8_t guard;               /* WEFT__GUARD_*; set when the slot is carved */
     uint8_t cacheable;           /* 1: a default-size slot without canary, which a worker's
                                     stack cache may take back; set when carved */
+    uint8_t spawn_slow;          /* 1: its spawns take thread.c's spawn_slow: the help-first
+                                    policy (set when the slot is carved), or the initial
+                                    thread on several workers (set by weft_init), so that
+                                    the spawn fast path tests one byte; immutable */
     _Atomic uintptr_t join;      /* WEFT__J_* or joiner|tag; CAS by joiner, detacher, exit */
     weft_fn fn;                  /* immutable after spawn */
     void *arg;                   /* immutable after spawn */
@@ -129,6 +130,10 @@ void weft__blocking_run(void *call);
  * does not end while the runtime runs: pthread_exit in the initial thread
  * would leave the workers running for ever. Call on that kernel thread. */
 void weft__initial_guard(int on);
+
+/* Forgets the initial thread's previous child (thread.c: spawn_main): the
+ * runtime starts, and its descriptors of an earlier run are gone. */
+void weft__spawn_main_reset(void);
 
 /* Plain kernel threads now inside weft_join (thread.c); weft_finalize waits
  * for none to be left. */
