@@ -7,7 +7,7 @@ JOBS       ?= $(shell nproc)
 GENERATOR  := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
 CMAKE_ARGS ?=
 
-.PHONY: all deps build test demo sanitize asan tsan bench-io bench-sync bench-seeds install clean \
+.PHONY: all deps build test demo sanitize asan tsan bench-io bench-sync bench-seeds bench-tasks bench-dist install clean \
         check-format format
 
 all: build
@@ -50,6 +50,16 @@ tsan: deps
 sanitize: asan tsan
 
 # Longer benchmarks, not part of the demo.
+# Task graphs: weft tasks vs OpenMP depend vs oneTBB flow graph (ns per task).
+bench-tasks: deps
+	@scripts/install-deps.sh bench
+	@$(MAKE) --no-print-directory build
+	bench/scripts/tasks.sh $(BUILD)
+
+bench-dist: deps
+	@$(MAKE) --no-print-directory build
+	bench/scripts/dist.sh $(BUILD)
+
 bench-io: deps
 	@scripts/install-deps.sh bench
 	@$(MAKE) --no-print-directory build

@@ -116,9 +116,30 @@ typedef struct weft_attr {
         0, 0, 0, NULL, 0                                                                           \
     }
 
-/* Priority classes (attr.priority). Accepted and validated; this release
- * schedules every class alike. */
+/* Priority classes (attr.priority, weft_set_priority). A worker never runs
+ * a ready thread while one of a higher class is ready on it; thieves take
+ * the highest class they find; within a class the spawn policy and the
+ * yield order hold. Work-first applies to a child whose class is not lower
+ * than its parent's; a lower child is queued, a higher one runs at once
+ * under either policy. Priorities are not inherited by children. With
+ * preemption on (weft_config.quantum_us >= 0), a thread that becomes ready
+ * while every worker runs a lower class preempts the lowest-class one at
+ * once, and a thread that keeps its worker past the quantum while a thread
+ * of its class or higher is ready is preempted (see docs/priorities.md for
+ * what preemption means for raw system calls and debuggers). A thread that
+ * holds a weft_mutex on which a higher class waits runs at the waiter's
+ * class until it unlocks. */
 enum { WEFT_PRIO_BACKGROUND = -1, WEFT_PRIO_NORMAL = 0, WEFT_PRIO_HIGH = 1, WEFT_PRIO_URGENT = 2 };
+
+/* Sets t's priority (NULL: the caller; EPERM outside user threads; EINVAL
+ * out of range). A queued thread moves to its new class; the caller that
+ * lowers its own class yields if a higher one is ready on its worker.
+ * Never blocks; any thread. 0, EINVAL, EPERM, or ENOMEM (the first use of a
+ * priority sets up per-worker lists). */
+WEFT_API int weft_set_priority(weft_thread *t, int prio);
+/* The priority t was set to (an inherited class is not shown); NULL: the
+ * caller; WEFT_PRIO_NORMAL outside user threads. */
+WEFT_API int weft_priority(const weft_thread *t);
 
 /* Creates a user thread running fn(arg). Callable from user threads and from
  * any kernel thread after weft_init. Under WEFT_WORK_FIRST, called from a user
@@ -318,6 +339,11 @@ typedef struct weft_stats {
     uint64_t io_completions;                  /* completions reaped */
     uint64_t io_offloaded; /* blocking calls run in place: no kernel thread to be had */
     uint64_t io_handoffs;  /* workers handed to another kernel thread (weft_blocking) */
+    uint64_t tasks_run;    /* zero-wait tasks run to completion */
+    uint64_t tasks_stolen; /* tasks a worker took from another one's deque */
+    uint64_t task_calls;   /* split-phase calls issued (weft_task_read ...); those on a
+                              ring count in io_calls too: io_calls / io_enters is the
+                              requests per kernel crossing */
 } weft_stats;
 WEFT_API int weft_stats_get(weft_stats *out);
 
@@ -337,6 +363,111 @@ WEFT_API int weft_poll(int fd, short events,
                        int timeout_ms); /* revents, 0 on timeout, -1 + errno */
 WEFT_API int weft_sleep_ns(uint64_t ns);
 WEFT_API int weft_blocking(void (*fn)(void *arg), void *arg);
+
+/* ------------------------------------------------------------------------
+ * Observability (docs/debugging.md): what each user thread is doing.
+ * ------------------------------------------------------------------------ */
+
+enum { WEFT_STATE_RUNNING, WEFT_STATE_READY, WEFT_STATE_PARKED,
+       WEFT_STATE_BLOCKING, WEFT_STATE_DONE };
+
+typedef struct weft_thread_info {
+    uint64_t    id;       /* weft_thread_id */
+    const char *name;     /* attr.name or NULL */
+    int         state;    /* WEFT_STATE_*; BLOCKING = in weft_blocking or a syscall mirror */
+    int         worker;   /* worker running it, else -1 */
+    int         priority; /* WEFT_PRIO_* */
+    uint64_t    cpu_ns;   /* time it has run so far, the current stretch included */
+    uint64_t    state_ns; /* time in its current state */
+} weft_thread_info;
+
+/* A snapshot of t (NULL: the caller). Does not block; any thread, while
+ * the runtime runs. The snapshot may be stale by the time it returns (the
+ * thread goes on). Errors: EINVAL out NULL; ESRCH t NULL outside a user
+ * thread, or t already joined or freed. */
+WEFT_API int weft_thread_info_get(const weft_thread *t, weft_thread_info *out);
+
+/* Writes every live user thread to fd: a line with its id, name, state
+ * (for a parked thread the object it waits on: mutex, cond, rwlock,
+ * barrier, sem, join, io or sleep), worker, priority, CPU time and time in
+ * state, then its backtrace, innermost frame first (the caller's own from
+ * its live stack; parked and ready threads' from their saved context;
+ * threads running on other workers have none). Any thread, signal handlers
+ * excepted (WEFT_DUMP_SIGNAL does it for them); blocks the calling kernel
+ * thread while it writes, never the others; uses about 16 KiB of the
+ * caller's stack. Returns 0, EAGAIN when the
+ * runtime is not running, ENOMEM, or the errno of a failed write. */
+WEFT_API int weft_dump(int fd);
+
+/* ------------------------------------------------------------------------
+ * Zero-wait tasks and split-phase calls.
+ *
+ * A task is a continuation-based thread: fn(arg) and a synchronisation
+ * counter. It starts once `count` continuations (weft_task_continue) have
+ * arrived and then runs to completion on a worker's own scheduler stack:
+ * while it waits it costs one cache line and no stack. The continuation
+ * that brings a task to zero, sent from a task, runs it next on the same
+ * worker (child-first); any further one goes to that worker's deque, where
+ * idle workers steal it. Tasks and user threads share the workers: a
+ * worker runs its ready tasks whenever it has no user thread to run (a user
+ * thread that readies tasks keeps its worker until it parks or yields;
+ * other workers steal them meanwhile). The library frees a task when fn
+ * returns: do not touch its handle after its last continuation.
+ *
+ * Every call here may be made from tasks, user threads and plain kernel
+ * threads, and never blocks. Errors: EAGAIN before weft_init or after
+ * weft_finalize; EINVAL fn or t NULL, or out NULL with count > 0; ENOMEM
+ * no memory for a record. weft_task_continue beyond the count is undefined,
+ * like a double free.
+ *
+ * Inside a task weft_self() is NULL and weft_worker_id() the worker's id.
+ * A task may call every weft_* function that does not block (spawn,
+ * detach, the task and split-phase calls, unlock, signal, post, trylock).
+ * A call that would block fails with EPERM instead (a syscall mirror: -1,
+ * errno EPERM), without waiting: a task has no stack of its own to park,
+ * and waiting in the kernel would stall its worker. Lock acquisitions that
+ * succeed at once (weft_mutex_lock on a free mutex, weft_sem_wait on a
+ * positive count) succeed. To wait for I/O or time, issue a split-phase
+ * call and let its completion continue a task.
+ *
+ * Split-phase calls issue the operation and return 0 at once (EINVAL cont
+ * NULL, EAGAIN runtime not running, ENOMEM: then no continuation comes).
+ * When it completes, the result the mirrored weft_* call would return, or
+ * -errno (a closed descriptor: -EBADF), is stored in *res (res may be
+ * NULL), and then one continuation is sent to cont. From a task or a user
+ * thread on a worker with io_uring, the request joins the worker's ring
+ * and is submitted with the worker's other requests at its next scheduling
+ * point (many requests per io_uring_enter): the descriptor is looked up
+ * then, so keep it open until the result arrives; the completion is reaped
+ * by that worker. From plain kernel threads, or where io_uring is missing
+ * (WEFT_IO=blocking), each call runs the weft_* mirror in a detached user
+ * thread of its own: slower, same results. weft_task_write and
+ * weft_task_send on a blocking descriptor write everything, as the mirrors
+ * do, but never raise SIGPIPE (-EPIPE arrives in *res).
+ *
+ * weft_finalize waits for every task that is ready or running and for
+ * every split-phase call in flight (and the tasks their completions make
+ * ready); tasks whose counter never reached zero are released unrun.
+ * ------------------------------------------------------------------------ */
+typedef struct weft_task weft_task;
+typedef void (*weft_task_fn)(void *arg);
+
+WEFT_API int weft_task_create(weft_task **out, weft_task_fn fn, void *arg, unsigned count);
+WEFT_API int weft_task_continue(weft_task *t); /* one continuation arrives */
+
+WEFT_API int weft_task_read(weft_task *cont, ssize_t *res, int fd, void *buf, size_t n);
+WEFT_API int weft_task_write(weft_task *cont, ssize_t *res, int fd, const void *buf, size_t n);
+WEFT_API int weft_task_pread(weft_task *cont, ssize_t *res, int fd, void *buf, size_t n,
+                             off_t off);
+WEFT_API int weft_task_pwrite(weft_task *cont, ssize_t *res, int fd, const void *buf, size_t n,
+                              off_t off);
+WEFT_API int weft_task_recv(weft_task *cont, ssize_t *res, int fd, void *buf, size_t n,
+                            int flags);
+WEFT_API int weft_task_send(weft_task *cont, ssize_t *res, int fd, const void *buf, size_t n,
+                            int flags);
+WEFT_API int weft_task_accept(weft_task *cont, ssize_t *res, int fd, struct sockaddr *addr,
+                              socklen_t *len);
+WEFT_API int weft_task_sleep_ns(weft_task *cont, uint64_t ns); /* a timer event; no result */
 
 #ifdef __cplusplus
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # install-deps.sh: installs the Debian packages a target needs, only the missing ones.
 #
-#   scripts/install-deps.sh build   compiler, CMake, liburing, valgrind headers
+#   scripts/install-deps.sh build   compiler, CMake, liburing, valgrind headers, libdw, gdb, MPICH
 #   scripts/install-deps.sh bench   build + the peers' packages for the demo
 #   scripts/install-deps.sh format  clang-format, for scripts/check-format.sh
 #
@@ -10,7 +10,7 @@
 # goes on: the build leaves out optional parts and says so.
 set -u
 
-build_pkgs=(gcc g++ make cmake ninja-build pkg-config liburing-dev valgrind)
+build_pkgs=(gcc g++ make cmake ninja-build pkg-config liburing-dev valgrind libdw-dev gdb mpich libmpich-dev)
 bench_pkgs=(libtbb-dev libboost-fiber-dev libboost-context-dev python3 python3-matplotlib wrk strace)
 
 want=("${build_pkgs[@]}")

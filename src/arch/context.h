@@ -76,16 +76,21 @@ _Noreturn void weft__ctx_jump(void *to_sp, void *xfer, void *token);
 
 #if !defined(WEFT_SANITIZE_ADDRESS) && !defined(WEFT_SANITIZE_THREAD)
 /* Plain builds: resumes to_sp, abandoning the current context, then (on the
- * resumed stack, so after the abandoned one is out of use) moves *word from
- * 0 to 2 with a CAS (acq_rel) and adds 1 to *count, whose only writer is the
- * calling kernel thread. If the CAS fails, weft__ctx_resumed(token, xfer)
- * runs instead, as after weft__ctx_jump. */
-_Noreturn void weft__ctx_exit(void *to_sp, void *xfer, void *token, void *word, void *count);
+ * resumed stack, so after the abandoned one is out of use) moves the word
+ * *word from 0 to `done` with a CAS (acq_rel) and adds 1 to the 64-bit
+ * *count, whose only writer is the calling kernel thread. If the CAS fails,
+ * weft__ctx_resumed(token, xfer) runs instead, as after weft__ctx_jump. The
+ * caller gives the words their meaning (sched/switch.h: an exiting thread's
+ * join word and its worker's exit count); this module knows none. */
+_Noreturn void weft__ctx_exit(void *to_sp, void *xfer, void *token, void *word, void *count,
+                              void *done);
 /* Plain builds: resumes to_sp, abandoning the current context, then (on the
  * resumed stack) pushes node on the list *head through its link word
- * (*link = *head; *head = node) and adds 1 to *n and to *count, whose only
- * writer is the calling kernel thread; then returns into the resumed code
- * (no xfer: nothing else to act on). */
+ * (*link = *head; *head = node) and adds 1 to *n and to the 64-bit *count,
+ * whose only writer is the calling kernel thread; then returns into the
+ * resumed code (no xfer: nothing else to act on). The caller gives the words
+ * their meaning (sched/switch.h: a finished group member's slot and its
+ * worker's stack cache and exit count). */
 _Noreturn void weft__ctx_exit_push(void *to_sp, void *node, void *link, void *head, unsigned *n,
                                    void *count);
 #endif

@@ -56,7 +56,7 @@ void mltp_barrier(mltp_barrier_t *b)
         return;
     }
     struct weft__waiter r;
-    weft__waiter_init(&r);
+    weft__waiter_init(&r, WEFT__WAIT_BARRIER);
     weft__waitq_push(&br->q, &r);
     weft__sync_unlock(&br->lock);
     weft__waiter_block(&r, 0, NULL, 0);

@@ -35,7 +35,7 @@ void mltp_cond_wait(mltp_cond_t *c, mltp_lock_t *l)
         return;
     struct cond *cv = impl(c);
     struct weft__waiter r;
-    weft__waiter_init(&r);
+    weft__waiter_init(&r, WEFT__WAIT_COND);
     weft__sync_lock(&cv->lock);
     weft__waitq_push(&cv->q, &r);
     weft__sync_unlock(&cv->lock);

@@ -17,6 +17,8 @@ int weft_blocking(void (*fn)(void *arg), void *arg)
     if (!fn)
         return EINVAL;
     struct weft__worker *w = weft__tls_worker;
+    if (w && !w->current)
+        return EPERM; /* a task (sched.h: weft__in_task) must not wait */
     if (!w || !w->current) {
         fn(arg); /* a plain kernel thread, or a bound thread: it may block */
         return 0;

@@ -8,6 +8,7 @@
 
 struct weft__worker;
 struct weft_thread;
+struct io_uring_sqe;
 
 /* One request a parked user thread waits on. Lives on that thread's stack
  * until it resumes; the reaping worker writes res and readies it. */
@@ -17,6 +18,14 @@ struct weft__io_req {
     int pending;              /* CQEs still to come (2 with a linked timeout); reaper only */
     int done;                 /* completed before its thread parked (switching out, or
                                  in its own weft__io_wait_now); written by the reaper */
+};
+
+/* A request whose completion calls back instead of readying a parked
+ * thread (task/split.c: split-phase calls). Embedded first in the caller's
+ * record; done runs on the reaping worker (the issuing one), from the
+ * scheduling point that reaps the completion, and may free the record. */
+struct weft__io_cb {
+    void (*done)(struct weft__worker *w, struct weft__io_cb *cb, int res);
 };
 
 /* The most one read or write moves, as the kernel clamps a count
@@ -37,10 +46,9 @@ int weft__io_sock_error(int fd);
 
 /* Per-worker counters (owner-written, read racily by weft_stats). */
 struct weft__io_counters {
-    uint64_t calls;   /* requests queued in the ring */
-    uint64_t enters;  /* io_uring_enter crossings */
-    uint64_t reaped;  /* completions consumed */
-    uint64_t handoff; /* calls run by spare kernel threads (weft_blocking, fallback) */
+    uint64_t calls;  /* requests queued in the ring */
+    uint64_t enters; /* io_uring_enter crossings */
+    uint64_t reaped; /* completions consumed */
 };
 
 /* How I/O calls reach the kernel (WEFT_IO, parsed by runtime/config.c). */
@@ -91,6 +99,15 @@ void weft__io_worker_fini(struct weft__worker *w);
 
 /* Counter sums over all workers. */
 void weft__io_counters(struct weft__io_counters *out);
+
+/* The next free SQE of w's ring (w: the caller's worker, ring set up);
+ * submits the queued ones first when the SQ ring is full. */
+struct io_uring_sqe *weft__io_sqe(struct weft__worker *w);
+
+/* Queues the SQE just prepared in w's ring for cb: submitted with the
+ * worker's next batch (weft__io_attend), never waited on; cb->done gets
+ * the completion's result. w is the caller's worker. */
+void weft__io_queue_cb(struct weft__worker *w, struct io_uring_sqe *sqe, struct weft__io_cb *cb);
 
 /* Parks the calling user thread until req completes (its SQEs are already
  * prepared in w's ring, submitted with the worker's next batch). Returns

@@ -190,6 +190,7 @@ static int arm(void *arg, struct weft_thread *self)
 static int wait_ready(int fd, uint32_t events)
 {
     struct pwait p = { weft__self(), fd, events, 0 };
+    weft__thread_wait(p.self, WEFT__WAIT_IO);
     weft__park(arm, &p);
     if (p.err) {
         weft__errno_set(p.err);
@@ -404,6 +405,7 @@ int weft__poller_sleep(uint64_t ns)
     s.timer.when.tv_nsec = (long)(((uint64_t)s.timer.when.tv_nsec + ns % NS_PER_S) % NS_PER_S);
     s.timer.realtime = 0;
     s.timer.fire = wake_sleeper;
+    weft__thread_wait(s.self, WEFT__WAIT_SLEEP);
     weft__park(arm_sleep, &s);
     return s.err == 0;
 }

@@ -47,13 +47,14 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "io/ring.h"
 #include "sched/sched.h"
 
 #define IO_BATCH     32u /* queued SQEs that force a submission */
 #define IO_DEFER_MAX 64u /* scheduling points an SQE may wait unsubmitted */
 #define RING_ENTRIES 256u
 #define EFD_TAG      ((uint64_t)1) /* user_data of the eventfd read */
-#define TIMEOUT_TAG  ((uint64_t)2) /* low bits: second CQE of a linked pair */
+#define CB_TAG       ((uint64_t)4) /* low bits: a struct weft__io_cb (weft__io_queue_cb) */
 
 static _Atomic int usable = -1; /* -1 undecided, 0 no, 1 yes */
 /* enum weft__io_mode; relaxed: written by weft_init before its workers
@@ -66,7 +67,6 @@ void weft__io_set_mode(enum weft__io_mode mode)
 }
 
 #if WEFT__HAVE_URING
-#include <liburing.h>
 #include <sys/eventfd.h>
 
 struct weft__io_state {
@@ -150,8 +150,15 @@ static void reap(struct weft__worker *w, struct weft__io_state *io)
             io->efd_armed = 0;
             continue;
         }
-        struct weft__io_req *r = (struct weft__io_req *)(uintptr_t)(d & ~(TIMEOUT_TAG | EFD_TAG));
-        if (!(d & TIMEOUT_TAG))
+        if (d & CB_TAG) {
+            io->inflight--;
+            struct weft__io_cb *cb = (struct weft__io_cb *)(uintptr_t)(d & ~CB_TAG);
+            cb->done(w, cb, cqe->res);
+            continue;
+        }
+        struct weft__io_req *r =
+            (struct weft__io_req *)(uintptr_t)(d & ~(WEFT__IO_TAG_TIMEOUT | EFD_TAG));
+        if (!(d & WEFT__IO_TAG_TIMEOUT))
             r->res = cqe->res;
         if (--r->pending == 0) {
             io->inflight--;
@@ -170,9 +177,7 @@ static void reap(struct weft__worker *w, struct weft__io_state *io)
 
 static int local_empty(struct weft__worker *w)
 {
-    if (weft__rt.pool)
-        return !weft__rt.pool->has_work(w);
-    return weft__deque_size_hint(&w->dq) <= 0 && !w->yq;
+    return !weft__has_ready(w);
 }
 
 void weft__io_attend(struct weft__worker *w)
@@ -187,6 +192,12 @@ void weft__io_attend(struct weft__worker *w)
             return;
     }
     atomic_fetch_and_explicit(&w->attn, ~WEFT__ATTN_IO, memory_order_relaxed);
+}
+
+void weft__io_room(struct weft__worker *w, unsigned n)
+{
+    if (io_uring_sq_space_left(&w->io->ring) < n)
+        submit(w->io);
 }
 
 struct io_uring_sqe *weft__io_sqe(struct weft__worker *w)
@@ -221,6 +232,8 @@ static int park_on(struct weft__worker *w, struct weft__io_req *req)
 {
     /* relaxed: only this worker reads the IO bit */
     atomic_fetch_or_explicit(&w->attn, WEFT__ATTN_IO, memory_order_relaxed);
+    if (!weft__thread_waits(w->current)) /* weft_sleep_ns said SLEEP */
+        weft__thread_wait(w->current, WEFT__WAIT_IO);
     weft__park(io_commit, req);
     return req->res;
 }
@@ -229,6 +242,14 @@ int weft__io_wait(struct weft__worker *w, struct weft__io_req *req, int nsqe)
 {
     enqueue(w->io, nsqe);
     return park_on(w, req);
+}
+
+void weft__io_queue_cb(struct weft__worker *w, struct io_uring_sqe *sqe, struct weft__io_cb *cb)
+{
+    io_uring_sqe_set_data64(sqe, (uint64_t)(uintptr_t)cb | CB_TAG);
+    enqueue(w->io, 1);
+    /* relaxed: only this worker reads the IO bit */
+    atomic_fetch_or_explicit(&w->attn, WEFT__ATTN_IO, memory_order_relaxed);
 }
 
 int weft__io_wait_now(struct weft__worker *w, struct weft__io_req *req, int nsqe)
@@ -311,6 +332,11 @@ struct io_uring *weft__io_ring(struct weft__worker *w)
     (void)w;
     return NULL;
 }
+void weft__io_room(struct weft__worker *w, unsigned n)
+{
+    (void)w;
+    (void)n;
+}
 void weft__io_attend(struct weft__worker *w)
 {
     atomic_fetch_and_explicit(&w->attn, ~WEFT__ATTN_IO, memory_order_relaxed);
@@ -346,6 +372,17 @@ int weft__io_wait(struct weft__worker *w, struct weft__io_req *req, int nsqe)
 int weft__io_wait_now(struct weft__worker *w, struct weft__io_req *req, int nsqe)
 {
     return weft__io_wait(w, req, nsqe);
+}
+struct io_uring_sqe *weft__io_sqe(struct weft__worker *w)
+{
+    (void)w;
+    return NULL;
+}
+void weft__io_queue_cb(struct weft__worker *w, struct io_uring_sqe *sqe, struct weft__io_cb *cb)
+{
+    (void)w;
+    (void)sqe;
+    (void)cb;
 }
 #endif
 

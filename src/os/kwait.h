@@ -62,7 +62,7 @@ int weft__deadline_passed(const struct timespec *deadline, int realtime);
 
 /* Waits on a wait word, on the calling kernel thread, until it holds a
  * final value, which it returns (acquire: pairs with the release of the
- * waker's weft__wake_word or weft__waiter_finish). Blocks the kernel thread:
+ * waker's weft__wake_word or weft__waiter_wake). Blocks the kernel thread:
  * never call it from a user thread (that would stall its worker), use
  * weft__waiter_block. Phases follow the policy: spin with pause for spin_ns
  * (auto; forever under spin, none under futex), UMWAIT (auto and WAITPKG),

@@ -13,15 +13,16 @@
 #include <limits.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "base/base.h"
 #include "stack/stack.h"
 
-#define WEFT__QUANTUM_DEFAULT_US 10000L /* 10 ms, as Go's scheduler slice */
 
 int weft__cpus_in_mask(void)
 {
@@ -208,6 +209,37 @@ static void env_stats(struct weft__env *env)
     env->stats = s && *s && strcmp(s, "0") != 0;
 }
 
+/* WEFT_DUMP_SIGNAL: QUIT, USR1, USR2 (SIG prefix allowed) or a number. */
+static void env_dump_signal(struct weft__env *env)
+{
+    const char *s = getenv("WEFT_DUMP_SIGNAL");
+    env->dump_signal = 0;
+    if (!s || !*s)
+        return;
+    const char *name = strncasecmp(s, "SIG", 3) == 0 ? s + 3 : s;
+    char *end;
+    long n = strtol(s, &end, 10);
+    if (!strcasecmp(name, "QUIT"))
+        env->dump_signal = SIGQUIT;
+    else if (!strcasecmp(name, "USR1"))
+        env->dump_signal = SIGUSR1;
+    else if (!strcasecmp(name, "USR2"))
+        env->dump_signal = SIGUSR2;
+    else if (*end == '\0' && n > 0 && n < NSIG && n != SIGKILL && n != SIGSTOP)
+        env->dump_signal = (int)n;
+    else
+        weft__notice("ignoring WEFT_DUMP_SIGNAL=\"%s\": expected QUIT, USR1, USR2 or a signal "
+                     "number; no dump signal",
+                     s);
+}
+
+/* WEFT_TRACE: a path; empty means unset. */
+static void env_trace(struct weft__env *env)
+{
+    const char *s = getenv("WEFT_TRACE");
+    env->trace = s && *s ? s : NULL;
+}
+
 /* WEFT_WAIT: spin | futex | auto; empty means unset. */
 static void env_wait(struct weft__env *env)
 {
@@ -256,6 +288,8 @@ void weft__env_read(struct weft__env *env)
     env_guard(env);
     env_affinity(env);
     env_stats(env);
+    env_dump_signal(env);
+    env_trace(env);
     pthread_once(&process_once, process_env_read);
     env->wait = process_env.wait;
     env->io = process_env.io;

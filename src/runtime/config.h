@@ -29,10 +29,16 @@ struct weft__env {
     int stats;                   /* WEFT_STATS: counters printed by weft_finalize */
     enum weft__wait_policy wait; /* WEFT_WAIT, for weft__wait_set_policy */
     enum weft__io_mode io;       /* WEFT_IO, for weft__io_set_mode */
+    int dump_signal;             /* WEFT_DUMP_SIGNAL: signal number, 0 = none */
+    const char *trace;           /* WEFT_TRACE: the trace file, NULL = no tracing */
 };
 
 /* Fills *env from the environment; a malformed value prints one notice
  * naming the variable and leaves the default. */
 void weft__env_read(struct weft__env *env);
+
+/* The default time quantum (weft_config.quantum_us 0): 10 ms, as Go's
+ * scheduler slice. */
+#define WEFT__QUANTUM_DEFAULT_US 10000L
 
 #endif

@@ -94,4 +94,5 @@ const struct weft__pool_ops weft__pool_fifo = {
     .pop = pop_head,
     .steal = NULL,
     .has_work = fifo_has_work,
+    .has_ready = fifo_has_work, /* the queue is every worker's own */
 };

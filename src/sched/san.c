@@ -56,16 +56,6 @@ SWITCH_HELPER void weft__san_switch_to_home(void **fake_save, struct weft__home 
     switch_to(fake_save, h->lo, h->size, h->fiber);
 }
 
-SWITCH_HELPER void weft__san_exit_to_thread(struct weft_thread *to)
-{
-    switch_to(NULL, to->stack_lo, to->stack_size, to->san_fiber);
-}
-
-SWITCH_HELPER void weft__san_exit_to_sched(struct weft__worker *w)
-{
-    switch_to(NULL, w->sched_stack_lo, w->sched_stack_size, w->sched_fiber);
-}
-
 void weft__san_resumed(void *fake)
 {
 #if defined(WEFT_SANITIZE_ADDRESS)

@@ -2,9 +2,9 @@
  *
  * ASan must know which stack is live (to tell stack from heap and to keep
  * fake stacks per fiber); TSan must know which fiber runs (to keep a
- * happens-before clock per user thread). Every switch in sched.h and the
- * scheduler calls these right before the context switch and right after
- * being resumed.
+ * happens-before clock per user thread). The switch path (sched/switch.h)
+ * calls these right before the context switch (fake_save NULL: the context
+ * being left ends), and weft__ctx_resumed right after being resumed.
  */
 #ifndef WEFT_SCHED_SAN_H
 #define WEFT_SCHED_SAN_H
@@ -19,8 +19,6 @@ struct weft__worker;
 void weft__san_switch_to_thread(void **fake_save, struct weft_thread *to);
 void weft__san_switch_to_sched(void **fake_save, struct weft__worker *w);
 void weft__san_resumed(void *fake);
-void weft__san_exit_to_thread(struct weft_thread *to);
-void weft__san_exit_to_sched(struct weft__worker *w);
 void weft__san_thread_created(struct weft_thread *t);
 void weft__san_thread_destroyed(struct weft_thread *t);
 struct weft__home;
@@ -40,14 +38,6 @@ static inline void weft__san_switch_to_sched(void **fake_save, struct weft__work
 static inline void weft__san_resumed(void *fake)
 {
     (void)fake;
-}
-static inline void weft__san_exit_to_thread(struct weft_thread *to)
-{
-    (void)to;
-}
-static inline void weft__san_exit_to_sched(struct weft__worker *w)
-{
-    (void)w;
 }
 static inline void weft__san_thread_created(struct weft_thread *t)
 {

@@ -14,6 +14,7 @@
  * pinned initial thread use reliable (targeted) wake-ups.
  */
 #include "sched/sched.h"
+#include "sched/trace.h"
 
 #include <sched.h>
 #include <stddef.h>
@@ -21,7 +22,10 @@
 
 #include "os/futex.h"
 #include "os/kwait.h"
+#include "sched/account.h"
 #include "sched/machine.h"
+#include "sched/monitor.h"
+#include "sched/switch.h"
 
 struct weft__rt weft__rt;
 __thread struct weft__worker *weft__tls_worker __attribute__((tls_model("initial-exec")));
@@ -30,6 +34,11 @@ __thread struct weft_thread *weft__tls_lent __attribute__((tls_model("initial-ex
 
 #define SPIN_NS    50000 /* how long an idle worker looks for work before sleeping */
 #define WAKE_TOKEN 8u    /* a final wait-word value: woken, holding rt.waking */
+/* An idle worker's round between looks for work: RELAX_SPINS pause
+ * instructions; under WEFT_WAIT=spin it lets the kernel run others every
+ * IDLE_YIELD_EVERY rounds (a power of two). */
+#define RELAX_SPINS      32
+#define IDLE_YIELD_EVERY 1024u
 
 /* ---- mailbox and attention ------------------------------------------------ */
 
@@ -55,12 +64,10 @@ void weft__attend(struct weft__worker *w)
         w->mb.head = w->mb.tail = NULL;
         atomic_fetch_and_explicit(&w->attn, ~WEFT__ATTN_MAIL, memory_order_relaxed);
         weft__lock_release(&w->mb_lock);
+        const struct weft__pool_ops *pool = weft__pool();
         while (t) {
             struct weft_thread *n = t->next;
-            if (weft__rt.pool)
-                weft__rt.pool->push(w, t); /* a plug-in pool never looks at yq */
-            else
-                weft__yq_push(w, t);
+            pool->push(w, t);
             t = n;
         }
     }
@@ -68,30 +75,7 @@ void weft__attend(struct weft__worker *w)
         weft__rt.io->attend(w);
     if (a & WEFT__ATTN_WANT) {
         atomic_fetch_and_explicit(&w->attn, ~WEFT__ATTN_WANT, memory_order_relaxed);
-        if (weft__rt.pool)
-            return;
-        /* Hand over the older half of the non-pinned yielded threads. */
-        unsigned n = 0;
-        struct weft_thread *tail = w->yq;
-        if (tail) {
-            struct weft_thread *t = tail;
-            do {
-                n++;
-                t = t->next;
-            } while (t != tail);
-        }
-        unsigned give = (n + 1) / 2;
-        /* Pop all n in order; keep (re-queue) the pinned and the younger. */
-        while (n--) {
-            struct weft_thread *t = weft__yq_pop(w);
-            if (give && !t->pinned) {
-                weft__deque_push(&w->dq, t);
-                give--;
-            } else {
-                weft__yq_push(w, t);
-            }
-        }
-        weft__maybe_wake();
+        weft__ws_share(w); /* other pools' thieves take from them directly */
     }
 }
 
@@ -110,8 +94,8 @@ void weft__deque_overflow(struct weft__deque *d, struct weft_thread *x)
  * on another worker than 0. */
 void weft__make_ready_slow(struct weft__worker *w, struct weft_thread *t)
 {
-    if (weft__rt.pool) {
-        weft__rt.pool->push(w, t);
+    if (weft__pool_plugged()) {
+        weft__pool()->push(w, t);
         if (t->pinned && w->id != 0)
             weft__wake_worker(weft__worker0()); /* only worker 0 may run it */
         else
@@ -196,18 +180,30 @@ struct weft_thread *weft__pick_slow(struct weft__worker *w)
     }
     if (gate & WEFT__GATE_INJ)
         weft__take_injected(w);
-    if (weft__rt.pool)
-        return weft__rt.pool->pop(w);
-    return weft__pick_default(w);
+    struct weft_thread *t = weft__pool()->pop(w);
+    if ((gate & WEFT__GATE_TRACE) && t && w->current) /* the picker switches to t */
+        weft__trace(w, WEFT__EV_RUN, t, 0);
+    return t;
 }
 
-/* Every xfer but an exit nobody waits for (weft__handle_xfer). */
-struct weft__worker *weft__xfer_slow(struct weft__worker *w, uintptr_t x)
+int weft__has_ready(struct weft__worker *w)
+{
+    /* relaxed: hints; a miss costs a caller one round. */
+    if (atomic_load_explicit(&w->attn, memory_order_relaxed) & ~WEFT__ATTN_IO)
+        return 1;
+    if (atomic_load_explicit(&weft__rt.ninj, memory_order_relaxed) > 0)
+        return 1;
+    return weft__pool()->has_ready(w);
+}
+
+/* Acts on the thread that left the CPU for us (see "Hand-off" in sched.h);
+ * x is not NULL. An exit nobody waited for never gets here in plain
+ * builds: the switch itself marks it done (weft__switch_exit). */
+static void handle_xfer(struct weft__worker *w, uintptr_t x)
 {
     struct weft_thread *t = (struct weft_thread *)(x & ~XF_MASK);
     switch (x & XF_MASK) {
-    case XF_EXIT: weft__finish_exit(w, t); break;
-    case XF_FREE: weft__finish_free(w, t); break;
+    case XF_EXIT: weft__rt.exited(w, t); break;
     case XF_PUSH: weft__make_ready(w, t); break;
     case XF_YIELD: weft__push_yield(w, t); break;
     case XF_FRONT: weft__push_front(w, t); break;
@@ -224,55 +220,16 @@ struct weft__worker *weft__xfer_slow(struct weft__worker *w, uintptr_t x)
     }
     default: weft__panic("sched: bad xfer %#lx", (unsigned long)x);
     }
-    return w;
 }
 
 /* ---- stealing -------------------------------------------------------------- */
 
-static uint64_t next_rand(struct weft__worker *w)
-{
-    /* xorshift64: victim selection only */
-    uint64_t x = w->rng;
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    w->rng = x;
-    return x;
-}
-
 static struct weft_thread *steal_work(struct weft__worker *w)
 {
-    int n = weft__rt.nworkers;
-    if (n < 2)
+    if (weft__rt.nworkers < 2)
         return NULL;
-    if (weft__rt.pool)
-        return weft__rt.pool->steal ? weft__rt.pool->steal(w) : NULL;
-    int start = (int)(next_rand(w) % (uint64_t)n);
-    for (int i = 0; i < n; i++) {
-        struct weft__worker *v = weft__rt.workers[(start + i) % n];
-        if (v == w)
-            continue;
-        for (int tries = 0; tries < 4; tries++) {
-            struct weft_thread *t = weft__deque_steal(&v->dq);
-            if (t == WEFT__STEAL_EMPTY)
-                break;
-            if (t != WEFT__STEAL_ABORT) {
-                __atomic_store_n(&w->nsteals, w->nsteals + 1, __ATOMIC_RELAXED);
-                /* More left there and someone asleep: pass the wake on. */
-                if (weft__deque_size_hint(&v->dq) > 0)
-                    weft__maybe_wake();
-                return t;
-            }
-        }
-    }
-    /* Nothing in any deque: ask owners with yielded threads to share. */
-    for (int i = 0; i < n; i++) {
-        struct weft__worker *v = weft__rt.workers[i];
-        if (v != w && weft__yq_hint(v) &&
-            !(atomic_load_explicit(&v->attn, memory_order_relaxed) & WEFT__ATTN_WANT))
-            atomic_fetch_or_explicit(&v->attn, WEFT__ATTN_WANT, memory_order_relaxed);
-    }
-    return NULL;
+    const struct weft__pool_ops *pool = weft__pool();
+    return pool->steal ? pool->steal(w) : NULL;
 }
 
 static struct weft_thread *find_work(struct weft__worker *w)
@@ -294,12 +251,9 @@ static int has_work_anywhere(struct weft__worker *w)
      * waking us through weft__maybe_wake). */
     if (w->yq || (atomic_load_explicit(&w->attn, memory_order_relaxed) & ~WEFT__ATTN_IO))
         return 1;
-    if (weft__rt.pool)
-        return weft__rt.pool->has_work(w);
-    for (int i = 0; i < weft__rt.nworkers; i++)
-        if (weft__deque_size_hint(&weft__rt.workers[i]->dq) > 0)
-            return 1;
-    return 0;
+    if (weft__rt.task->has_work())
+        return 1;
+    return weft__pool()->has_work(w);
 }
 
 /* ---- sleeping and waking ----------------------------------------------------- */
@@ -326,6 +280,7 @@ static void go_to_sleep(struct weft__worker *w)
     }
     atomic_fetch_sub_explicit(&weft__rt.nsleeping, 1, memory_order_seq_cst);
     atomic_store_explicit(&w->sleeping, 0, memory_order_seq_cst);
+    weft__monitor_kick(); /* it may sleep, all workers having slept */
     /* acq_rel: consume the wake; WAKE_TOKEN: we held the global wake token. */
     if ((atomic_exchange_explicit(&w->wake, WEFT__WORD_WAITING, memory_order_acq_rel) &
          ~WEFT__WORD_SLEEPER) == WAKE_TOKEN)
@@ -377,86 +332,7 @@ void weft__wake_worker(struct weft__worker *v)
         claim_and_knock(v, WEFT__WORD_WOKEN);
 }
 
-/* ---- exit and free -------------------------------------------------------- */
-
-void weft__free_thread(struct weft__worker *w, struct weft_thread *t)
-{
-    weft__san_thread_destroyed(t);
-    if (t->bound) {
-        weft__bound_free(t);
-        return;
-    }
-    weft__stack_free(w ? &w->cache : NULL, t);
-}
-
-/* Marks t DONE and hands it on: frees it if detached, wakes its joiner if
- * one waits. w: the caller's worker, or NULL on a kernel thread of its own
- * (a bound thread finishing). */
-void weft__publish_done(struct weft__worker *w, struct weft_thread *t)
-{
-    /* acq_rel: release publishes t->result to the joiner (pairs with its
-     * acquire load of DONE); acquire pairs with the joiner's/detacher's CAS.
-     * A detached thread goes straight to FREED: a stale join must never
-     * find it DONE once it is on its way to a cache. */
-    uintptr_t old = atomic_load_explicit(&t->join, memory_order_relaxed);
-    while (!atomic_compare_exchange_weak_explicit(&t->join, &old,
-                                                  old == WEFT__J_DETACHED ? WEFT__J_FREED
-                                                                          : WEFT__J_DONE,
-                                                  memory_order_acq_rel, memory_order_relaxed))
-        ;
-    if (old & WEFT__J_DETACHED) {
-        weft__free_thread(w, t);
-    } else if (old & WEFT__J_KWAIT) {
-        struct weft__kwaiter *kw = (struct weft__kwaiter *)WEFT__J_PTR(old);
-        /* release: pairs with the acquire in the kernel-thread join loop. */
-        atomic_store_explicit(&kw->done, 1, memory_order_release);
-        weft__futex_wake(&kw->done, 1);
-    } else if (old != WEFT__J_RUNNING) {
-        struct weft_thread *j = (struct weft_thread *)WEFT__J_PTR(old);
-        if (!w)
-            weft__ready(j);
-        else if (j != w->current) /* else the exit switched straight to it */
-            weft__make_ready(w, j);
-    }
-}
-
-/* Runs on the context that follows an exiting thread: t is off its stack. */
-void weft__finish_exit(struct weft__worker *w, struct weft_thread *t)
-{
-    weft__publish_done(w, t);
-    /* release: the exit is complete before finalize can count it. */
-    atomic_store_explicit(&w->nexited, atomic_load_explicit(&w->nexited, memory_order_relaxed) + 1,
-                          memory_order_release);
-}
-
-/* Runs on the context that follows an exiting group member, which has
- * counted itself out of its group: nobody else can name it, so it goes to
- * FREED and back to a cache with no CAS. */
-void weft__finish_free(struct weft__worker *w, struct weft_thread *t)
-{
-    /* relaxed: only stale handles read FREED, and a member has none */
-    atomic_store_explicit(&t->join, WEFT__J_FREED, memory_order_relaxed);
-    if (WEFT_LIKELY(weft__stack_cache_push(&w->cache, t)))
-        weft__san_thread_destroyed(t);
-    else
-        weft__free_thread(w, t); /* odd-sized, canary or cache full */
-    /* release: the exit is complete before finalize can count it. */
-    atomic_store_explicit(&w->nexited, atomic_load_explicit(&w->nexited, memory_order_relaxed) + 1,
-                          memory_order_release);
-}
-
 /* ---- the scheduler context ------------------------------------------------- */
-
-/* Runs t until it switches back to this scheduler context (which acts on
- * the xfer in weft__ctx_resumed, before this returns). */
-static void run(struct weft__worker *w, struct weft_thread *t)
-{
-    w->current = t;
-    t->worker = w;
-    weft__san_switch_to_thread(&w->sched_fake_stack, t);
-    *w->errno_loc = t->err; /* see weft__switch */
-    weft__ctx_switch_bare(&w->sched_sp, t->sp, w);
-}
 
 /* The resumed half of every switch (arch/context.h): runs on the resumed
  * stack when the xfer is not NULL (always in sanitizer builds). token is
@@ -475,10 +351,10 @@ void weft__ctx_resumed(void *token, void *xfer)
     if (!xfer)
         return;
 #endif
-    w = weft__handle_xfer(w, (uintptr_t)xfer);
-    /* Install errno: the resumer did not for an exit (thread_exit), and the
-     * hand-off may have called out (see weft__switch). Re-read current
-     * rather than keep it across the hand-off's calls. */
+    handle_xfer(w, (uintptr_t)xfer);
+    /* Install errno again: the hand-off may have called out (see
+     * sched/switch.h). Re-read current rather than keep it across the
+     * hand-off's calls. */
     struct weft_thread *cur = w->current;
     if (cur)
         *w->errno_loc = cur->err;
@@ -496,18 +372,27 @@ void weft__worker_loop(struct weft__worker *w)
     for (;;) {
         if (WEFT_UNLIKELY(weft__reclaimed(w)))
             weft__sched_release(w);
+        /* Local tasks first (a thread that switched here to let them run,
+         * weft_finalize's, is queued already); stolen ones after threads. */
+        int ntasks = weft__rt.task->run(w, 0);
         struct weft_thread *t = find_work(w);
         if (t) {
             idle_since = 0;
-            run(w, t);
+            if (WEFT_UNLIKELY(weft__trace_on))
+                weft__trace(w, WEFT__EV_RUN, t, 0);
+            weft__switch_from_sched(w, t);
+            continue;
+        }
+        if (ntasks || weft__rt.task->run(w, 1)) {
+            idle_since = 0;
             continue;
         }
         if (atomic_load_explicit(&weft__rt.stopping, memory_order_acquire))
             return;
         if (policy == WEFT__WAIT_SPIN && !weft__rt.io->pending(w)) {
-            if ((++rounds & 1023) == 0)
+            if ((++rounds & (IDLE_YIELD_EVERY - 1)) == 0)
                 sched_yield();
-            for (int i = 0; i < 32; i++)
+            for (int i = 0; i < RELAX_SPINS; i++)
                 weft__cpu_relax();
             continue;
         }
@@ -519,7 +404,7 @@ void weft__worker_loop(struct weft__worker *w)
             idle_since = 0;
             continue;
         }
-        for (int i = 0; i < 32; i++)
+        for (int i = 0; i < RELAX_SPINS; i++)
             weft__cpu_relax();
     }
 }
@@ -541,12 +426,11 @@ void weft__sched_entry(void *data)
 
 void weft__push_front(struct weft__worker *w, struct weft_thread *t)
 {
-    if (weft__rt.pool && weft__rt.pool->push_front) {
-        weft__rt.pool->push_front(w, t);
-        return;
-    }
-    /* default pool: head of w's own yield FIFO */
-    weft__yq_push_head(w, t);
+    const struct weft__pool_ops *pool = weft__pool();
+    if (pool->push_front)
+        pool->push_front(w, t);
+    else
+        pool->push(w, t);
 }
 
 void weft__yield_front(void)
@@ -575,13 +459,24 @@ void weft__park(weft__commit_fn commit, void *arg)
     struct weft__worker *w = weft__tls_worker;
     struct weft_thread *self = w->current;
     weft__stack_check(self);
+    weft__acct_stamp(self);
     struct weft__parkx p = { self, commit, arg };
-    weft__switch(w, self, weft__pick_local(w), (uintptr_t)&p | XF_PARK);
+    if (WEFT_UNLIKELY(weft__trace_on))
+        weft__trace_pending(w, WEFT__RUN_PARKED | weft__thread_waits(self) << 8);
+    struct weft_thread *next = weft__pick_local(w);
+    if (WEFT_UNLIKELY(weft__trace_on) && !next)
+        weft__trace_leave(w, self);
+    weft__switch(w, self, next, (uintptr_t)&p | XF_PARK);
+    weft__thread_wait(self, WEFT__WAIT_NONE); /* resumed: not waiting any more */
 }
 
 void weft__ready(struct weft_thread *t)
 {
+    weft__acct_stamp(t);
     struct weft__worker *w = weft__tls_worker;
+    weft__thread_wait(t, WEFT__WAIT_NONE); /* ready now; still ours until queued */
+    if (WEFT_UNLIKELY(weft__trace_on))
+        weft__trace(w, WEFT__EV_WAKE, t, 0);
     if (w) {
         weft__make_ready(w, t);
         return;

@@ -1,4 +1,5 @@
-/* sched.h: workers, the runtime's global state and the switch path.
+/* sched.h: workers, the runtime's global state and the scheduler's hot path
+ * (the switch itself: sched/switch.h).
  *
  * Design
  * ------
@@ -20,7 +21,6 @@
  *   YIELD t   t goes behind every other ready thread of this worker
  *   PARK  p   run p->commit (the wait object's publish step); maybe resume
  *   EXIT  t   t has finished: wake its joiner or free it (detached)
- *   FREE  t   t, a group member, has finished: free it (thread/group.h)
  * The same mechanism gives "the child's exit resumes the joiner directly":
  * an exiting thread whose joiner is parked switches straight to it.
  *
@@ -69,7 +69,8 @@ struct weft__pool_ops {
                        struct weft_thread *t); /* ahead of all (may be NULL) */
     struct weft_thread *(*pop)(struct weft__worker *w);
     struct weft_thread *(*steal)(struct weft__worker *thief); /* from anywhere else; may be NULL */
-    int (*has_work)(struct weft__worker *w);                  /* racy hint for idling */
+    int (*has_work)(struct weft__worker *w);  /* racy hint for idling: work w could take */
+    int (*has_ready)(struct weft__worker *w); /* racy hint: w's own pool has a thread ready */
 };
 
 /* What a worker needs of the I/O layer, which sits above the scheduler
@@ -80,6 +81,15 @@ struct weft__sched_io {
     int (*idle_wait)(struct weft__worker *w); /* idle with I/O in flight: wait in the ring;
                                                   0 without waiting (then sleep on the futex) */
     void (*wake)(struct weft__worker *v);     /* ends v's idle_wait */
+};
+
+/* What a worker needs of the task layer (task/task.c), which sits above the
+ * scheduler (weft_init registers it before any worker runs). Tasks run on
+ * the scheduler context's stack, between user threads. */
+struct weft__sched_task {
+    int (*run)(struct weft__worker *w, int steal); /* runs w's ready tasks (steal: then others');
+                                                      returns how many ran */
+    int (*has_work)(void);                         /* racy hint for idling: a task is ready */
 };
 
 struct weft__worker {
@@ -93,6 +103,11 @@ struct weft__worker {
     int id;                         /* immutable */
     uint64_t rng;                   /* victim selection; owner only */
     uint64_t nsteals, nsleeps;      /* owner only; WEFT_STATS report */
+    /* Switches out of a user thread on this worker (weft__switch_on, a
+     * work-first spawn): the monitor (sched/monitor.c) reads it racily to
+     * tell a thread that kept the worker from one that came back. Owner
+     * only; one add per switch, nothing else on the hot path. */
+    uint64_t tick;
 
     struct weft__deque dq; /* default pool: owner bottom, thieves top */
 
@@ -150,7 +165,11 @@ struct weft__rt {
     int policy;                        /* WEFT_WORK_FIRST / WEFT_HELP_FIRST; immutable */
     size_t stack_size;                 /* default usable stack; immutable */
     struct weft__worker **workers;     /* immutable while running */
-    const struct weft__pool_ops *pool; /* NULL = the inlined default pool */
+    const struct weft__pool_ops *pool; /* NULL = the inlined default pool (pool_ws.c); a
+                                          plug-in set at init, or the priority pool once a
+                                          priority is used (pool_prio.c): relaxed __atomic
+                                          accesses (weft__pool), as it may change while
+                                          workers run; every worker's GATE_POOL follows */
     struct weft_thread *main;          /* the initial thread; immutable */
     pthread_t main_pthread;            /* the kernel thread that called weft_init */
 
@@ -166,9 +185,15 @@ struct weft__rt {
     _Atomic uint64_t ext_spawned;    /* spawns from plain kernel threads */
     _Atomic int64_t bound_live;      /* bound threads not yet finished */
     const struct weft__sched_io *io; /* io/'s hooks; set by weft_init, immutable while running */
-    int (*finalize)(void);           /* runtime/'s weft_finalize, set by weft_init:
+    const struct weft__sched_task *task; /* task/'s hooks; as io */
+    int (*finalize)(void);               /* runtime/'s weft_finalize, set by weft_init:
                                            weft_exit of the initial thread ends the
                                            runtime through it (thread/ is below runtime/) */
+    void (*exited)(struct weft__worker *w,
+                   struct weft_thread *t); /* thread/'s weft__finish_exit, set by weft_init:
+                                              the context that follows an exiting thread
+                                              acts on its XF_EXIT through it (the join
+                                              protocol is thread/'s, above sched/) */
 };
 
 enum { RT_OFF, RT_STARTING, RT_RUNNING, RT_STOPPING };
@@ -194,6 +219,9 @@ static inline struct weft_thread *weft__tls_user(void)
 #define WEFT__ATTN_WANT    2u /* a thief asks for yielded threads */
 #define WEFT__ATTN_IO      4u /* this worker has I/O queued or in flight (owner only) */
 #define WEFT__ATTN_RECLAIM 8u /* worker 0: the main kernel thread claims it back (machine.c) */
+#define WEFT__ATTN_TASK                                                                            \
+    16u /* a user thread of this worker readied tasks (task/task.c): its next yield goes
+           through the scheduler context, which runs them and clears the bit (owner only) */
 
 /* gate bits (w->gate): conditions of the whole runtime, copied into every
  * worker so that the hot path needs no second load. */
@@ -206,11 +234,16 @@ static inline struct weft_thread *weft__tls_user(void)
 #define WEFT__GATE_CANARY                                                                          \
     4u /* canary-checked stacks exist: weft__pick_slow checks the
                                 departing thread's canary; set by stack.c, never cleared */
+#define WEFT__GATE_TRACE                                                                           \
+    8u /* WEFT_TRACE: every pick and exit takes the slow paths, which record
+                                events (sched/trace.h); set by weft_init, never cleared */
+/* weft__rt.policy bit while tracing: spawns take spawn_any (sched/trace.h) */
+#define WEFT__POLICY_TRACED 0x100
 
 /* xfer tags (low bits of a 64-byte aligned descriptor or 8-aligned record).
  * A NULL xfer is no hand-off; EXIT, the most frequent, is the untagged
  * pointer (one test, no tag to strip). */
-enum { XF_EXIT = 0, XF_PUSH = 1, XF_YIELD = 2, XF_PARK = 3, XF_FREE = 4, XF_FRONT = 5 };
+enum { XF_EXIT = 0, XF_PUSH = 1, XF_YIELD = 2, XF_PARK = 3, XF_FRONT = 5 };
 #define XF_MASK ((uintptr_t)7)
 
 struct weft__parkx {
@@ -228,26 +261,83 @@ void weft__take_injected(struct weft__worker *w);
 void weft__mail(struct weft__worker *v, struct weft_thread *t);
 void weft__attend(struct weft__worker *w);
 struct weft_thread *weft__pick_slow(struct weft__worker *w);
-struct weft__worker *weft__xfer_slow(struct weft__worker *w, uintptr_t x); /* returns w */
-void weft__finish_exit(struct weft__worker *w, struct weft_thread *t);
-void weft__finish_free(struct weft__worker *w, struct weft_thread *t);
-void weft__publish_done(struct weft__worker *w, struct weft_thread *t);
-void weft__free_thread(struct weft__worker *w, struct weft_thread *t);
-void weft__bound_free(struct weft_thread *t); /* thread.c */
-void weft__bound_free_all(void);              /* finalize: the unjoined ones */
 void weft__worker_loop(struct weft__worker *w);
 void weft__push_front(struct weft__worker *w, struct weft_thread *t);
 
 /* The seed's policy: one FIFO run queue shared by all workers (pool_fifo.c). */
 extern const struct weft__pool_ops weft__pool_fifo;
+/* The default pool, work-stealing deques, as a plug-in (pool_ws.c): what
+ * the inlined fast paths do, for the slow paths. */
+extern const struct weft__pool_ops weft__pool_ws;
+/* Priority classes over the default pool (pool_prio.c). */
+extern const struct weft__pool_ops weft__pool_prio;
 
-/* weft_init with a scheduling-policy plug-in (NULL: work stealing). */
-int weft__init_with_pool(const weft_config *cfg, const struct weft__pool_ops *pool);
+/* The pool in use: a plug-in, or the default one's ops. */
+static inline const struct weft__pool_ops *weft__pool(void)
+{
+    /* relaxed: the priority pool keeps the default pool's queues as its
+     * NORMAL class, so a caller that still sees the default pool queues a
+     * thread where the new pool finds it. */
+    const struct weft__pool_ops *p = __atomic_load_n(&weft__rt.pool, __ATOMIC_RELAXED);
+    return p ? p : &weft__pool_ws;
+}
+
+/* 1 when a plug-in pool (not the inlined default one) is in use. */
+static inline int weft__pool_plugged(void)
+{
+    return __atomic_load_n(&weft__rt.pool, __ATOMIC_RELAXED) != NULL;
+}
+
+/* 1 when w has a thread ready to run of its own (its pool, mailbox, or the
+ * injection queue): a racy hint, on w's kernel thread. */
+int weft__has_ready(struct weft__worker *w);
+/* Serves WEFT__ATTN_WANT for the default pool: moves the older half of w's
+ * yielded threads to its deque, where thieves find them (pool_ws.c). */
+void weft__ws_share(struct weft__worker *w);
+/* Steals from the other workers' deques for thief w (pool_ws.c). */
+struct weft_thread *weft__ws_steal(struct weft__worker *w);
+
+/* Puts the priority pool in place of the default one, once, the first time
+ * a priority other than NORMAL is used (pool_prio.c). 0, or ENOMEM. Any
+ * thread. With another plug-in (mltp's FIFO) priorities are only stored. */
+int weft__prio_activate(void);
+/* t's class changed (inheritance): if it is queued, it moves to the list of
+ * its new class. Any thread. */
+void weft__prio_requeue(struct weft_thread *t);
+/* Recomputes t's class from its priority and inherited class (t->boost),
+ * and requeues it if the class changed. Any thread. */
+void weft__prio_update(struct weft_thread *t);
+/* The highest class with a thread ready on w (NORMAL when only the default
+ * pool's queues hold some), WEFT_PRIO_BACKGROUND - 1 when none: a hint. */
+int weft__prio_top(struct weft__worker *w);
+/* A work-first child's parent became ready through a plug-in pool: the
+ * child yields to it at once if the parent's class is higher (the spawn
+ * then queues the child, as help-first would). On the child's stack. */
+void weft__parent_ready_slow(struct weft__worker *w, struct weft_thread *parent,
+                             struct weft_thread *child);
+
+/* The class t is scheduled at (relaxed: a hint, see thread.h). */
+static inline int weft__cls(const struct weft_thread *t)
+{
+    return __atomic_load_n(&t->pcls, __ATOMIC_RELAXED);
+}
 
 /* Yields to the head of the run queue: the next ready thread runs, then the
  * caller, ahead of every other ready thread. */
 void weft__yield_front(void);
 void weft__sched_entry(void *data);
+
+/* Sets t's wait kind (thread->wait, WEFT__WAIT_*); t is the caller about
+ * to park, or a parked thread the caller wakes. */
+static inline void weft__thread_wait(struct weft_thread *t, uint8_t kind)
+{
+    __atomic_store_n(&t->wait, kind, __ATOMIC_RELAXED);
+}
+
+static inline uint8_t weft__thread_waits(const struct weft_thread *t)
+{
+    return __atomic_load_n(&t->wait, __ATOMIC_RELAXED);
+}
 
 /* ---- the hot path ------------------------------------------------------- */
 
@@ -342,16 +432,24 @@ WEFT_INLINE int weft__yq_hint(struct weft__worker *w)
 
 void weft__make_ready_slow(struct weft__worker *w, struct weft_thread *t);
 
-/* Makes t runnable; the caller runs on worker w and t's context is saved.
- * Inline: the default pool's deque push, and the pinned initial thread on
- * worker 0 (its yield FIFO). Every call is the last thing a branch does, so
- * callers keep no value across it. */
-WEFT_INLINE void weft__make_ready(struct weft__worker *w, struct weft_thread *t)
+/* 1 when weft__make_ready may take the inlined default pool. */
+WEFT_INLINE int weft__make_ready_inline(struct weft__worker *w, struct weft_thread *t)
 {
-    if (WEFT_UNLIKELY(weft__rt.pool || (t->pinned && w->id != 0))) {
-        weft__make_ready_slow(w, t);
-        return;
-    }
+    /* GATE_POOL mirrors rt.pool (see weft__pool). A relaxed read: outside
+     * ThreadSanitizer builds a plain one of the aligned word, which x86
+     * makes atomic and the compiler folds into the test (an atomic load
+     * costs the spawn path one more instruction). */
+#if defined(WEFT_SANITIZE_THREAD) || !defined(__x86_64__)
+    uint32_t gate = atomic_load_explicit(&w->gate, memory_order_relaxed);
+#else
+    uint32_t gate = *(const uint32_t *)&w->gate;
+#endif
+    return !(gate & WEFT__GATE_POOL) && !(t->pinned && w->id != 0);
+}
+
+/* The default pool's make-ready, once weft__make_ready_inline said yes. */
+WEFT_INLINE void weft__make_ready_default(struct weft__worker *w, struct weft_thread *t)
+{
     if (WEFT_UNLIKELY(t->pinned)) {
         weft__yq_push(w, t);
         return;
@@ -360,15 +458,41 @@ WEFT_INLINE void weft__make_ready(struct weft__worker *w, struct weft_thread *t)
     weft__maybe_wake();
 }
 
+/* Makes t runnable; the caller runs on worker w and t's context is saved.
+ * Inline: the default pool's deque push, and the pinned initial thread on
+ * worker 0 (its yield FIFO). Every call is the last thing a branch does, so
+ * callers keep no value across it. */
+WEFT_INLINE void weft__make_ready(struct weft__worker *w, struct weft_thread *t)
+{
+    if (WEFT_UNLIKELY(!weft__make_ready_inline(w, t))) {
+        weft__make_ready_slow(w, t);
+        return;
+    }
+    weft__make_ready_default(w, t);
+}
+
+/* weft__make_ready for the parent of a work-first child (on the child's
+ * stack, before its function runs): a plug-in pool may make the child
+ * yield to a parent of a higher class (weft__parent_ready_slow). */
+WEFT_INLINE void weft__make_ready_parent(struct weft__worker *w, struct weft_thread *parent,
+                                         struct weft_thread *child)
+{
+    if (WEFT_UNLIKELY(!weft__make_ready_inline(w, parent))) {
+        weft__parent_ready_slow(w, parent, child);
+        return;
+    }
+    weft__make_ready_default(w, parent);
+}
+
 /* Queues t behind every other ready thread of w. t's context must be saved
  * unless the default pool is in use (its FIFO is w's own: a yielding thread
  * may queue itself before it switches). */
 WEFT_INLINE void weft__push_yield(struct weft__worker *w, struct weft_thread *t)
 {
-    if (WEFT_LIKELY(!weft__rt.pool))
+    if (WEFT_LIKELY(!weft__pool_plugged()))
         weft__yq_push(w, t);
     else
-        weft__rt.pool->push_yield(w, t);
+        weft__pool()->push_yield(w, t);
 }
 
 /* The default pool's own pick: deque first (LIFO), then the yield FIFO. */
@@ -394,28 +518,14 @@ WEFT_INLINE struct weft_thread *weft__pick_local(struct weft__worker *w)
     return weft__pick_default(w);
 }
 
-/* Acts on the thread that left the CPU for us (see "Hand-off" above); x is
- * not NULL. Only an exit nobody waits for is inlined; everything else is
- * weft__xfer_slow. Returns w (so that callers need not keep it in a saved
- * register). */
-WEFT_INLINE struct weft__worker *weft__handle_xfer(struct weft__worker *w, uintptr_t x)
+/* 1 when the caller runs a zero-wait task (task/task.c): on a worker's
+ * scheduler context, where no user thread is current. A call that would
+ * wait fails there with EPERM instead (weft.h): a task has no stack of its
+ * own to park, and a wait in the kernel would stall the worker. */
+WEFT_INLINE int weft__in_task(void)
 {
-    if (WEFT_LIKELY((x & XF_MASK) == XF_EXIT)) {
-        struct weft_thread *t = (struct weft_thread *)x;
-        /* Fast path: nobody joined or detached yet. acq_rel as in
-         * weft__finish_exit. */
-        uintptr_t old = WEFT__J_RUNNING;
-        if (WEFT_LIKELY(atomic_compare_exchange_strong_explicit(&t->join, &old, WEFT__J_DONE,
-                                                                memory_order_acq_rel,
-                                                                memory_order_acquire))) {
-            /* release: see weft__finish_exit */
-            atomic_store_explicit(&w->nexited,
-                                  atomic_load_explicit(&w->nexited, memory_order_relaxed) + 1,
-                                  memory_order_release);
-            return w;
-        }
-    }
-    return weft__xfer_slow(w, x);
+    struct weft__worker *w = weft__tls_worker;
+    return w && !w->current;
 }
 
 /* The worker the calling code runs on right now. After a switch the thread
@@ -424,49 +534,6 @@ WEFT_INLINE struct weft__worker *weft__handle_xfer(struct weft__worker *w, uintp
 WEFT_INLINE struct weft__worker *weft__worker_now(void)
 {
     return weft__tls_worker;
-}
-
-/* Switches from self (running on w) to `to` (a ready thread, or NULL for
- * w's scheduler context), handing over x. Returns once self is resumed,
- * possibly on another worker; errno is self's again.
- *
- * errno: the kernel thread's errno belongs to the thread on the CPU. The
- * switching side saves its own and installs the resumed thread's (after the
- * sanitizer hook, which may call out), so a resume with a NULL xfer needs
- * no code at all after the switch; weft__ctx_resumed re-installs it after
- * acting on a non-NULL xfer. The scheduler context keeps no errno. */
-WEFT_INLINE void weft__switch_on(struct weft__worker *w, struct weft_thread *self,
-                                 struct weft_thread *to, uintptr_t x);
-
-WEFT_INLINE void weft__switch(struct weft__worker *w, struct weft_thread *self,
-                              struct weft_thread *to, uintptr_t x)
-{
-    if (to)
-        to->worker = w;
-    weft__switch_on(w, self, to, x);
-}
-
-/* weft__switch for a `to` whose worker is w already (a thread of w's yield
- * FIFO: weft__yq_push), or NULL. */
-WEFT_INLINE void weft__switch_on(struct weft__worker *w, struct weft_thread *self,
-                                 struct weft_thread *to, uintptr_t x)
-{
-    int *errno_loc = w->errno_loc;
-    self->err = *errno_loc;
-    void *to_sp;
-    w->current = to;
-    if (to) {
-        to_sp = to->sp;
-        weft__san_switch_to_thread(&self->san_fake_stack, to);
-        *errno_loc = to->err;
-    } else {
-        to_sp = w->sched_sp;
-        weft__san_switch_to_sched(&self->san_fake_stack, w);
-    }
-    if (__builtin_constant_p(x) && x == 0)
-        weft__ctx_switch_bare(&self->sp, to_sp, w);
-    else
-        weft__ctx_switch(&self->sp, to_sp, w, (void *)x);
 }
 
 #endif

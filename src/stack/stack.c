@@ -66,6 +66,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,7 +98,12 @@
 #define CACHE_BATCH  32u
 #define OTHER_SWITCH 8u /* misses before the other-size list follows a new size */
 #define CANARY       0x5745465443414e59ull /* "WEFTCANY" */
-#define DESC_BYTES   ((sizeof(struct weft_thread) + 63) & ~(size_t)63)
+#define DESC_BYTES                                                                                 \
+    ((sizeof(struct weft_thread) + WEFT_CACHELINE - 1) & ~(size_t)(WEFT_CACHELINE - 1))
+/* vm.max_map_count when /proc does not say (the kernel's default), and the
+ * least of it kept for the rest of the process (weft__stack_init). */
+#define MAX_MAP_COUNT_DEFAULT 65530L
+#define MAP_MARGIN_MIN        4096L
 /* Slot colours (see colour() below): steps of COLOUR_STEP bytes, at most
  * COLOURS of them, within the slack a class's page rounding leaves. */
 #define COLOUR_STEP ((size_t)256)
@@ -107,6 +113,7 @@ struct weft__stack_class {
     size_t slot_bytes;        /* immutable */
     size_t stack_size;        /* usable bytes; immutable */
     size_t nominal;           /* the size users asked for (reported); immutable */
+    size_t ncolours;          /* slot colours, up to COLOURS (colour()); immutable */
     pthread_mutex_t lock;     /* protects the fields below */
     struct weft_thread *free; /* slots returned to the class */
     size_t nfree;
@@ -146,11 +153,11 @@ static size_t round_page(size_t n)
 
 static long read_max_map_count(void)
 {
-    long v = 65530;
+    long v = MAX_MAP_COUNT_DEFAULT;
     FILE *f = fopen("/proc/sys/vm/max_map_count", "r");
     if (f) {
         if (fscanf(f, "%ld", &v) != 1)
-            v = 65530;
+            v = MAX_MAP_COUNT_DEFAULT;
         fclose(f);
     }
     return v;
@@ -162,10 +169,10 @@ int weft__stack_init(size_t default_size, int guard_request, void (*on_canary)(v
     g.request = guard_request;
     g.on_canary = on_canary;
     g.madvise_ok = guard_request == WEFT__GUARDREQ_AUTO ? -1 : 0;
-    /* Keep a quarter of the limit (and at least 4096) for the rest of the
-     * process; every mprotect guard costs two mappings. */
+    /* Keep a quarter of the limit (and at least MAP_MARGIN_MIN) for the
+     * rest of the process; every mprotect guard costs two mappings. */
     long max = read_max_map_count();
-    long margin = max / 4 > 4096 ? max / 4 : 4096;
+    long margin = max / 4 > MAP_MARGIN_MIN ? max / 4 : MAP_MARGIN_MIN;
     g.map_budget = max - margin;
     g.canary_noticed = 0;
     atomic_store_explicit(&g.canary_carved, 0, memory_order_relaxed);
@@ -195,6 +202,9 @@ static struct weft__stack_class *class_for(size_t size)
             c->stack_size = stack;
             c->nominal = size;
             c->slot_bytes = GUARD_BYTES + stack + DESC_BYTES;
+            c->ncolours = (stack - size) / COLOUR_STEP;
+            if (c->ncolours > COLOURS)
+                c->ncolours = COLOURS;
             pthread_mutex_init(&c->lock, NULL);
             c->next = g.classes;
             g.classes = c;
@@ -309,10 +319,7 @@ static int grow_class(struct weft__stack_class *c)
  * no thread gets less stack than it asked for. Immutable per slot. */
 static size_t colour(const struct weft__stack_class *c, const char *slot)
 {
-    size_t n = (c->stack_size - c->nominal) / COLOUR_STEP;
-    if (n > COLOURS)
-        n = COLOURS;
-    return n ? ((uintptr_t)slot / c->slot_bytes) % n * COLOUR_STEP : 0;
+    return c->ncolours ? ((uintptr_t)slot / c->slot_bytes) % c->ncolours * COLOUR_STEP : 0;
 }
 
 /* The descriptor of `slot` of c. */
@@ -340,7 +347,6 @@ static struct weft_thread *carve(struct weft__stack_class *c)
     t->cls = c;
     t->guard = c->carve_guard;
     t->cacheable = c == weft__stack_dflt && t->guard != WEFT__GUARD_CANARY;
-    t->spawn_slow = weft__rt.policy != WEFT_WORK_FIRST; /* the runtime's, set before */
     if (t->guard == WEFT__GUARD_CANARY)
         *(uint64_t *)t->stack_lo = CANARY;
 #if WEFT__HAVE_VALGRIND
@@ -593,6 +599,45 @@ void weft__stack_shutdown(void)
     weft__stack_dflt = NULL;
     memset(&g.stats, 0, sizeof g.stats);
     pthread_mutex_unlock(&g.lock);
+}
+
+/* Where debuggers find the slabs (share/weft/weft-gdb.py, through
+ * observe/debug.c): read from a core file, so plain data. */
+const struct weft__stack_debug weft__stack_debug = {
+    .slabs = (void *const *)&g.slabs,
+    .nslabs = &g.nslabs,
+    .slab_bytes = sizeof(struct slab),
+    .slab_base = offsetof(struct slab, base),
+    .slab_len = offsetof(struct slab, len),
+    .slab_cls = offsetof(struct slab, cls),
+    .cls_slot_bytes = offsetof(struct weft__stack_class, slot_bytes),
+    .desc_bytes = DESC_BYTES,
+    .cls_colours = offsetof(struct weft__stack_class, ncolours),
+    .colour_step = COLOUR_STEP,
+};
+
+int weft__stack_each(void (*fn)(struct weft_thread *t, void *arg), void *arg)
+{
+    /* A copy of the slab list, so that spawns that carve new slabs meanwhile
+     * do not wait for the whole walk. Slots carved later are missed, as a
+     * thread spawned after the walk began may be. */
+    pthread_mutex_lock(&g.lock);
+    size_t n = g.nslabs;
+    struct slab *copy = malloc((n ? n : 1) * sizeof *copy);
+    if (copy) {
+        for (size_t i = 0; i < n; i++)
+            copy[i] = g.slabs[i];
+    }
+    pthread_mutex_unlock(&g.lock);
+    if (!copy)
+        return ENOMEM;
+    for (size_t i = 0; i < n; i++) {
+        size_t slot = copy[i].cls->slot_bytes; /* immutable */
+        for (char *p = copy[i].base; p + slot <= (char *)copy[i].base + copy[i].len; p += slot)
+            fn(slot_desc(copy[i].cls, p), arg);
+    }
+    free(copy);
+    return 0;
 }
 
 void weft__stack_stats(struct weft__stack_stats *out)

@@ -131,6 +131,26 @@ void weft__altstack_pop(void *token);
  * stack to report from. Returns the token for weft__altstack_pop. */
 void *weft__stack_bound_enter(struct weft_thread *t);
 
+/* Calls fn(t, arg) for the descriptor of every slot carved so far, in use
+ * or not: the registry weft_dump walks (observe/registry.c), which costs a
+ * spawn nothing. Slabs stay mapped until weft__stack_shutdown, so every t
+ * may be read, but racily: a slot may be taken, reused or freed meanwhile.
+ * Returns ENOMEM (and calls nothing) if the slab list cannot be copied. */
+int weft__stack_each(void (*fn)(struct weft_thread *t, void *arg), void *arg);
+
+/* The slab list as a debugger reads it (no calls: core files too). */
+struct weft__stack_debug {
+    void *const *slabs;  /* address of the array of slabs */
+    const size_t *nslabs;
+    size_t slab_bytes, slab_base, slab_len, slab_cls; /* struct slab: size, offsets */
+    size_t cls_slot_bytes; /* offset of a class's slot size */
+    size_t desc_bytes;     /* the descriptor's share at the top of each slot */
+    size_t cls_colours;    /* offset of a class's colour count: a slot's descriptor sits
+                              (slot / slot size) % count * colour_step lower (stack.c) */
+    size_t colour_step;
+};
+extern const struct weft__stack_debug weft__stack_debug WEFT_INTERNAL;
+
 /* Counters for tests and stats. free_slots: slots on the classes' shared
  * lists (the rest are in use or in a worker's cache). */
 struct weft__stack_stats {

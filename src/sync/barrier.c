@@ -39,6 +39,7 @@
 #include <stdalign.h>
 #include <stdint.h>
 
+#include "sched/sched.h"
 #include "sync/wait.h"
 #include "weft.h"
 
@@ -110,6 +111,8 @@ int weft_barrier_wait(weft_barrier *b)
     uint32_t count = br->count;
     if (count == 0)
         return EINVAL;
+    if (weft__in_task())
+        return EPERM; /* a task must not wait (sched.h) */
     /* acq_rel: release publishes this thread's work before its arrival;
      * acquire (for the last arriver) takes everybody else's. */
     uint64_t v = atomic_fetch_add_explicit(&br->word, 1, memory_order_acq_rel) + 1;
@@ -124,7 +127,7 @@ int weft_barrier_wait(weft_barrier *b)
         return 0;
 
     struct weft__waiter self;
-    weft__waiter_init(&self);
+    weft__waiter_init(&self, WEFT__WAIT_BARRIER);
     weft__sync_lock(&br->lock);
     /* acquire: as the spin's loads, if the episode already moved on (also
      * on a failed CAS below). Setting SLEEPERS needs no ordering of its

@@ -21,6 +21,7 @@
 #include <stdalign.h>
 #include <stddef.h>
 
+#include "sched/sched.h"
 #include "sync/mutex.h"
 #include "sync/timer.h"
 #include "sync/wait.h"
@@ -79,10 +80,12 @@ static int cond_wait_until(weft_cond *c, weft_mutex *m, const struct timespec *a
         return EPERM;
     if (abstime && weft__deadline_passed(abstime, 1))
         return ETIMEDOUT;
+    if (weft__in_task())
+        return EPERM; /* a task must not wait (sched.h) */
 
     struct cond *cv = impl(c);
     struct timed_waiter tw;
-    weft__waiter_init(&tw.w);
+    weft__waiter_init(&tw.w, WEFT__WAIT_COND);
     int user_timer = abstime && tw.w.thread;
     if (user_timer) {
         tw.timer.when = *abstime;
@@ -139,7 +142,7 @@ int weft_cond_signal(weft_cond *c)
         ;
     weft__sync_unlock(&cv->lock);
     if (w)
-        weft__waiter_finish(w);
+        weft__waiter_wake(w);
     return 0;
 }
 
@@ -161,7 +164,7 @@ int weft_cond_broadcast(weft_cond *c)
     while (chain) {
         w = chain;
         chain = w->next; /* read before finish: the record may vanish after it */
-        weft__waiter_finish(w);
+        weft__waiter_wake(w);
     }
     return 0;
 }

@@ -87,7 +87,7 @@ static int queue_and_block(struct weft__group *g, uintptr_t v)
                                                memory_order_acquire, memory_order_relaxed))
         return 1;
     struct weft__waiter self;
-    weft__waiter_init(&self);
+    weft__waiter_init(&self, WEFT__WAIT_JOIN);
     weft__waitq_push(&g->q, &self);
     v |= WEFT__G_LOCK;
     for (;;) {
@@ -118,6 +118,8 @@ static int queue_and_block(struct weft__group *g, uintptr_t v)
 static WEFT_NOINLINE int wait_slow(struct weft__group *g, uintptr_t v)
 {
     while (COUNT(v) != 0) {
+        if (weft__in_task())
+            return EPERM; /* a task must not wait (sched.h) */
         if (!queue_and_block(g, v))
             return 0;
         /* acquire: as in weft_group_wait. */

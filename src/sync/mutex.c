@@ -81,8 +81,10 @@ static int can_spin(struct weft__waiter *w)
 
 WEFT_NOINLINE static int lock_slow(struct mutex *mx, uintptr_t me, uint64_t v)
 {
+    if (weft__in_task())
+        return EPERM; /* held: a task must not wait (sched.h) */
     struct weft__waiter w;
-    weft__waiter_init(&w);
+    weft__waiter_init(&w, WEFT__WAIT_MUTEX);
     uint64_t budget = weft__spin_budget(&mx->spin_hint, MUTEX_SPIN_NS);
     int woken = 0, spinning = can_spin(&w) && budget;
     unsigned spins = 0, i = 0;

@@ -28,6 +28,7 @@
 #include <stdalign.h>
 #include <stdint.h>
 
+#include "sched/sched.h"
 #include "sync/wait.h"
 #include "weft.h"
 
@@ -84,7 +85,7 @@ static void drop_l(struct rwlock *rw, uint64_t nv)
 static void wait_granted(struct rwlock *rw, struct weft__waitq *q, uint64_t nv)
 {
     struct weft__waiter self;
-    weft__waiter_init(&self);
+    weft__waiter_init(&self, WEFT__WAIT_RWLOCK);
     self.data = weft__sync_owner();
     weft__waitq_push(q, &self);
     drop_l(rw, nv);
@@ -108,6 +109,8 @@ int weft_rwlock_rdlock(weft_rwlock *l)
         }
         if (own_write(rw, v, weft__sync_owner()))
             return EDEADLK;
+        if (weft__in_task())
+            return EPERM; /* held: a task must not wait (sched.h) */
         if (v & L) {
             v = weft__sync_unlocked(&rw->word, L, &spins);
             continue;
@@ -139,6 +142,8 @@ int weft_rwlock_wrlock(weft_rwlock *l)
             continue;
         if (own_write(rw, v, me))
             return EDEADLK;
+        if (weft__in_task())
+            return EPERM; /* held: a task must not wait (sched.h) */
         if (v & L) {
             v = weft__sync_unlocked(&rw->word, L, &spins);
             continue;

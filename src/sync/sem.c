@@ -14,6 +14,7 @@
 #include <stdalign.h>
 #include <stdint.h>
 
+#include "sched/sched.h"
 #include "sync/wait.h"
 #include "weft.h"
 
@@ -87,13 +88,15 @@ int weft_sem_wait(weft_sem *s)
                 return 0;
             continue;
         }
+        if (weft__in_task())
+            return EPERM; /* a task must not wait (sched.h) */
         /* acquire: takes L; pairs with the release store that dropped it. */
         if (atomic_compare_exchange_weak_explicit(&sm->word, &v, v | L | W, memory_order_acquire,
                                                   memory_order_relaxed))
             break;
     }
     struct weft__waiter self;
-    weft__waiter_init(&self);
+    weft__waiter_init(&self, WEFT__WAIT_SEM);
     weft__waitq_push(&sm->q, &self);
     /* release: drops L and publishes the queue; pairs with post's acquire. */
     atomic_store_explicit(&sm->word, v | W, memory_order_release);

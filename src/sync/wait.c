@@ -98,15 +98,9 @@
 static int worker_has_ready(void)
 {
     struct weft__worker *w = weft__tls_worker;
-    if (!w)
-        return 0;
-    /* relaxed: hints; a miss costs one spin-check period. */
-    if (atomic_load_explicit(&w->attn, memory_order_relaxed) || w->yq ||
-        atomic_load_explicit(&weft__rt.ninj, memory_order_relaxed) > 0)
-        return 1;
-    if (weft__rt.pool)
-        return weft__rt.pool->has_work(w);
-    return weft__deque_size_hint(&w->dq) > 0;
+    /* relaxed: a hint. I/O in flight may ready a thread any time. */
+    return w && (weft__has_ready(w) ||
+                 (atomic_load_explicit(&w->attn, memory_order_relaxed) & WEFT__ATTN_IO));
 }
 
 /* Spin phase of a user thread on its record: at most budget_ns, and it
@@ -156,8 +150,9 @@ unsigned weft__spin_while(_Atomic uint64_t *word, uint64_t mask, uint64_t value,
 
 /* ---- waiter records ----------------------------------------------------------- */
 
-void weft__waiter_init(struct weft__waiter *w)
+void weft__waiter_init(struct weft__waiter *w, uint8_t kind)
 {
+    w->kind = kind;
     w->next = w->prev = NULL;
     w->thread = weft__self();
     atomic_init(&w->word, WEFT__WORD_WAITING);
@@ -205,6 +200,7 @@ uint32_t weft__waiter_block(struct weft__waiter *w, uint64_t spin_ns,
         uint32_t v = atomic_load_explicit(&w->word, memory_order_acquire);
         if (weft__word_final(v))
             return v;
+        weft__thread_wait(w->thread, w->kind);
         weft__park(commit_sleep, w);
     }
 }
@@ -246,11 +242,6 @@ int weft__waiter_claim(struct weft__waiter *w)
                                                   memory_order_relaxed, memory_order_relaxed))
             return 1;
     }
-}
-
-void weft__waiter_finish(struct weft__waiter *w)
-{
-    finish_to(w, WEFT__WORD_WOKEN);
 }
 
 int weft__waiter_expire(struct weft__waiter *w)

@@ -1,4 +1,5 @@
-/* thread.c: the user-thread API: spawn, join, detach, exit, yield.
+/* thread.c: the user thread's life cycle, end to end: spawn, join, detach,
+ * exit and free (the join word), bound threads, and yield.
  *
  * Join protocol (thread->join, one word):
  *   RUNNING --joiner CAS--> joiner|tag --exit--> DONE    (joiner readied)
@@ -7,11 +8,13 @@
  * Only the CAS that leaves DONE (or the exit that leaves DETACHED) frees
  * the slot, so a second join or detach, racing or late, finds FREED (or a
  * new thread's state) and never puts one slot in a cache twice.
- * The exiting thread's last step runs on the next context's stack
- * (weft__finish_exit, XF_EXIT), so a joiner never frees a stack that is
- * still in use. If the joiner is already parked, the exiting thread switches
- * straight to it: a join of a running child costs the child's exit one
- * switch and nothing else.
+ * The exiting thread's last step runs on the next context's stack, so a
+ * joiner never frees a stack that is still in use: RUNNING -> DONE is the
+ * switch's own CAS in plain builds (weft__switch_exit), anything else is
+ * weft__finish_exit, which the scheduler calls for the XF_EXIT xfer. If the
+ * joiner is already parked, the exiting thread switches straight to it: a
+ * join of a running child costs the child's exit one switch and nothing
+ * else.
  */
 #include "thread/thread.h"
 
@@ -26,6 +29,8 @@
 
 #include "os/futex.h"
 #include "sched/sched.h"
+#include "sched/switch.h"
+#include "sched/trace.h"
 #include "thread/group.h"
 
 #if defined(WEFT_SANITIZE_ADDRESS)
@@ -37,70 +42,60 @@ _Static_assert(offsetof(struct weft_thread, sp) == 0, "sp must be the descriptor
 
 /* Switches away from an exiting thread for good: to `to`, or to w's
  * scheduler context when to is NULL. The next context finishes the exit
- * once this stack is no longer in use: it acts on the xfer, self tagged
- * with tag (XF_EXIT, or XF_FREE for a group member; weft__handle_xfer). */
+ * once this stack is no longer in use: it acts on the XF_EXIT xfer
+ * (weft__finish_exit, through weft__ctx_resumed). */
 static inline __attribute__((always_inline, noreturn)) void
-exit_jump(struct weft__worker *w, struct weft_thread *self, struct weft_thread *to, uintptr_t tag)
+exit_jump(struct weft__worker *w, struct weft_thread *self, struct weft_thread *to)
 {
-    w->current = to;
-    uintptr_t x = (uintptr_t)self | tag;
-    if (to) {
-        to->worker = w;
-        weft__san_exit_to_thread(to);
-        /* errno: the XF_EXIT xfer always takes weft__ctx_resumed, which
-         * installs to's (see weft__switch). */
-        weft__ctx_jump(to->sp, (void *)x, w);
-    }
-    weft__san_exit_to_sched(w);
-    weft__ctx_jump(w->sched_sp, (void *)x, w);
+    weft__switch_exit(w, to, (uintptr_t)self | XF_EXIT, NULL, 0, NULL);
 }
 
-/* exit_jump for a thread whose join word was RUNNING: in plain builds
- * weft__ctx_exit marks it DONE on the next context's stack itself (one CAS
- * and the exit count) and hands it over as an XF_EXIT xfer only if a joiner
- * or detacher came meanwhile; no call of the resumed half. */
+/* exit_jump for a thread whose join word was RUNNING: in plain builds the
+ * switch marks it DONE on the next context's stack itself (one CAS and the
+ * exit count, weft__ctx_exit) and hands it over as an XF_EXIT xfer only if
+ * a joiner or detacher came meanwhile; no call of the resumed half. */
 static inline __attribute__((always_inline, noreturn)) void
 exit_to(struct weft__worker *w, struct weft_thread *self, struct weft_thread *to)
 {
-#if !defined(WEFT_SANITIZE_ADDRESS) && !defined(WEFT_SANITIZE_THREAD)
-    _Static_assert(WEFT__J_RUNNING == 0 && WEFT__J_DONE == 2, "weft__ctx_exit's CAS");
-    w->current = to;
-    void *to_sp = w->sched_sp;
-    if (to) {
-        to->worker = w;
-        *w->errno_loc = to->err; /* see weft__switch */
-        to_sp = to->sp;
-    }
-    weft__ctx_exit(to_sp, (void *)((uintptr_t)self | XF_EXIT), w, &self->join, &w->nexited);
-#else
-    exit_jump(w, self, to, XF_EXIT);
-#endif
+    _Static_assert(WEFT__J_RUNNING == 0, "weft__ctx_exit's CAS starts from 0");
+    weft__switch_exit(w, to, (uintptr_t)self | XF_EXIT, &self->join, WEFT__J_DONE, &w->nexited);
 }
 
 /* The end of a group member's exit, once it has counted itself out of its
- * group (thread/group.h): it leaves for `to`, and the next context frees it
- * with no CAS, as nobody else can name it (XF_FREE). */
+ * group (thread/group.h): it leaves for `to`, and its slot is freed with no
+ * CAS, as nobody else can name it: by the switch itself in the usual case,
+ * else by weft__finish_exit on the next context. */
 static inline __attribute__((always_inline, noreturn)) void
 member_exit_to(struct weft__worker *w, struct weft_thread *self, struct weft_thread *to)
 {
 #if !defined(WEFT_SANITIZE_ADDRESS) && !defined(WEFT_SANITIZE_THREAD)
-    /* The usual case, as weft__finish_free's without its calls: the next
-     * context pushes the slot on the cache's list itself. Nothing else runs
-     * on w before it does, so the room found here is still there. */
+    /* The switch pushes the slot on the cache's list as weft__stack_cache_push
+     * would. Nothing else runs on w before it does, so the room found here
+     * is still there. */
     if (WEFT_LIKELY(weft__stack_cache_fits(&w->cache, self))) {
         /* relaxed: only stale handles read FREED, and a member has none */
         atomic_store_explicit(&self->join, WEFT__J_FREED, memory_order_relaxed);
-        w->current = to;
-        void *to_sp = w->sched_sp;
-        if (to) {
-            to->worker = w;
-            *w->errno_loc = to->err; /* see weft__switch */
-            to_sp = to->sp;
-        }
-        weft__ctx_exit_push(to_sp, self, &self->next, &w->cache.head, &w->cache.n, &w->nexited);
+        weft__switch_exit_push(w, self, to, &self->next, &w->cache.head, &w->cache.n,
+                               &w->nexited);
     }
 #endif
-    exit_jump(w, self, to, XF_FREE);
+    exit_jump(w, self, to);
+}
+
+/* What every exit but the usual ones does first: the canary, a priority to
+ * forget (a slot starts NORMAL, thread.h: every exit of a thread with a
+ * priority comes here, as priorities set GATE_POOL first), the trace. */
+static inline __attribute__((always_inline)) void exit_prelude(struct weft__worker *w,
+                                                               struct weft_thread *self)
+{
+    weft__stack_check(self);
+    if (self->prio || self->pcls || self->boost) {
+        __atomic_store_n(&self->prio, WEFT_PRIO_NORMAL, __ATOMIC_RELAXED);
+        __atomic_store_n(&self->pcls, WEFT_PRIO_NORMAL, __ATOMIC_RELAXED);
+        __atomic_store_n(&self->boost, 0, __ATOMIC_RELAXED);
+    }
+    if (WEFT_UNLIKELY(weft__trace_on))
+        weft__trace_pending(w, WEFT__RUN_EXITED);
 }
 
 /* A member's exit but for the usual case (thread_exit): a canary to check,
@@ -108,9 +103,12 @@ member_exit_to(struct weft__worker *w, struct weft_thread *self, struct weft_thr
 static WEFT_NOINLINE __attribute__((noreturn)) void exit_member(struct weft__worker *w,
                                                                 struct weft_thread *self)
 {
-    weft__stack_check(self);
+    exit_prelude(w, self);
     weft__group_leave(self->group); /* waking waiters only queues them: still on w */
-    member_exit_to(w, self, weft__pick_local(w));
+    struct weft_thread *to = weft__pick_local(w);
+    if (WEFT_UNLIKELY(weft__trace_on) && !to)
+        weft__trace_leave(w, self);
+    member_exit_to(w, self, to);
 }
 
 /* The general exit: a canary to check, a joiner that may be parked (then
@@ -118,19 +116,23 @@ static WEFT_NOINLINE __attribute__((noreturn)) void exit_member(struct weft__wor
 static WEFT_NOINLINE __attribute__((noreturn)) void exit_slow(struct weft_thread *self)
 {
     struct weft__worker *w = weft__worker_now();
-    weft__stack_check(self);
+    exit_prelude(w, self);
     /* acquire: a parked joiner published itself with a CAS after its context
      * was saved; switching to it directly is then safe. */
     uintptr_t s = atomic_load_explicit(&self->join, memory_order_acquire);
     struct weft_thread *to;
     if (s != WEFT__J_RUNNING && !(s & (WEFT__J_DETACHED | WEFT__J_KWAIT | WEFT__J_DONE)) &&
-        (!((struct weft_thread *)WEFT__J_PTR(s))->pinned || w->id == 0))
+        (!((struct weft_thread *)WEFT__J_PTR(s))->pinned || w->id == 0)) {
         to = (struct weft_thread *)WEFT__J_PTR(s);
-    else
+        if (WEFT_UNLIKELY(weft__trace_on))
+            weft__trace(w, WEFT__EV_RUN, to, 0);
+    } else
         to = weft__pick_local(w);
+    if (WEFT_UNLIKELY(weft__trace_on) && !to)
+        weft__trace_leave(w, self);
     if (s == WEFT__J_RUNNING)
         exit_to(w, self, to);
-    exit_jump(w, self, to, XF_EXIT);
+    exit_jump(w, self, to);
 }
 
 /* Ends self (running on w) with `result`. Inline only for the usual case,
@@ -141,8 +143,8 @@ thread_exit(struct weft__worker *w, struct weft_thread *self, void *result)
 {
     self->result = result;
     /* relaxed: only RUNNING is acted on here, and then the next context's
-     * CAS (weft__handle_xfer) orders the exit; exit_slow re-reads with
-     * acquire. A member's word never changes. */
+     * CAS (weft__ctx_exit, or weft__finish_exit) orders the exit; exit_slow
+     * re-reads with acquire. A member's word never changes. */
     uintptr_t s = atomic_load_explicit(&self->join, memory_order_relaxed);
     if (WEFT_UNLIKELY(s != WEFT__J_RUNNING)) {
         /* A group member, in the usual case with no call before the jump
@@ -261,7 +263,7 @@ static __attribute__((noreturn)) void child_entry(void *data, void **parent_sp)
     ENTRY_GUARD;
     struct weft_thread *self = data;
     weft__san_resumed(NULL);
-    weft__make_ready(self->worker, (struct weft_thread *)parent_sp);
+    weft__make_ready_parent(self->worker, (struct weft_thread *)parent_sp, self);
     *self->worker->errno_loc = 0;
     void *r = self->fn(self->arg);
     struct weft__worker *w = self->worker; /* fn may have moved us to another worker */
@@ -328,6 +330,74 @@ static WEFT_NOINLINE void exit_unwind(void)
     free(exc);
 }
 
+/* ---- exit and free: the join word's last steps ---------------------------- */
+
+static void bound_free(struct weft_thread *t);
+
+/* Out of line: inlined into weft_join, its calls would cost the join's
+ * fast path the saving of callee-saved registers. */
+WEFT_NOINLINE void weft__free_thread(struct weft__worker *w, struct weft_thread *t)
+{
+    weft__san_thread_destroyed(t);
+    if (t->bound) {
+        bound_free(t);
+        return;
+    }
+    weft__stack_free(w ? &w->cache : NULL, t);
+}
+
+/* Marks t DONE and hands it on: frees it if detached, wakes its joiner if
+ * one waits. w: the caller's worker, or NULL on a kernel thread of its own
+ * (a bound thread finishing). */
+static void publish_done(struct weft__worker *w, struct weft_thread *t)
+{
+    /* acq_rel: release publishes t->result to the joiner (pairs with its
+     * acquire load of DONE); acquire pairs with the joiner's/detacher's CAS.
+     * A detached thread goes straight to FREED: a stale join must never
+     * find it DONE once it is on its way to a cache. */
+    uintptr_t old = atomic_load_explicit(&t->join, memory_order_relaxed);
+    while (!atomic_compare_exchange_weak_explicit(&t->join, &old,
+                                                  old == WEFT__J_DETACHED ? WEFT__J_FREED
+                                                                          : WEFT__J_DONE,
+                                                  memory_order_acq_rel, memory_order_relaxed))
+        ;
+    if (old & WEFT__J_DETACHED) {
+        weft__free_thread(w, t);
+    } else if (old & WEFT__J_KWAIT) {
+        struct weft__kwaiter *kw = (struct weft__kwaiter *)WEFT__J_PTR(old);
+        /* release: pairs with the acquire in the kernel-thread join loop. */
+        atomic_store_explicit(&kw->done, 1, memory_order_release);
+        weft__futex_wake(&kw->done, 1);
+    } else if (old != WEFT__J_RUNNING) {
+        struct weft_thread *j = (struct weft_thread *)WEFT__J_PTR(old);
+        if (!w)
+            weft__ready(j);
+        else if (j != w->current) /* else the exit switched straight to it */
+            weft__make_ready(w, j);
+    }
+}
+
+void weft__finish_exit(struct weft__worker *w, struct weft_thread *t)
+{
+    if (atomic_load_explicit(&t->join, memory_order_relaxed) == WEFT__J_MEMBER) {
+        /* A group member, counted out of its group already (thread/group.h):
+         * nobody else can name it, so it goes to FREED and back to a cache
+         * with no CAS. relaxed: only stale handles read FREED. */
+        atomic_store_explicit(&t->join, WEFT__J_FREED, memory_order_relaxed);
+        if (WEFT_LIKELY(weft__stack_cache_push(&w->cache, t)))
+            weft__san_thread_destroyed(t);
+        else
+            weft__free_thread(w, t); /* odd-sized, canary, cache full, sanitizers */
+    } else {
+        publish_done(w, t);
+    }
+    /* release: the exit is complete before finalize can count it; pairs
+     * with the acquire in runtime.c's live_threads (weft__ctx_exit's plain
+     * add is the same store on x86). */
+    atomic_store_explicit(&w->nexited, atomic_load_explicit(&w->nexited, memory_order_relaxed) + 1,
+                          memory_order_release);
+}
+
 /* ---- bound threads: a kernel thread of their own ------------------------- */
 
 /* Every bound descriptor not yet freed, so that finalize can free those
@@ -341,11 +411,17 @@ static struct {
 } bound_list = { PTHREAD_MUTEX_INITIALIZER, NULL, NULL };
 
 /* Bytes of a bound thread's descriptor: room after it for the largest
- * argument copy (thread/group.h), so
- * that any spare descriptor fits any bound thread; a multiple of 64 keeps
- * aligned_alloc's rule. A kernel thread's stack dwarfs it. */
+ * argument copy (thread/group.h), so that any spare descriptor fits any
+ * bound thread; a multiple of the alignment keeps aligned_alloc's rule. A
+ * kernel thread's stack dwarfs it. */
 #define BOUND_BYTES                                                                                \
-    ((sizeof(struct weft_thread) + weft__arg_reserve(WEFT__ARG_COPY_MAX) + 63) & ~(size_t)63)
+    ((sizeof(struct weft_thread) + weft__arg_reserve(WEFT__ARG_COPY_MAX) + WEFT_CACHELINE - 1) &   \
+     ~(size_t)(WEFT_CACHELINE - 1))
+
+/* The least stack a bound thread's kernel thread gets, whatever its
+ * attribute asks: its stack is the kernel thread's, which also runs glibc's
+ * and the unwinder's frames. */
+#define BOUND_STACK_MIN ((size_t)64 << 10)
 
 /* A zeroed descriptor for a bound thread, or NULL. */
 static struct weft_thread *bound_alloc(void)
@@ -356,7 +432,7 @@ static struct weft_thread *bound_alloc(void)
         bound_list.spare = t->next;
     pthread_mutex_unlock(&bound_list.lock);
     if (!t)
-        t = aligned_alloc(64, BOUND_BYTES);
+        t = aligned_alloc(WEFT_CACHELINE, BOUND_BYTES);
     if (t)
         memset(t, 0, BOUND_BYTES);
     return t;
@@ -366,27 +442,35 @@ static void bound_track(struct weft_thread *t)
 {
     pthread_mutex_lock(&bound_list.lock);
     t->next = bound_list.head;
-    t->bound_handle = NULL;
+    t->bound_prev = NULL;
     if (bound_list.head)
-        bound_list.head->bound_handle = t; /* back link */
+        bound_list.head->bound_prev = t;
     bound_list.head = t;
     pthread_mutex_unlock(&bound_list.lock);
 }
 
-void weft__bound_free(struct weft_thread *t)
+static void bound_free(struct weft_thread *t)
 {
     pthread_mutex_lock(&bound_list.lock);
-    struct weft_thread *prev = t->bound_handle;
+    struct weft_thread *prev = t->bound_prev;
     if (prev)
         prev->next = t->next;
     else
         bound_list.head = t->next;
     if (t->next)
-        t->next->bound_handle = prev;
+        t->next->bound_prev = prev;
     /* relaxed: whoever freed t already moved it to FREED (or never shared it) */
     atomic_store_explicit(&t->join, WEFT__J_FREED, memory_order_relaxed);
     t->next = bound_list.spare;
     bound_list.spare = t;
+    pthread_mutex_unlock(&bound_list.lock);
+}
+
+void weft__bound_each(void (*fn)(struct weft_thread *t, void *arg), void *arg)
+{
+    pthread_mutex_lock(&bound_list.lock);
+    for (struct weft_thread *t = bound_list.head; t; t = t->next)
+        fn(t, arg);
     pthread_mutex_unlock(&bound_list.lock);
 }
 
@@ -427,7 +511,7 @@ static void bound_finish(struct weft_thread *t)
         weft__group_leave(t->group);
         weft__free_thread(NULL, t); /* nobody else can name it */
     } else {
-        weft__publish_done(NULL, t);
+        publish_done(NULL, t);
     }
     /* release: the thread's effects are visible to finalize. */
     atomic_fetch_sub_explicit(&weft__rt.bound_live, 1, memory_order_release);
@@ -467,6 +551,7 @@ static int spawn_bound(weft_thread **out, weft_fn fn, const void *arg, size_t ar
     if (!t)
         return ENOMEM;
     t->bound = 1;
+    t->prio = t->pcls = (int8_t)attr->priority; /* stored only: never queued */
     t->fn = fn;
     t->arg = (void *)arg;
     if (arg_size) {
@@ -482,7 +567,8 @@ static int spawn_bound(weft_thread **out, weft_fn fn, const void *arg, size_t ar
     pthread_attr_t pa;
     pthread_attr_init(&pa);
     pthread_attr_setdetachstate(&pa, PTHREAD_CREATE_DETACHED);
-    pthread_attr_setstacksize(&pa, t->stack_size < 65536 ? 65536 : t->stack_size);
+    pthread_attr_setstacksize(&pa,
+                              t->stack_size < BOUND_STACK_MIN ? BOUND_STACK_MIN : t->stack_size);
     pthread_attr_setguardsize(&pa, WEFT__STACK_GUARD); /* as large as a user stack's */
     pthread_t pt;
     atomic_fetch_add_explicit(&weft__rt.bound_live, 1, memory_order_relaxed);
@@ -497,7 +583,7 @@ static int spawn_bound(weft_thread **out, weft_fn fn, const void *arg, size_t ar
         if (group) /* a member that never ran is waited for no longer */
             weft__group_leave(group);
         atomic_fetch_sub_explicit(&weft__rt.bound_live, 1, memory_order_relaxed);
-        weft__bound_free(t);
+        bound_free(t);
         if (out)
             *out = NULL;
         return EAGAIN;
@@ -512,12 +598,8 @@ static int spawn_bound(weft_thread **out, weft_fn fn, const void *arg, size_t ar
 WEFT_INLINE int spawn_child_first(struct weft__worker *w, struct weft_thread *self,
                                   struct weft_thread *t, void *top)
 {
-    self->err = *w->errno_loc;
-    w->current = t;
-    t->worker = w;
-    weft__san_switch_to_thread(&self->san_fake_stack, t);
     /* errno: the child sets its own; whoever resumes us installs ours. */
-    weft__ctx_spawn(&self->sp, top, child_entry, t);
+    weft__switch_spawn(w, self, t, top, child_entry);
     return 0;
 }
 
@@ -583,6 +665,12 @@ WEFT_INLINE void count_spawn(struct weft__worker *w)
                           memory_order_relaxed);
 }
 
+/* 1 for the initial thread on several workers (WEFT__PIN_CHOOSE). */
+WEFT_INLINE int main_chooses(const struct weft_thread *self)
+{
+    return self->pinned & WEFT__PIN_CHOOSE;
+}
+
 /* Everything but the common case: attributes, plain kernel threads,
  * help-first, an empty stack cache. arg_size and group: spawn_into.
  * main_first: the initial thread may run its child at once (spawn_main). */
@@ -604,6 +692,11 @@ static int spawn_any(weft_thread **out, weft_fn fn, const void *arg, size_t arg_
     /* seq_cst: pairs with finalize's stopping CAS (see spawn_slow). */
     if (WEFT_UNLIKELY(atomic_load_explicit(&weft__rt.state, memory_order_seq_cst) != RT_RUNNING))
         return EAGAIN;
+    if (attr->priority != WEFT_PRIO_NORMAL) {
+        int rc = weft__prio_activate();
+        if (rc != 0)
+            return rc;
+    }
     if (attr->bound)
         return spawn_bound(out, fn, arg, arg_size, attr, group);
 
@@ -616,6 +709,8 @@ static int spawn_any(weft_thread **out, weft_fn fn, const void *arg, size_t arg_
                 group            ? WEFT__J_MEMBER
                 : attr->detached ? WEFT__J_DETACHED
                                  : WEFT__J_RUNNING);
+    __atomic_store_n(&t->prio, (int8_t)attr->priority, __ATOMIC_RELAXED);
+    __atomic_store_n(&t->pcls, (int8_t)attr->priority, __ATOMIC_RELAXED);
     void *top = place_arg(t, arg, arg_size);
     if (group)
         weft__group_add(group, t);
@@ -624,11 +719,19 @@ static int spawn_any(weft_thread **out, weft_fn fn, const void *arg, size_t arg_
     if (w) {
         count_spawn(w);
         struct weft_thread *self = w->current;
-        if (self && weft__rt.policy == WEFT_WORK_FIRST && (!self->pinned || main_first ||
-                                                           weft__rt.nworkers == 1)) {
+        /* Work-first when the child's class is not lower than the
+         * parent's; a higher child runs at once under either policy. */
+        int pcls = self ? weft__cls(self) : WEFT_PRIO_NORMAL;
+        if (self && (((weft__rt.policy & ~WEFT__POLICY_TRACED) == WEFT_WORK_FIRST &&
+                      (!main_chooses(self) || main_first) && attr->priority >= pcls) ||
+                     attr->priority > pcls)) {
             weft__stack_check(self); /* it is switched out: see stack/stack.c */
+            if (WEFT_UNLIKELY(weft__trace_on))
+                weft__trace(w, WEFT__EV_RUN, t, WEFT__RUN_SPAWNED);
             return spawn_child_first(w, self, t, top);
         }
+        if (WEFT_UNLIKELY(weft__trace_on))
+            weft__trace(w, WEFT__EV_SPAWN, t, 0);
         t->sp = weft__ctx_make(top, thread_entry, t);
         weft__make_ready(w, t);
         return 0;
@@ -711,21 +814,22 @@ static WEFT_NOINLINE int spawn_main_any(weft_thread **out, weft_fn fn, const voi
                                         _Atomic uintptr_t *group, int first)
 {
     int rc = spawn_any(out, fn, arg, arg_size, attr, group, first);
-    main_prev = !group && rc == 0 ? *out : NULL;
+    main_prev = !group && out && rc == 0 ? *out : NULL;
     return rc;
 }
 
-/* A spawn by the initial thread on several workers under work-first, its
- * arguments checked by spawn_fast. The usual child-first case takes the
- * fast path's steps, with no call but the switch. */
-WEFT_INLINE int spawn_main(struct weft__worker *w, struct weft_thread *self, weft_thread **out,
-                           weft_fn fn, const void *arg, size_t arg_size, const weft_attr *attr,
-                           _Atomic uintptr_t *group)
+/* A spawn by the initial thread on several workers under work-first. The
+ * usual child-first case takes the fast path's steps, with no call but the
+ * switch; anything else is spawn_any's, which checks the arguments. */
+static WEFT_NOINLINE int spawn_main(struct weft__worker *w, struct weft_thread *self,
+                                    weft_thread **out, weft_fn fn, const void *arg,
+                                    size_t arg_size, const weft_attr *attr,
+                                    _Atomic uintptr_t *group)
 {
     int first = !group && main_runs_child_first();
     struct weft_thread *t;
-    if (WEFT_LIKELY(first && !attr && !arg_size && self->guard != WEFT__GUARD_CANARY &&
-                    (t = weft__stack_cache_pop(&w->cache)))) {
+    if (WEFT_LIKELY(first && !attr && !arg_size && fn && out &&
+                    self->guard != WEFT__GUARD_CANARY && (t = weft__stack_cache_pop(&w->cache)))) {
         init_thread(w, t, fn, (void *)arg, NULL, WEFT__J_RUNNING);
         *out = t;
         main_prev = t;
@@ -738,7 +842,11 @@ WEFT_INLINE int spawn_main(struct weft__worker *w, struct weft_thread *self, wef
 static WEFT_NOINLINE int spawn_slow(weft_thread **out, weft_fn fn, const void *arg, size_t arg_size,
                                     const weft_attr *attr, _Atomic uintptr_t *group)
 {
-    if (weft__tls_worker || weft__tls_user()) /* a user thread: finalize waits for it */
+    struct weft__worker *w = weft__tls_worker;
+    struct weft_thread *self;
+    if (w && (self = w->current) && main_chooses(self) && weft__rt.policy == WEFT_WORK_FIRST)
+        return spawn_main(w, self, out, fn, arg, arg_size, attr, group);
+    if (w || weft__tls_user()) /* a user thread: finalize waits for it */
         return spawn_any(out, fn, arg, arg_size, attr, group, 0);
     /* seq_cst: counted before spawn_any reads the state (Dekker with the
      * stopping CAS in weft_finalize). */
@@ -748,21 +856,9 @@ static WEFT_NOINLINE int spawn_slow(weft_thread **out, weft_fn fn, const void *a
     return rc;
 }
 
-/* spawn_fast for a thread whose spawns are flagged slow (spawn_slow):
- * arguments checked. */
-static WEFT_NOINLINE int spawn_flagged(struct weft__worker *w, struct weft_thread *self,
-                                       weft_thread **out, weft_fn fn, const void *arg,
-                                       size_t arg_size, const weft_attr *attr,
-                                       _Atomic uintptr_t *group)
-{
-    if (self->pinned && weft__rt.policy == WEFT_WORK_FIRST)
-        return spawn_main(w, self, out, fn, arg, arg_size, attr, group);
-    return spawn_slow(out, fn, arg, arg_size, attr, group);
-}
-
-/* The fast path of every spawn: called by a user thread whose spawns are
- * not flagged slow (spawn_slow: help-first, the initial thread on several
- * workers), with the slot from the worker's cache. attr is NULL (the default) or one that only sizes the stack or
+/* The fast path of every spawn: called by a user thread, work-first, with
+ * the slot from the worker's cache (the initial thread on several workers
+ * chooses: spawn_main). attr is NULL (the default) or one that only sizes the stack or
  * names the thread (what a program that sizes its stacks passes at every
  * spawn): the slot then comes from the cache for that size, and a canary
  * to check in the spawning thread takes spawn_slow. Anything else, or no
@@ -782,10 +878,9 @@ WEFT_INLINE int spawn_fast(weft_thread **out, weft_fn fn, const void *arg, size_
                       (size && (size < WEFT__STACK_MIN || size > WEFT__STACK_MAX)))) ||
             !w || !fn || (!group && !out) ||
             (arg_size && (arg_size > WEFT__ARG_COPY_MAX || !arg)) || !(self = w->current) ||
-            (attr && self->guard == WEFT__GUARD_CANARY)))
+            main_chooses(self) || (attr && self->guard == WEFT__GUARD_CANARY) ||
+            weft__rt.policy != WEFT_WORK_FIRST))
         return spawn_slow(out, fn, arg, arg_size, attr, group);
-    if (WEFT_UNLIKELY(self->spawn_slow))
-        return spawn_flagged(w, self, out, fn, arg, arg_size, attr, group);
     t = size == 0 || size == weft__rt.stack_size ? weft__stack_cache_pop(&w->cache)
                                                  : weft__stack_cache_pop_sized(&w->cache, size);
     if (WEFT_UNLIKELY(!t))
@@ -849,8 +944,8 @@ static int join_commit(void *arg, struct weft_thread *self)
     struct weft_thread *t = arg;
     uintptr_t s = WEFT__J_RUNNING;
     /* release: our context is saved before the exiting thread may switch to
-     * us; pairs with the acquire load in thread_exit / exchange in
-     * finish_exit. */
+     * us; pairs with the acquire load in exit_slow / the CAS in
+     * publish_done. */
     return atomic_compare_exchange_strong_explicit(&t->join, &s, (uintptr_t)self,
                                                    memory_order_acq_rel, memory_order_acquire);
 }
@@ -865,12 +960,13 @@ static int join_any(weft_thread *t, void **result)
         return EDEADLK;
     if (t->pinned)
         return EINVAL; /* the initial thread ends only in weft_finalize */
-    /* acquire: pairs with the release exchange in finish_exit. */
+    /* acquire: pairs with the release CAS of the exit (publish_done). */
     uintptr_t s = atomic_load_explicit(&t->join, memory_order_acquire);
     if (WEFT_UNLIKELY(s != WEFT__J_DONE)) {
         if (s != WEFT__J_RUNNING)
             return EINVAL; /* detached, somebody else joins it, or freed */
         if (w && self) {
+            weft__thread_wait(self, WEFT__WAIT_JOIN);
             weft__park(join_commit, t);
             w = self->worker;
         } else {
@@ -922,6 +1018,10 @@ static WEFT_NOINLINE int join_slow(weft_thread *t, void **result)
     struct weft__worker *w = weft__tls_worker;
     if ((w && w->current) || weft__tls_user())
         return join_any(t, result); /* a user thread: finalize waits for it */
+    if (w) /* a task (sched.h: weft__in_task) must not wait for a running thread */
+        return t && atomic_load_explicit(&t->join, memory_order_acquire) == WEFT__J_RUNNING
+                   ? EPERM
+                   : join_any(t, result);
     /* seq_cst: counted before the join word is read or published, so a
      * finalize that has seen the joined thread's exit sees the count too. */
     atomic_fetch_add_explicit(&kernel_joins, 1, memory_order_seq_cst);
@@ -935,7 +1035,7 @@ int weft_join(weft_thread *t, void **result)
     /* Fast path: a user thread joins a finished thread (the usual case
      * under work-first) and claims it, DONE -> FREED, so that no second
      * join or detach can free it again. acquire: pairs with the release in
-     * finish_exit. */
+     * the exit's CAS (weft__ctx_exit or publish_done). */
     struct weft__worker *w = weft__tls_worker;
     uintptr_t s = WEFT__J_DONE;
     if (WEFT_LIKELY(t && w &&
@@ -985,6 +1085,12 @@ static WEFT_NOINLINE void yield_slow(void)
         sched_yield();
         return;
     }
+    /* tasks readied here wait for the scheduler context: it runs them, then
+     * the ready threads, this one behind the others */
+    if (WEFT_UNLIKELY(atomic_load_explicit(&w->attn, memory_order_relaxed) & WEFT__ATTN_TASK)) {
+        weft__switch(w, self, NULL, (uintptr_t)self | XF_YIELD);
+        return;
+    }
     struct weft_thread *next = weft__pick_local(w);
     if (!next) {
         /* worker 0 is claimed back (machine.c): leave through the scheduler */
@@ -992,7 +1098,7 @@ static WEFT_NOINLINE void yield_slow(void)
             weft__switch(w, self, NULL, (uintptr_t)self | XF_YIELD);
         return;
     }
-    if (WEFT_LIKELY(!weft__rt.pool)) {
+    if (WEFT_LIKELY(!weft__pool_plugged())) {
         /* Our own FIFO: nobody else can resume us from it before we are
          * switched out, so no hand-off is needed. */
         weft__yq_push(w, self);

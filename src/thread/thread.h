@@ -21,6 +21,7 @@
 
 struct weft__worker;
 struct weft__stack_class;
+struct weft__prio_q;
 
 /* How a stack slot is protected against overflow. */
 enum {
@@ -51,8 +52,11 @@ struct weft__kwaiter {
     _Atomic uint32_t done; /* 0 until the waker stores 1 (release) */
 } __attribute__((aligned(64)));
 
-/* weft_thread.pinned: the initial thread runs on worker 0 only. */
+/* weft_thread.pinned: the initial thread runs on worker 0 only; with more
+ * than one worker its spawns also choose their policy (thread.c:
+ * spawn_main), a bit of its own so that the spawn fast path tests one byte. */
 #define WEFT__PIN_WORKER0 1u
+#define WEFT__PIN_CHOOSE  2u
 
 struct weft_thread {
     void *sp;                    /* saved context; the thread itself, while it switches out */
@@ -65,10 +69,6 @@ struct weft_thread {
     uint8_t guard;               /* WEFT__GUARD_*; set when the slot is carved */
     uint8_t cacheable;           /* 1: a default-size slot without canary, which a worker's
                                     stack cache may take back; set when carved */
-    uint8_t spawn_slow;          /* 1: its spawns take thread.c's spawn_slow: the help-first
-                                    policy (set when the slot is carved), or the initial
-                                    thread on several workers (set by weft_init), so that
-                                    the spawn fast path tests one byte; immutable */
     _Atomic uintptr_t join;      /* WEFT__J_* or joiner|tag; CAS by joiner, detacher, exit */
     weft_fn fn;                  /* immutable after spawn */
     void *arg;                   /* immutable after spawn */
@@ -76,16 +76,60 @@ struct weft_thread {
     uint64_t id;  /* immutable after spawn */
     const char *name; /* immutable after spawn */
     /* stack slot, set when carved, immutable afterwards */
-    char *stack_lo;                /* lowest usable byte */
-    size_t stack_size;             /* usable bytes below the descriptor */
-    struct weft__stack_class *cls; /* size class it returns to; NULL: not a slot */
-    unsigned valgrind_id;          /* VALGRIND_STACK_REGISTER id */
-    void *san_fake_stack;          /* ASan fake stack while switched out */
-    void *san_fiber;               /* TSan fiber */
-    void *bound_handle;            /* bound threads: previous in the bound list (thread.c) */
-    _Atomic uintptr_t *group;      /* group members: the group's word (thread/group.h); set
-                                      by the spawn before t can run, read by t's exit */
+    char *stack_lo;                 /* lowest usable byte */
+    size_t stack_size;              /* usable bytes below the descriptor */
+    struct weft__stack_class *cls;  /* size class it returns to; NULL: not a slot */
+    unsigned valgrind_id;           /* VALGRIND_STACK_REGISTER id */
+    void *san_fake_stack;           /* ASan fake stack while switched out */
+    void *san_fiber;                /* TSan fiber */
+    struct weft_thread *bound_prev; /* bound threads: back link in the live bound list, whose
+                                      forward link is ->next; under its lock (thread.c) */
+    _Atomic uintptr_t *group;       /* group members: the group's word (thread/group.h); set
+                                       by the spawn before t can run, read by t's exit */
+    /* CPU accounting (sched/account.h): statistical, written by the monitor
+     * thread (sched/monitor.c) and stamped by park/ready; relaxed atomics
+     * (readers want a snapshot). The record is the thread's only while
+     * acct_id equals its id: a spawn resets the id, so a reused slot reads
+     * as a fresh thread without a store on the spawn path. */
+    _Atomic uint64_t acct_id;     /* id of the thread the record belongs to */
+    _Atomic uint64_t cpu_ns;      /* CPU time charged so far */
+    _Atomic uint64_t charged_at;  /* monitor clock of the last charge */
+    _Atomic uint64_t state_since; /* monitor clock of its last state change */
+    /* Priority (sched/pool_prio.c). Both 0 (NORMAL) in a fresh slot; an exit
+     * resets them (exit_slow: every exit once priorities are in use).
+     * Relaxed __atomic accesses: others read them racily. */
+    int8_t prio;              /* the set priority, WEFT_PRIO_* */
+    int8_t pcls;              /* the class it is scheduled at: prio, or a mutex
+                                     waiter's while it holds the mutex (inheritance) */
+    int8_t boost;             /* class inherited from mutex waiters + 2, 0: none
+                                     (sync/mutex.c); relaxed __atomic accesses */
+    int8_t pq_cls;            /* its list in pq; under pq's lock */
+    struct weft__prio_q *pq;  /* the priority pool's lists holding it, NULL: none;
+                                     written under that lock, read racily */
+    struct weft_thread *prev; /* link in a priority-pool list; under its lock */
+    uint8_t wait; /* WEFT__WAIT_*: what it waits for; set by the thread before it parks or
+                     blocks, cleared by its waker (weft__ready) and when it resumes; relaxed
+                     atomics (weft__thread_wait), as weft_dump reads it racily */
 } __attribute__((aligned(64)));
+
+/* What a thread that is not on a CPU waits for (thread->wait): the words
+ * weft_dump prints (observe/registry.c). A parked thread whose byte is
+ * NONE is ready, or about to be; BLOCKING is a thread inside weft_blocking
+ * or a syscall mirror's hand-off, running on a kernel thread of its own.
+ * share/weft/weft-gdb.py knows these in this order. */
+enum {
+    WEFT__WAIT_NONE,
+    WEFT__WAIT_MUTEX,
+    WEFT__WAIT_COND,
+    WEFT__WAIT_RWLOCK,
+    WEFT__WAIT_BARRIER,
+    WEFT__WAIT_SEM,
+    WEFT__WAIT_JOIN,
+    WEFT__WAIT_IO,
+    WEFT__WAIT_SLEEP,
+    WEFT__WAIT_BLOCKING,
+    WEFT__WAIT_KINDS
+};
 
 /* A FIFO of threads linked through ->next, guarded by whatever lock its
  * owner holds (the injection queue, a mailbox, the FIFO pool). */
@@ -114,6 +158,20 @@ static inline struct weft_thread *weft__tq_pop(struct weft__tqueue *q)
     return t;
 }
 
+/* The last step of an exit, on the context that follows the exiting thread
+ * t (t is off its stack): marks t DONE and hands it on (frees it if
+ * detached, readies its joiner), then counts the exit on w, the caller's
+ * worker. weft_init registers it with the scheduler (weft__rt.exited). */
+void weft__finish_exit(struct weft__worker *w, struct weft_thread *t);
+
+/* Gives a finished thread's descriptor and stack back: a stack cache (w's,
+ * or the shared one for w NULL), or the spare bound descriptors. */
+void weft__free_thread(struct weft__worker *w, struct weft_thread *t);
+
+/* Frees the bound threads nobody joined (their kernel threads have ended):
+ * weft_finalize. */
+void weft__bound_free_all(void);
+
 /* weft_blocking's callback, for weft__blocking_run. */
 struct weft__blocking_call {
     void (*fn)(void *arg);
@@ -134,6 +192,11 @@ void weft__initial_guard(int on);
 /* Forgets the initial thread's previous child (thread.c: spawn_main): the
  * runtime starts, and its descriptors of an earlier run are gone. */
 void weft__spawn_main_reset(void);
+
+/* Calls fn(t, arg) for every bound thread not yet freed, under the bound
+ * list's lock (fn must not spawn or free one): weft_dump's registry of the
+ * threads that live outside the stack slabs. */
+void weft__bound_each(void (*fn)(struct weft_thread *t, void *arg), void *arg);
 
 /* Plain kernel threads now inside weft_join (thread.c); weft_finalize waits
  * for none to be left. */

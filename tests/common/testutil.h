@@ -78,6 +78,8 @@ static inline void test_clear_env(void)
     unsetenv("WEFT_WORKERS");
     unsetenv("WEFT_STACK_SIZE");
     unsetenv("WEFT_SPAWN_POLICY");
+    unsetenv("WEFT_DUMP_SIGNAL");
+    unsetenv("WEFT_TRACE");
 }
 
 /* Number of CPUs in the calling thread's affinity mask. */

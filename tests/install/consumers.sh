@@ -142,4 +142,89 @@ CM
     { cat "$work/cm.log" >&2; fail "build a find_package(weft) consumer"; }
 expect_ok "find_package, weft::weft" "$work/cm/build/prog_shared"
 expect_ok "find_package, weft::weft_static" "$work/cm/build/prog_static"
+
+# ---- weft_dist (installed where the build found MPI) ----------------------
+if [ -f "$prefix/include/weft_dist.h" ]; then
+    [ -f "$pcdir/weft-dist.pc" ] || fail "weft_dist.h but no weft-dist.pc"
+    [ -e "$libdir/libweft_dist.so" ] || fail "no libweft_dist.so in $libdir"
+    [ -f "$libdir/libweft_dist.a" ] || fail "no libweft_dist.a in $libdir"
+    bad=$(nm -D --defined-only "$libdir/libweft_dist.so" | awk 'NF == 3 { print $3 }' |
+          grep -Ev '^(weft_|mltp_|__odr_asan|__asan|__tsan|__ubsan)' || true)
+    [ -z "$bad" ] || fail "libweft_dist.so exports symbols outside weft_/mltp_: $bad"
+    # single-process programs do not link MPI
+    if readelf -d "$work/prog_pc" | grep -qi 'mpi'; then
+        fail "a weft program links MPI"
+    fi
+    cat >"$work/dist.c" <<'PROG'
+#include <stdint.h>
+#include <stdio.h>
+#include <weft_dist.h>
+
+static void *twice(void *arg)
+{
+    return (void *)((intptr_t)arg * 2);
+}
+
+static void *root(void *arg)
+{
+    weft_thread *t;
+    void *res = NULL;
+    if (weft_spawn(&t, twice, arg, NULL) != 0 || weft_join(t, &res) != 0)
+        return NULL;
+    return res;
+}
+
+int main(int argc, char **argv)
+{
+    void *res = NULL;
+    int rc = weft_dist_init(&argc, &argv);
+    if (rc == 95) { /* ENOTSUP: a ThreadSanitizer build */
+        puts("weft-consumer-ok");
+        return 0;
+    }
+    if (rc != 0 || weft_dist_run(root, (void *)(intptr_t)21, &res) != 0 ||
+        (intptr_t)res != 42 || weft_dist_finalize() != 0)
+        return 1;
+    if (weft_dist_rank() == -1)
+        puts("weft-consumer-ok");
+    return 0;
+}
+PROG
+    "$cc" -std=c11 -pedantic -Wall -Wextra -Wstrict-prototypes -Werror \
+        $(pkg-config --cflags weft-dist) -c "$work/dist.c" -o "$work/dist.o" ||
+        fail "weft_dist.h in strict C11"
+    # shellcheck disable=SC2046,SC2086
+    "$cc" $sanflags "$work/dist.c" $(pkg-config --cflags --libs weft-dist) -o "$work/dist_pc" ||
+        fail "cc dist.c \$(pkg-config --cflags --libs weft-dist)"
+    expect_ok "pkg-config weft-dist, shared" env LD_LIBRARY_PATH="$libdir" "$work/dist_pc"
+    libs=$(pkg-config --static --libs weft-dist | sed 's/-lweft_dist\b/-l:libweft_dist.a/')
+    # shellcheck disable=SC2046,SC2086
+    "$cc" $sanflags "$work/dist.c" $(pkg-config --cflags weft-dist) $libs -o "$work/dist_pc_static" ||
+        fail "static link with pkg-config --static weft-dist"
+    expect_ok "pkg-config weft-dist, static" "$work/dist_pc_static"
+    if command -v mpiexec >/dev/null; then
+        out=$(env LD_LIBRARY_PATH="$libdir" timeout 60 mpiexec -n 2 "$work/dist_pc" 2>&1) ||
+            { echo "$out" >&2; fail "mpiexec -n 2 of a weft-dist program"; }
+        [ "$(echo "$out" | grep -c weft-consumer-ok)" = 2 ] ||
+            { echo "$out" >&2; fail "mpiexec -n 2: unexpected output"; }
+    fi
+    mkdir -p "$work/cmd"
+    cp "$work/dist.c" "$work/cmd/dist.c"
+    cat >"$work/cmd/CMakeLists.txt" <<'CM'
+cmake_minimum_required(VERSION 3.20)
+project(weft_dist_consumer C)
+find_package(weft REQUIRED)
+add_executable(dist_shared dist.c)
+target_link_libraries(dist_shared PRIVATE weft::dist)
+add_executable(dist_static dist.c)
+target_link_libraries(dist_static PRIVATE weft::dist_static)
+CM
+    "$cmake" -S "$work/cmd" -B "$work/cmd/build" -DCMAKE_PREFIX_PATH="$prefix" \
+        -DCMAKE_C_COMPILER="$cc" -DCMAKE_C_FLAGS="$sanflags" >"$work/cmd.log" 2>&1 ||
+        { cat "$work/cmd.log" >&2; fail "configure a weft::dist consumer"; }
+    "$cmake" --build "$work/cmd/build" >>"$work/cmd.log" 2>&1 ||
+        { cat "$work/cmd.log" >&2; fail "build a weft::dist consumer"; }
+    expect_ok "find_package, weft::dist" "$work/cmd/build/dist_shared"
+    expect_ok "find_package, weft::dist_static" "$work/cmd/build/dist_static"
+fi
 echo "install surface ok"

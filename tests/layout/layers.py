@@ -5,7 +5,7 @@
 
 The layers, lowest first (docs/design.md says why):
 
-    base <- os <- arch <- stack <- sched <- thread <- {sync, io} <- runtime <- compat
+    base <- os <- arch <- stack <- sched <- thread <- {sync, io} <- task <- observe <- runtime <- {compat, dist}
 
 A folder may use its own layer and those below it. An edge goes upward when a
 file of a lower folder
@@ -31,7 +31,7 @@ import sys
 from collections import defaultdict
 
 LAYERS = [["base"], ["os"], ["arch"], ["stack"], ["sched"], ["thread"], ["sync", "io"],
-          ["runtime"], ["compat"]]
+          ["task"], ["observe"], ["runtime"], ["compat", "dist"]]
 RANK = {folder: i for i, group in enumerate(LAYERS) for folder in group}
 
 IDENT_RE = re.compile(r"[A-Za-z_]\w*")
@@ -173,11 +173,18 @@ def scan(src):
             files[path] = (folder, raw, code)
             if name.endswith(".S"):
                 for sym in ASM_GLOBAL_RE.findall(code):
-                    owner.setdefault(sym, folder)
+                    claim(owner, sym, folder)
             else:
                 for sym in top_level_definitions(code):
-                    owner.setdefault(sym, folder)
+                    claim(owner, sym, folder)
     return files, owner
+
+
+def claim(owner, sym, folder):
+    """A name defined in two folders (dist/gate.c defines the public calls
+    again for libweft_dist) belongs to the lower layer."""
+    if sym not in owner or RANK.get(folder, len(LAYERS)) < RANK.get(owner[sym], len(LAYERS)):
+        owner[sym] = folder
 
 
 def edges(src):

@@ -121,13 +121,15 @@ weft__ctx_jump:
     .size   weft__ctx_jump, .-weft__ctx_jump
 
 /* void weft__ctx_exit(void *to_sp [rdi], void *xfer [rsi], void *token [rdx],
- *                     _Atomic uintptr_t *word [rcx], uint64_t *count [r8])
+ *                     _Atomic uintptr_t *word [rcx], uint64_t *count [r8],
+ *                     uintptr_t done [r9])
  * For plain builds: abandons the current context for good and resumes to_sp,
  * then, on the resumed stack (the abandoned one is no longer in use), moves
- * *word from 0 to 2 with one CAS and adds 1 to *count (a plain add: its
+ * *word from 0 to done with one CAS and adds 1 to *count (a plain add: its
  * only writer is the caller's kernel thread). If the CAS fails, the resumed
- * half is called with token and xfer instead, as weft__ctx_jump would. The
- * scheduler uses it to end a thread whose join word is still RUNNING. */
+ * half is called with token and xfer instead, as weft__ctx_jump would. What
+ * the words mean is the caller's (sched/switch.h ends a thread whose join
+ * word is still 0, RUNNING, with it). */
     .globl  weft__ctx_exit
     .hidden weft__ctx_exit
     .type   weft__ctx_exit, @function
@@ -136,8 +138,7 @@ weft__ctx_exit:
     .cfi_startproc
     RESTORE_CONTEXT %rdi
     xorl    %eax, %eax
-    movl    $2, %edi
-    lock cmpxchgq %rdi, (%rcx)
+    lock cmpxchgq %r9, (%rcx)
     jne     1f
     addq    $1, (%r8)
     ret

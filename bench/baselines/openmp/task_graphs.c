@@ -1,0 +1,178 @@
+/* task_graphs.c: OpenMP baseline for the task-graph benchmarks (wavefront,
+ * linear_chain, binary_tree, graph_traversal): one task per node with
+ * depend clauses, created from a single thread inside a parallel region,
+ * as Taskflow's OpenMP variants do; ns per task, construction included.
+ *
+ * Each node has a dependency token (an int); a task names its own token
+ * `out` and its predecessors' `in` (graph_traversal: an iterator over the
+ * predecessor list, OpenMP 5.0). The tokens and the layered graph are input
+ * data, made before the timer; the team persists between regions.
+ *   baseline_openmp_task_graphs [-i all|<benchmark>] [-n SIZES] [-r REPS] [-w LIST]
+ */
+#include "task_graphs.h"
+#include "bench.h"
+
+#include <omp.h>
+#include <stdatomic.h>
+
+static int *tok; /* one dependency token per node */
+
+static int stencil; /* the real block body (TG_STENCIL) */
+
+static long block_computation(long i, long j)
+{
+    if (stencil)
+        tg_stencil_block(i, j);
+    return i + j;
+}
+
+static void wavefront(long size)
+{
+    long mb = size / TG_BLOCK;
+#pragma omp parallel
+#pragma omp single
+    for (long i = 0; i < mb; i++)
+        for (long j = 0; j < mb; j++) {
+            long k = i * mb + j;
+            if (i > 0 && j > 0) {
+#pragma omp task firstprivate(i, j) depend(in : tok[k - mb], tok[k - 1]) depend(out : tok[k])
+                BENCH_SINK(block_computation(i, j));
+            } else if (i > 0) {
+#pragma omp task firstprivate(i, j) depend(in : tok[k - mb]) depend(out : tok[k])
+                BENCH_SINK(block_computation(i, j));
+            } else if (j > 0) {
+#pragma omp task firstprivate(i, j) depend(in : tok[k - 1]) depend(out : tok[k])
+                BENCH_SINK(block_computation(i, j));
+            } else {
+#pragma omp task firstprivate(i, j) depend(out : tok[k])
+                BENCH_SINK(block_computation(i, j));
+            }
+        }
+}
+
+static size_t chain_counter;
+
+static void linear_chain(long l)
+{
+    long n = 1L << l;
+    chain_counter = 0;
+#pragma omp parallel
+#pragma omp single
+    for (long k = 0; k < n; k++) {
+        if (k > 0) {
+#pragma omp task depend(in : tok[k - 1]) depend(out : tok[k])
+            chain_counter++;
+        } else {
+#pragma omp task depend(out : tok[k])
+            chain_counter++;
+        }
+    }
+    if (chain_counter != (size_t)n) {
+        fprintf(stderr, "bench: linear_chain counted %zu of %ld\n", chain_counter, n);
+        exit(1);
+    }
+}
+
+static atomic_size_t tree_counter;
+
+static void binary_tree(long l)
+{
+    long n = (1L << l) - 1;
+    atomic_store(&tree_counter, 0);
+#pragma omp parallel
+#pragma omp single
+    for (long i = 1; i <= n; i++) {
+        if (i > 1) {
+#pragma omp task depend(in : tok[i / 2]) depend(out : tok[i])
+            atomic_fetch_add_explicit(&tree_counter, 1, memory_order_relaxed);
+        } else {
+#pragma omp task depend(out : tok[i])
+            atomic_fetch_add_explicit(&tree_counter, 1, memory_order_relaxed);
+        }
+    }
+    if (atomic_load(&tree_counter) != (size_t)n) {
+        fprintf(stderr, "bench: binary_tree counted %zu of %ld\n", atomic_load(&tree_counter), n);
+        exit(1);
+    }
+}
+
+static struct tg_level_graph lg;
+static int verify; /* the warm-up run checks every predecessor ran first */
+
+static void check_preds(long id)
+{
+    for (int e = 0; e < lg.npred[id]; e++)
+        if (!__atomic_load_n(&lg.visited[lg.pred[lg.pred0[id] + e]], __ATOMIC_ACQUIRE)) {
+            fprintf(stderr, "bench: graph_traversal: node %ld ran before a predecessor\n", id);
+            exit(1);
+        }
+}
+
+static void graph_traversal(long n)
+{
+#pragma omp parallel
+#pragma omp single
+    for (long id = 0; id < n * n; id++) {
+        const long *p = &lg.pred[lg.pred0[id]];
+        int np = lg.npred[id];
+        (void)np; /* gcc 12 does not see its use in the iterator */
+#pragma omp task firstprivate(id) depend(iterator(k = 0 : np), in : tok[p[k]]) depend(out : tok[id])
+        {
+            if (verify)
+                check_preds(id);
+            tg_mark(&lg, id);
+        }
+    }
+}
+
+static void run(const bench_opts *o, int b, long size, long workers)
+{
+    double samples[BENCH_MAX_RUNS];
+    tok = tg_alloc((size_t)(tg_tasks(b, size) + 2) * sizeof *tok);
+    if (b == TG_GRAPH_TRAVERSAL)
+        tg_level_graph_init(&lg, size);
+    stencil = b == TG_STENCIL;
+    if (stencil)
+        tg_matrix_init(size);
+    omp_set_num_threads((int)workers);
+    for (int r = -1; r < o->reps; r++) { /* r = -1: warm-up (the team starts) */
+        verify = r < 0;
+        uint64_t t0 = bench_now_ns();
+        switch (b) {
+        case TG_WAVEFRONT:
+        case TG_STENCIL: wavefront(size); break;
+        case TG_LINEAR_CHAIN: linear_chain(size); break;
+        case TG_BINARY_TREE: binary_tree(size); break;
+        default: graph_traversal(size); break;
+        }
+        double dt = (double)(bench_now_ns() - t0);
+        if (b == TG_GRAPH_TRAVERSAL)
+            tg_level_graph_check(&lg);
+        if (r >= 0)
+            samples[r] = dt;
+    }
+    if (b == TG_GRAPH_TRAVERSAL)
+        tg_level_graph_destroy(&lg);
+    if (stencil)
+        tg_matrix_destroy();
+    free(tok);
+    tg_report(o, b, "omp", workers, size, samples, o->reps);
+}
+
+int main(int argc, char **argv)
+{
+    bench_opts o;
+    bench_parse(argc, argv, &o,
+                "  -i all|wavefront|linear_chain|binary_tree|graph_traversal\n"
+                "  -n sizes: S (wavefront), l (linear_chain, binary_tree), n (graph_traversal)\n");
+    for (int b = 0; b < TG_COUNT; b++) {
+        if (!tg_wants(&o, b))
+            continue;
+        bench_list sizes;
+        tg_sizes(&o, b, &sizes);
+        for (int si = 0; si < sizes.len; si++)
+            for (int wi = 0; wi < o.workers.len; wi++)
+                run(&o, b, sizes.v[si], o.workers.v[wi]);
+    }
+    return 0;
+}

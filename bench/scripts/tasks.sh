@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# tasks.sh: the task-graph benchmarks (wavefront, linear_chain, binary_tree,
+# graph_traversal: ns per task) with weft tasks, OpenMP depend and oneTBB
+# flow graph, and fib with weft tasks vs weft threads (ns per call).
+# Each sample is one process (one warm-up, one timed call); the models and
+# worker counts alternate within each round, so load drifts hit them alike;
+# the table gives medians of REPS rounds.
+#   bench/scripts/tasks.sh [BUILD_DIR]   (env: REPS=5 WORKERS="1 2" BENCHES=... OUT=file)
+# PEER_CMD: a command run as "$PEER_CMD BENCH WORKERS" in each round beside
+# the others, printing RESULT lines (say, a script that runs Taskflow's own
+# benchmarks built outside this repository).
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+src=$(cd "$here/../.." && pwd)
+build=$(cd "${1:-$src/build}" && pwd)
+reps=${REPS:-5}
+workers=${WORKERS:-"1 2"}
+benches=${BENCHES:-"wavefront linear_chain binary_tree graph_traversal"}
+out=${OUT:-$src/bench/results/tasks-$(date -u +%Y-%m-%d_%H%M%S).txt}
+models="$build/bench/bench_task_graphs"
+for b in baseline_openmp_task_graphs baseline_tbb_task_graphs; do
+    if [ -x "$build/bench/$b" ]; then models="$models $build/bench/$b"; else echo "tasks.sh: $b not built (skipped)" >&2; fi
+done
+{
+    echo "# tasks.sh $(date -u +%Y-%m-%dT%H:%M:%SZ), $(nproc) cpus, $(uname -r); $reps rounds"
+    echo "# uptime at start: $(uptime)"
+} > "$out"
+for r in $(seq "$reps"); do
+    for b in $benches; do
+        for w in $workers; do
+            for m in $models; do
+                "$m" -i "$b" -w "$w" -r 1 | grep '^RESULT' >> "$out"
+            done
+            if [ -n "${PEER_CMD:-}" ]; then $PEER_CMD "$b" "$w" | grep '^RESULT' >> "$out"; fi
+        done
+    done
+    for w in $workers; do
+        "$build/bench/bench_task_fib" -n 29 -w "$w" -r 1 | grep '^RESULT' >> "$out"
+    done
+done
+echo "# uptime at end: $(uptime)" >> "$out"
+python3 "$here/tasks_table.py" "$out"
+echo "results: $out"

@@ -1,0 +1,197 @@
+/* dist.h: the shared-memory layout and the per-rank state of weft_dist.
+ *
+ * Design
+ * ------
+ * Uni-address threads (Akiyama & Taura, HPDC'15; Itoyori, SC'23): every
+ * rank runs one worker, which runs its user threads child-first on one
+ * stack region U that sits at the same virtual address on every rank. A
+ * spawn saves the parent's registers on U (its continuation), pushes
+ * {saved sp, parent} on the rank's deque and calls the child below it. A
+ * thief copies the frames of the oldest continuation, [sp - RED, the
+ * parent's frame_end), from the victim's U into the same addresses of its
+ * own U and resumes them there: no pointer needs fixing, and a thread's
+ * stack is only ever as large as its frames. A joiner that must wait
+ * copies its frames out (evacuation) and leaves U; whoever finishes the
+ * joined thread copies them back into its own U and resumes it. The join
+ * race is one atomic counter per thread record (flag): the second of the
+ * two parties to arrive goes on with the joiner.
+ *
+ * Transport: the ranks of one node map each other's U and control block
+ * through POSIX shared memory, at addresses that are again the same on
+ * every rank, so a thread record or an evacuation buffer is a plain
+ * pointer valid everywhere, and a steal is CPU loads, stores and atomics:
+ * no MPI call runs during weft_dist_run, hence no progress thread and no
+ * polling, and a computing victim is robbed without its help. Itoyori's
+ * MPI-3 RMA steal (rejected here for same-node ranks: MPICH completes a
+ * passive-target operation only when the target enters MPI, so a steal
+ * from a computing rank waits for it, 14-47 ms here with the progress
+ * thread) is the path for ranks on other nodes, which this version refuses
+ * at weft_dist_init (docs/distributed.md). CPU and MPI atomics never meet
+ * on one word: only CPU atomics touch this layout.
+ *
+ * The region, reserved at one address agreed by all ranks, in slots of
+ * SLOT_SIZE (a power of two, so an address's rank is a shift):
+ *   [guard page, U: STACK_SIZE, unused][slot 0]...[slot n-1]
+ * slot r maps rank r's shared object: its U (the thieves' view of it)
+ * followed by its control block (struct weft__dctl). The owner maps its
+ * object twice: at U and in its slot.
+ *
+ * Invariants
+ *  - A worker's U holds live frames only of the running thread and of the
+ *    continuations in its deque, stacked in deque order (the oldest
+ *    highest). So when the deque is empty and no thread runs, U is free,
+ *    and the scheduler may copy frames into it.
+ *  - A thread's frames are [its saved sp - RED, its record's frame_end):
+ *    frame_end is set at spawn and never changes, on any rank.
+ *  - Process-local state (struct weft__dist) is a static object: the same
+ *    address on every rank, but each rank's own contents. Code that may
+ *    have moved (after a spawn, join or yield) re-reads it and keeps no
+ *    pointer derived from it across such a call.
+ */
+#ifndef WEFT_DIST_DIST_H
+#define WEFT_DIST_DIST_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/base.h"
+#include "weft.h"
+
+#define WEFT__DIST_STACK_SIZE  ((size_t)16 << 20) /* U: bounds one chain of frames */
+#define WEFT__DIST_SLOT_SHIFT  26 /* a slot is 64 MiB of address space: U + control block,
+                                     a power of two so that an address's rank is a shift */
+#define WEFT__DIST_SLOT_SIZE   ((size_t)1 << WEFT__DIST_SLOT_SHIFT)
+#define WEFT__DIST_DEQUE_CAP   (1u << 16)         /* >= U / SPAWN_GAP: never full */
+#define WEFT__DIST_NREC        (1u << 16)         /* thread records per rank */
+#define WEFT__DIST_NEVAC       512u               /* evacuation buffers per rank */
+#define WEFT__DIST_EVAC_SIZE   ((size_t)64 << 10) /* frames of one suspended joiner */
+#define WEFT__DIST_RED         64                 /* bytes below a saved sp that belong to it
+                                                      (the FP control words, arch/context.S) */
+#define WEFT__DIST_SPAWN_GAP   256  /* a spawn starts the child this far below its own sp */
+#define WEFT__DIST_STACK_SLACK 8192 /* room a spawn leaves for the child's frames */
+#define WEFT__DIST_ARG_MAX     4096 /* weft_spawn_copy's limit (SPEC) */
+
+/* Record states (weft__drec.state). */
+enum { WEFT__DREC_LIVE = 0, WEFT__DREC_DONE = 1, WEFT__DREC_FREED = 2 };
+
+/* A thread record: the thread's handle (weft_thread *), in its spawner's
+ * control block, so the same pointer on every rank. */
+struct weft__drec {
+    uint64_t id;      /* immutable while live */
+    weft_fn fn;       /* immutable while live */
+    void *arg;        /* what fn receives; the copy on the child's stack for spawn_copy */
+    const void *copy; /* spawn_copy: the parent's bytes, read once by the child's start */
+    size_t copy_size; /* spawn_copy: their size; 0: arg is passed as is */
+    char *frame_end;  /* top of the thread's frames on U; immutable while live */
+    void *result;     /* written by the thread before DONE or its flag add (release) */
+    _Atomic uint32_t state; /* LIVE, DONE (finished and popped its parent back: the
+                               parent, on this rank, joins it), FREED (joined) */
+    _Atomic uint32_t flag;  /* the join race: the finishing thread and a joiner that must
+                               wait each add 1 (acq_rel); whoever sees 1 goes on with the
+                               joiner */
+    /* A joiner that waits: written by its rank before its flag add. */
+    char *susp_sp;                /* its saved context on U */
+    char *susp_evac;              /* where its frames were copied */
+    struct weft__drec *susp_rec;  /* its own record */
+    uint32_t next_free;           /* free-list link (index + 1); owner, or a remote freer
+                                     before its CAS */
+} WEFT_ALIGNED;
+
+/* A deque entry: a continuation of thread rec saved at sp. */
+struct weft__dentry {
+    char *sp;
+    struct weft__drec *rec;
+};
+
+/* One rank's control block, in shared memory. */
+struct weft__dctl {
+    _Atomic int64_t top WEFT_ALIGNED;  /* owner stores (release: publishes the entry) */
+    _Atomic int64_t base WEFT_ALIGNED; /* thieves, under lock; owner reads */
+    _Atomic uint32_t lock WEFT_ALIGNED; /* 0 free, 1 held: a thief (during its copy), or
+                                           the owner deciding a contended pop */
+    _Atomic uint64_t exit_gen WEFT_ALIGNED; /* = the run's generation once its root returned
+                                               (release by the root's rank) */
+    void *result; /* rank 0's only: the root's result, written before exit_gen */
+    _Atomic uint32_t idle; /* 1 while the owner's scheduler looks for work; a hint for
+                              WEFT_DIST_FORCE_STEAL (relaxed) */
+    _Atomic uint64_t loop_gen; /* the generation of the run whose loop the owner entered;
+                                  rank 0 waits for it before it starts the root (relaxed:
+                                  a hint) */
+
+    /* pools: the owner allocates; anyone frees (a remote free pushes onto
+     * the *_remote stack with a CAS; the owner takes the whole stack with
+     * one exchange, so no ABA) */
+    uint32_t rec_bump, rec_free;   /* owner only */
+    uint32_t evac_bump, evac_free; /* owner only */
+    _Atomic uint32_t rec_remote WEFT_ALIGNED; /* index + 1 of the top; 0: empty */
+    _Atomic uint32_t evac_remote WEFT_ALIGNED;
+
+    /* counters for WEFT_DIST_STATS; owner only */
+    uint64_t nspawns, nsteals, nsuspends, steal_ns;
+
+    struct weft__dentry entries[WEFT__DIST_DEQUE_CAP]; /* [base, top): owner writes at top */
+    uint32_t evac_next[WEFT__DIST_NEVAC];              /* free-list links of evac buffers */
+    struct weft__drec recs[WEFT__DIST_NREC];
+    char evac[WEFT__DIST_NEVAC][WEFT__DIST_EVAC_SIZE] __attribute__((aligned(4096)));
+};
+
+/* Requests a user thread leaves for the scheduler context. */
+enum { WEFT__DREQ_NONE, WEFT__DREQ_SUSPEND, WEFT__DREQ_RESUME };
+
+/* Process-local state of the rank (see the invariants above). */
+struct weft__dist {
+    int inited, in_run;      /* the API's state; the calling kernel thread only */
+    int rank, size;
+    int force_steal;         /* WEFT_DIST_FORCE_STEAL: no continuation is popped back */
+    int oversubscribed;      /* more ranks on the node than CPUs: idle ranks yield */
+    char *stack_lo, *stack_hi; /* U */
+    char *slots;             /* slot 0 */
+    size_t object_size;      /* a rank's shared object: U + the control block */
+    struct weft__dctl *me;   /* this rank's control block */
+    uint64_t gen;            /* runs so far: the current run's generation */
+    uint64_t id_next;        /* thread ids: rank << 40 | counter */
+    uint64_t rng;            /* victim choice */
+    void *sched_sp;          /* the scheduler context (native stack) */
+    struct weft__drec *cur;  /* the running thread; NULL in the scheduler */
+    struct weft__drec *spawn_parent; /* spawn -> child start hand-off */
+    void *spawn_sp;          /* where the spawn saves the parent's context */
+    int req;                 /* WEFT__DREQ_*: thread -> scheduler */
+    struct weft__drec *req_rec, *req_self;
+    void *req_sp;
+    /* ASan builds: a fiber switch is under way (set before it, cleared on
+     * the other side), and the scheduler's stack, learned at the first */
+    int san_switching;
+    const void *san_native_lo;
+    size_t san_native_size;
+    char *san_dirty; /* lowest sp U was left at since its shadow was last cleared */
+};
+
+extern struct weft__dist weft__dist WEFT_INTERNAL;
+
+_Static_assert(WEFT__DIST_STACK_SIZE + sizeof(struct weft__dctl) <= WEFT__DIST_SLOT_SIZE,
+               "a rank's shared object fits its slot");
+
+static inline struct weft__dctl *weft__dist_ctl(int r)
+{
+    return (struct weft__dctl *)(weft__dist.slots + ((size_t)r << WEFT__DIST_SLOT_SHIFT) +
+                                 WEFT__DIST_STACK_SIZE);
+}
+
+/* sched.c: the worker. */
+void weft__dist_reset(struct weft__dctl *c) WEFT_INTERNAL;
+void weft__dist_loop(void) WEFT_INTERNAL;
+int weft__dist_start_root(weft_fn fn, void *arg) WEFT_INTERNAL;
+int weft__dist_spawn(weft_thread **out, weft_fn fn, const void *arg, size_t arg_size,
+                     const weft_attr *attr) WEFT_INTERNAL;
+int weft__dist_join(weft_thread *t, void **result) WEFT_INTERNAL;
+int weft__dist_is_rec(const weft_thread *t) WEFT_INTERNAL;
+_Noreturn void weft__dist_exit(void *result) WEFT_INTERNAL;
+
+/* gate.c: 1 while the calling kernel thread runs weft_dist_run. */
+extern __thread int weft__dist_active __attribute__((tls_model("initial-exec"))) WEFT_INTERNAL;
+
+/* reexec.c: why identical addresses are impossible here, or NULL. */
+const char *weft__dist_aslr_problem(void) WEFT_INTERNAL;
+
+#endif

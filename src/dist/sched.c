@@ -1,0 +1,675 @@
+/* sched.c: the weft_dist worker: spawn, join, the deque, steals and the
+ * scheduler loop of one rank (the design block is in dist/dist.h).
+ *
+ * The deque is Cilk-5's THE protocol over shared memory: the owner pushes
+ * and pops at top with plain stores and a fence, a thief takes the entry
+ * at base under the deque's lock, and an owner that meets a thief at the
+ * last entry decides under the same lock. The lock stays held while the
+ * thief copies the frames, so an owner whose pop fails cannot reuse U
+ * while they are being read. Chase-Lev (sched/deque.h) was rejected here:
+ * its lock-free steal would let the owner return into, or spawn over,
+ * frames a thief is still copying.
+ *
+ * Context switches are weft's (arch/context.h), always with a NULL xfer:
+ * in plain builds no resumed-side hook runs, so none of the single-process
+ * scheduler is involved. Sanitizer builds would call it on every resume,
+ * so they use dist/ctx_san.S's copies instead (ThreadSanitizer builds are
+ * refused at weft_dist_init: dist.c).
+ *
+ * The owner's own pops and the idle scheduler's "is my deque empty" are
+ * decided under the lock whenever base seems to have reached top: a thief
+ * that tries the last entry raises base for a moment before it backs off,
+ * and taking that for an empty deque would let the scheduler copy stolen
+ * frames over live ones.
+ */
+#include <sched.h>
+#include <string.h>
+#include <time.h>
+
+#include "arch/context.h"
+#include "dist/dist.h"
+
+#define REC_SHIFT     40 /* thread id = (rank + 1) << REC_SHIFT | counter */
+#define SPIN_PAUSES   32 /* pause instructions between two failed steal rounds */
+#define ROUNDS_YIELD  8  /* failed rounds between two sched_yield calls, when the node has
+                            more ranks than CPUs (a spinning thief would hold one a
+                            working rank needs) */
+#define FORCE_WAIT_NS 200000 /* forced mode: how long a continuation waits for a thief */
+#define START_WAIT_NS 20000000 /* how long the root waits for the other ranks' loops */
+#define SHARE_EVERY   256      /* oversubscribed: spawns between two looks for idle ranks */
+
+struct weft__dist weft__dist;
+
+/* Forces the compiler to re-read memory (process-local state) after a
+ * call that may have resumed on another rank. */
+#define MOVED() __asm__ volatile("" ::: "memory")
+
+static inline char *stack_pointer(void)
+{
+    char *sp;
+    __asm__ volatile("mov %%rsp, %0" : "=r"(sp));
+    return sp;
+}
+
+/* The context operations: weft's in plain builds; in sanitizer builds,
+ * whose weft switch calls the single-process scheduler's resumed-side hook,
+ * dist/ctx_san.S's copies without it, and the ASan fiber annotations below. */
+#if defined(WEFT_SANITIZE_ADDRESS) || defined(WEFT_SANITIZE_THREAD)
+void weft__dist_switch(void **save_sp, void *to_sp) WEFT_INTERNAL;
+_Noreturn void weft__dist_jump(void *to_sp) WEFT_INTERNAL;
+void weft__dist_spawn_ctx(void **save_sp, void *top, void (*fn)(void *, void **),
+                          void *arg) WEFT_INTERNAL;
+#define CTX_SWITCH(save, to)           weft__dist_switch(save, to)
+#define CTX_JUMP(to)                   weft__dist_jump(to)
+#define CTX_SPAWN(save, top, fn, arg)  weft__dist_spawn_ctx(save, top, fn, arg)
+#else
+#define CTX_SWITCH(save, to)           weft__ctx_switch_plain(save, to)
+#define CTX_JUMP(to)                   weft__ctx_jump(to, NULL, NULL)
+#define CTX_SPAWN(save, top, fn, arg)  weft__ctx_spawn(save, top, fn, arg)
+#endif
+
+/* ---- ASan: which stack runs, and no stale poison on U ----------------------
+ * Frames are abandoned on U (a finished child's, a thread's that left for
+ * the scheduler) and copied in from other processes, so the shadow of U
+ * says nothing true about frames resumed there: it is cleared whenever the
+ * scheduler resumes a thread, and below the parent when a child returns
+ * into it. Copies of frames read redzones: they are not instrumented. */
+#if defined(WEFT_SANITIZE_ADDRESS)
+#include <sanitizer/asan_interface.h>
+
+static void san_to_stack(const void *lo, size_t size)
+{
+    weft__dist.san_switching = 1;
+    __sanitizer_start_switch_fiber(NULL, lo, size);
+}
+
+/* On U, after a resume that may have come from the scheduler. */
+static void san_arrived(void)
+{
+    struct weft__dist *d = &weft__dist;
+    if (!d->san_switching)
+        return;
+    d->san_switching = 0;
+    const void *lo;
+    size_t size;
+    __sanitizer_finish_switch_fiber(NULL, &lo, &size);
+    if (!d->san_native_lo) { /* the scheduler's stack: the first one left for U */
+        d->san_native_lo = lo;
+        d->san_native_size = size;
+    }
+}
+
+/* Leaving U: the frames from here up may be left behind poisoned. */
+static void san_to_scheduler(void)
+{
+    struct weft__dist *d = &weft__dist;
+    char *sp = stack_pointer();
+    if (!d->san_dirty || sp < d->san_dirty)
+        d->san_dirty = sp;
+    san_to_stack(d->san_native_lo, d->san_native_size);
+}
+
+/* Resuming sp on U: clears what was left behind and what was copied in. */
+static void san_to_u(char *sp)
+{
+    struct weft__dist *d = &weft__dist;
+    char *lo = d->san_dirty ? d->san_dirty : d->stack_lo; /* unknown at first: all */
+    if (sp - WEFT__DIST_RED < lo)
+        lo = sp - WEFT__DIST_RED;
+    __asan_unpoison_memory_region(lo, (size_t)(d->stack_hi - lo));
+    d->san_dirty = d->stack_hi;
+    san_to_stack(d->stack_lo, (size_t)(d->stack_hi - d->stack_lo));
+}
+
+static void san_unpoison_between(const char *lo, const char *hi)
+{
+    __asan_unpoison_memory_region(lo, (size_t)(hi - lo));
+}
+
+__attribute__((no_sanitize_address)) static void copy_raw(void *dst, const void *src, size_t n)
+{
+    char *d = dst;
+    const char *s = src;
+    for (size_t i = 0; i < n; i++)
+        d[i] = s[i];
+}
+#else
+static inline void san_arrived(void)
+{
+}
+static inline void san_to_scheduler(void)
+{
+}
+static inline void san_to_u(char *sp)
+{
+    (void)sp;
+}
+static inline void san_unpoison_between(const char *lo, const char *hi)
+{
+    (void)lo;
+    (void)hi;
+}
+static inline void copy_raw(void *dst, const void *src, size_t n)
+{
+    memcpy(dst, src, n);
+}
+#endif
+
+static inline uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- pools ---------------------------------------------------------------- */
+
+void weft__dist_reset(struct weft__dctl *c)
+{
+    atomic_store_explicit(&c->top, 0, memory_order_relaxed);
+    atomic_store_explicit(&c->base, 0, memory_order_relaxed);
+    atomic_store_explicit(&c->lock, 0, memory_order_relaxed);
+    c->rec_bump = c->rec_free = 0;
+    c->evac_bump = c->evac_free = 0;
+    atomic_store_explicit(&c->rec_remote, 0, memory_order_relaxed);
+    atomic_store_explicit(&c->evac_remote, 0, memory_order_relaxed);
+    c->result = NULL;
+}
+
+static int owner_of(const void *p)
+{
+    return (int)(((uintptr_t)p - (uintptr_t)weft__dist.slots) >> WEFT__DIST_SLOT_SHIFT);
+}
+
+static struct weft__drec *rec_alloc(struct weft__dctl *c)
+{
+    uint32_t i = c->rec_free;
+    if (WEFT_LIKELY(i)) {
+        c->rec_free = c->recs[i - 1].next_free;
+        return &c->recs[i - 1];
+    }
+    if (c->rec_bump < WEFT__DIST_NREC)
+        return &c->recs[c->rec_bump++];
+    /* acquire: pairs with the release CAS of remote frees (their links) */
+    i = atomic_exchange_explicit(&c->rec_remote, 0, memory_order_acquire);
+    if (!i)
+        return NULL;
+    c->rec_free = c->recs[i - 1].next_free;
+    return &c->recs[i - 1];
+}
+
+static void rec_free(struct weft__drec *r)
+{
+    atomic_store_explicit(&r->state, WEFT__DREC_FREED, memory_order_relaxed);
+    struct weft__dctl *c = weft__dist_ctl(owner_of(r));
+    uint32_t i = (uint32_t)(r - c->recs) + 1;
+    if (c == weft__dist.me) {
+        r->next_free = c->rec_free;
+        c->rec_free = i;
+        return;
+    }
+    uint32_t head = atomic_load_explicit(&c->rec_remote, memory_order_relaxed);
+    do
+        r->next_free = head;
+    /* release: the link before the push; pairs with the owner's exchange */
+    while (!atomic_compare_exchange_weak_explicit(&c->rec_remote, &head, i, memory_order_release,
+                                                  memory_order_relaxed));
+}
+
+static char *evac_alloc(struct weft__dctl *c)
+{
+    uint32_t i = c->evac_free;
+    if (i) {
+        c->evac_free = c->evac_next[i - 1];
+        return c->evac[i - 1];
+    }
+    if (c->evac_bump < WEFT__DIST_NEVAC)
+        return c->evac[c->evac_bump++];
+    /* acquire: pairs with the release CAS in evac_free */
+    i = atomic_exchange_explicit(&c->evac_remote, 0, memory_order_acquire);
+    if (!i)
+        return NULL;
+    c->evac_free = c->evac_next[i - 1];
+    return c->evac[i - 1];
+}
+
+static void evac_free(char *p)
+{
+    struct weft__dctl *c = weft__dist_ctl(owner_of(p));
+    uint32_t i = (uint32_t)((p - c->evac[0]) / WEFT__DIST_EVAC_SIZE) + 1;
+    if (c == weft__dist.me) {
+        c->evac_next[i - 1] = c->evac_free;
+        c->evac_free = i;
+        return;
+    }
+    uint32_t head = atomic_load_explicit(&c->evac_remote, memory_order_relaxed);
+    do
+        c->evac_next[i - 1] = head;
+    /* release: the link before the push; pairs with the owner's exchange */
+    while (!atomic_compare_exchange_weak_explicit(&c->evac_remote, &head, i, memory_order_release,
+                                                  memory_order_relaxed));
+}
+
+int weft__dist_is_rec(const weft_thread *t)
+{
+    struct weft__dist *d = &weft__dist;
+    uintptr_t off = (uintptr_t)t - (uintptr_t)d->slots;
+    if (!d->slots || off >= (uintptr_t)d->size << WEFT__DIST_SLOT_SHIFT)
+        return 0;
+    /* unsigned: below the records wraps around to a huge offset */
+    uintptr_t in = (off & (WEFT__DIST_SLOT_SIZE - 1)) -
+                   (WEFT__DIST_STACK_SIZE + offsetof(struct weft__dctl, recs));
+    return in < sizeof(struct weft__drec) * WEFT__DIST_NREC &&
+           in % sizeof(struct weft__drec) == 0;
+}
+
+/* ---- the deque ------------------------------------------------------------ */
+
+static void lock_deque(struct weft__dctl *c)
+{
+    uint32_t z = 0;
+    /* acquire: pairs with the release in unlock_deque (a thief's copy is done) */
+    while (!atomic_compare_exchange_weak_explicit(&c->lock, &z, 1, memory_order_acquire,
+                                                  memory_order_relaxed)) {
+        z = 0;
+        __builtin_ia32_pause();
+    }
+}
+
+static void unlock_deque(struct weft__dctl *c)
+{
+    /* release: pairs with the acquire in lock_deque and steal's CAS */
+    atomic_store_explicit(&c->lock, 0, memory_order_release);
+}
+
+static void push(struct weft__dctl *c, char *sp, struct weft__drec *rec)
+{
+    int64_t t = atomic_load_explicit(&c->top, memory_order_relaxed);
+    WEFT_ASSERT(t - atomic_load_explicit(&c->base, memory_order_relaxed) <
+                (int64_t)WEFT__DIST_DEQUE_CAP);
+    struct weft__dentry *e = &c->entries[t & (WEFT__DIST_DEQUE_CAP - 1)];
+    e->sp = sp;
+    e->rec = rec;
+    /* release: publishes the entry (and the frames); pairs with the acquire
+     * load of top in steal */
+    atomic_store_explicit(&c->top, t + 1, memory_order_release);
+}
+
+/* Takes back the newest entry; 0 when a thief took it (or none is left). */
+static int pop(struct weft__dctl *c, struct weft__dentry *out)
+{
+    int64_t t = atomic_load_explicit(&c->top, memory_order_relaxed) - 1;
+    atomic_store_explicit(&c->top, t, memory_order_relaxed);
+    /* seq_cst: Dekker with the thief's base store and fence (steal) */
+    atomic_thread_fence(memory_order_seq_cst);
+    int64_t b = atomic_load_explicit(&c->base, memory_order_relaxed);
+    if (WEFT_LIKELY(b <= t)) {
+        *out = c->entries[t & (WEFT__DIST_DEQUE_CAP - 1)];
+        return 1;
+    }
+    /* A thief is at this entry, or took it: undo and decide under the
+     * lock, which also waits until a thief's copy is over. */
+    atomic_store_explicit(&c->top, t + 1, memory_order_relaxed);
+    lock_deque(c);
+    b = atomic_load_explicit(&c->base, memory_order_relaxed);
+    int ok = b <= t;
+    if (ok) {
+        atomic_store_explicit(&c->top, t, memory_order_relaxed);
+        *out = c->entries[t & (WEFT__DIST_DEQUE_CAP - 1)];
+    }
+    unlock_deque(c);
+    return ok;
+}
+
+/* A hint, for thieves: a thief that tries the last entry and backs off
+ * raises base for a moment. */
+static int deque_empty(struct weft__dctl *c)
+{
+    return atomic_load_explicit(&c->base, memory_order_relaxed) >=
+           atomic_load_explicit(&c->top, memory_order_acquire);
+}
+
+/* The owner's answer, which may decide whether U is free: a base that
+ * looks past top may be a thief's passing increment (its back-off restores
+ * it), so that case is decided under the lock, where base holds still. */
+static int own_deque_empty(struct weft__dctl *c)
+{
+    if (!deque_empty(c))
+        return 0;
+    lock_deque(c);
+    int empty = atomic_load_explicit(&c->base, memory_order_relaxed) >=
+                atomic_load_explicit(&c->top, memory_order_relaxed);
+    unlock_deque(c);
+    return empty;
+}
+
+static uint64_t next_rand(struct weft__dist *d)
+{
+    d->rng ^= d->rng << 13;
+    d->rng ^= d->rng >> 7;
+    d->rng ^= d->rng << 17;
+    return d->rng;
+}
+
+/* Steals the oldest continuation of a random other rank into our U (the
+ * scheduler runs on its native stack and U is free: see dist.h). Returns
+ * the saved sp to resume, with d->cur set, or NULL. */
+static char *steal(struct weft__dist *d)
+{
+    if (d->size < 2)
+        return NULL;
+    int v = (int)(next_rand(d) % (uint64_t)(d->size - 1));
+    if (v >= d->rank)
+        v++;
+    struct weft__dctl *vc = weft__dist_ctl(v);
+    if (deque_empty(vc))
+        return NULL;
+    uint32_t z = 0;
+    /* acquire: pairs with the release in unlock_deque */
+    if (!atomic_compare_exchange_strong_explicit(&vc->lock, &z, 1, memory_order_acquire,
+                                                 memory_order_relaxed))
+        return NULL;
+    uint64_t t0 = now_ns();
+    int64_t b = atomic_load_explicit(&vc->base, memory_order_relaxed);
+    atomic_store_explicit(&vc->base, b + 1, memory_order_relaxed);
+    /* seq_cst: Dekker with the owner's top store and fence (pop) */
+    atomic_thread_fence(memory_order_seq_cst);
+    /* acquire: pairs with the release store of top in push */
+    if (b + 1 > atomic_load_explicit(&vc->top, memory_order_acquire)) {
+        atomic_store_explicit(&vc->base, b, memory_order_relaxed);
+        unlock_deque(vc);
+        return NULL;
+    }
+    struct weft__dentry e = vc->entries[b & (WEFT__DIST_DEQUE_CAP - 1)];
+    char *lo = e.sp - WEFT__DIST_RED;
+    size_t n = (size_t)(e.rec->frame_end - lo);
+    const char *view = weft__dist.slots + ((size_t)v << WEFT__DIST_SLOT_SHIFT);
+    copy_raw(lo, view + (lo - d->stack_lo), n);
+    unlock_deque(vc);
+    d->me->nsteals++;
+    d->me->steal_ns += now_ns() - t0;
+    d->cur = e.rec;
+    return e.sp;
+}
+
+/* ---- threads ---------------------------------------------------------------- */
+
+/* Some other rank looks for work (a hint: relaxed). */
+static int others_idle(struct weft__dist *d)
+{
+    for (int r = 0; r < d->size; r++)
+        if (r != d->rank && atomic_load_explicit(&weft__dist_ctl(r)->idle, memory_order_relaxed))
+            return 1;
+    return 0;
+}
+
+/* Leaves the running thread for the scheduler context for good. */
+static _Noreturn void to_scheduler(int req, struct weft__drec *rec)
+{
+    struct weft__dist *d = &weft__dist;
+    d->cur = NULL;
+    d->req = req;
+    d->req_rec = rec;
+    san_to_scheduler();
+    CTX_JUMP(d->sched_sp);
+}
+
+/* The end of a spawned thread c with result r, on whichever rank it is now. */
+static WEFT_NOINLINE _Noreturn void finish(struct weft__drec *c, void *r)
+{
+    struct weft__dist *d = &weft__dist;
+    struct weft__dentry e;
+    c->result = r;
+    if (WEFT_LIKELY(!d->force_steal) && pop(d->me, &e)) {
+        /* The parent is still ours, right above: it joins c here. release:
+         * the result, for a joiner elsewhere after the parent moved
+         * (pairs with the acquire in weft__dist_join). */
+        atomic_store_explicit(&c->state, WEFT__DREC_DONE, memory_order_release);
+        d->cur = e.rec;
+        san_unpoison_between(stack_pointer(), e.sp); /* our frames, left for good */
+        CTX_JUMP(e.sp);
+    }
+    /* The parent was stolen (or, forced, left for the scheduler): race its
+     * join. acq_rel: release publishes result; acquire pairs with the
+     * joiner's add, which published its susp_* fields. */
+    uint32_t old = atomic_fetch_add_explicit(&c->flag, 1, memory_order_acq_rel);
+    to_scheduler(old == 0 ? WEFT__DREQ_NONE : WEFT__DREQ_RESUME, c);
+}
+
+static void child_start(void *arg, void **save_sp)
+{
+    struct weft__drec *c = arg;
+    struct weft__dist *d = &weft__dist;
+    if (c->copy_size) { /* above our sp, below the parent's context: moves with us */
+        c->arg = c->frame_end - ((c->copy_size + 15) & ~(size_t)15);
+        copy_raw(c->arg, c->copy, c->copy_size);
+    }
+    push(d->me, *save_sp, d->spawn_parent);
+    d->cur = c;
+    void *r = c->fn(c->arg);
+    MOVED();
+    finish(c, r);
+}
+
+/* Oversubscribed (more ranks than CPUs): now and then a busy rank lets an
+ * idle one that shares its CPU run, or a short run would end before any
+ * thief was ever scheduled. */
+static WEFT_NOINLINE void share_cpu(struct weft__dist *d)
+{
+    if (others_idle(d))
+        sched_yield();
+}
+
+int weft__dist_spawn(weft_thread **out, weft_fn fn, const void *arg, size_t arg_size,
+                     const weft_attr *attr)
+{
+    if (attr && (attr->detached || attr->bound))
+        return ENOTSUP;
+    if (!fn || !out || (arg_size && (!arg || arg_size > WEFT__DIST_ARG_MAX)) ||
+        (attr && (attr->priority < WEFT_PRIO_BACKGROUND || attr->priority > WEFT_PRIO_URGENT)))
+        return EINVAL;
+    struct weft__dist *d = &weft__dist;
+    char *top = (char *)((uintptr_t)(stack_pointer() - WEFT__DIST_SPAWN_GAP) & ~(uintptr_t)63);
+    size_t copy = (arg_size + 15) & ~(size_t)15;
+    if (top - copy - d->stack_lo < (ptrdiff_t)WEFT__DIST_STACK_SLACK)
+        return EAGAIN; /* U is full: this chain of frames is too deep */
+    struct weft__drec *c = rec_alloc(d->me);
+    if (WEFT_UNLIKELY(!c))
+        return EAGAIN;
+    c->id = (uint64_t)(d->rank + 1) << REC_SHIFT | ++d->id_next;
+    c->fn = fn;
+    c->arg = (void *)arg;
+    c->copy = arg;
+    c->copy_size = arg_size;
+    c->frame_end = top;
+    atomic_store_explicit(&c->state, WEFT__DREC_LIVE, memory_order_relaxed);
+    atomic_store_explicit(&c->flag, 0, memory_order_relaxed);
+    if (WEFT_UNLIKELY(d->oversubscribed) && (++d->me->nspawns & (SHARE_EVERY - 1)) == 0)
+        share_cpu(d);
+    else
+        d->me->nspawns++;
+    *out = (weft_thread *)c;
+    d->spawn_parent = d->cur;
+    CTX_SPAWN(&d->spawn_sp, top - copy, child_start, c);
+    MOVED();
+    san_arrived();
+    return 0;
+}
+
+int weft__dist_join(weft_thread *t, void **result)
+{
+    struct weft__dist *d = &weft__dist;
+    struct weft__drec *c = (struct weft__drec *)t;
+    if (!t || !weft__dist_is_rec(t))
+        return EINVAL;
+    if (c == d->cur)
+        return EDEADLK;
+    /* acquire: pairs with the release of DONE in finish */
+    uint32_t s = atomic_load_explicit(&c->state, memory_order_acquire);
+    if (s == WEFT__DREC_FREED)
+        return EINVAL;
+    /* acquire: pairs with the finisher's add (its result) */
+    if (s != WEFT__DREC_DONE && atomic_load_explicit(&c->flag, memory_order_acquire) == 0) {
+        d->req = WEFT__DREQ_SUSPEND;
+        d->req_rec = c;
+        d->req_self = d->cur;
+        d->cur = NULL;
+        san_to_scheduler();
+        CTX_SWITCH(&d->req_sp, d->sched_sp);
+        MOVED();
+        san_arrived();
+    }
+    if (result)
+        *result = c->result;
+    rec_free(c);
+    return 0;
+}
+
+_Noreturn void weft__dist_exit(void *result)
+{
+    struct weft__dist *d = &weft__dist;
+    struct weft__drec *c = d->cur;
+    if (c->frame_end == d->stack_hi) { /* the root */
+        weft__dist_ctl(0)->result = result;
+        for (int r = 0; r < d->size; r++)
+            /* release: the result; pairs with the acquire in the loop */
+            atomic_store_explicit(&weft__dist_ctl(r)->exit_gen, d->gen, memory_order_release);
+        to_scheduler(WEFT__DREQ_NONE, NULL);
+    }
+    finish(c, result);
+}
+
+static void root_start(void *arg, void **save_sp)
+{
+    struct weft__drec *c = arg;
+    (void)save_sp;
+    san_arrived();
+    weft__dist.cur = c;
+    void *r = c->fn(c->arg);
+    MOVED();
+    weft__dist_exit(r);
+}
+
+/* Waits, for at most START_WAIT_NS, until every rank is in its scheduler
+ * loop: they leave the run's opening collective at different times, and a
+ * short root could otherwise end before any of them looked for work. */
+static void await_thieves(struct weft__dist *d)
+{
+    uint64_t t0 = now_ns();
+    for (int r = 1; r < d->size; r++)
+        while (atomic_load_explicit(&weft__dist_ctl(r)->loop_gen, memory_order_relaxed) != d->gen &&
+               now_ns() - t0 < START_WAIT_NS)
+            sched_yield();
+}
+
+int weft__dist_start_root(weft_fn fn, void *arg)
+{
+    struct weft__dist *d = &weft__dist;
+    await_thieves(d);
+    struct weft__drec *c = rec_alloc(d->me);
+    if (!c)
+        return EAGAIN;
+    c->id = (uint64_t)(d->rank + 1) << REC_SHIFT | ++d->id_next;
+    c->fn = fn;
+    c->arg = arg;
+    c->copy_size = 0;
+    c->frame_end = d->stack_hi;
+    atomic_store_explicit(&c->state, WEFT__DREC_LIVE, memory_order_relaxed);
+    atomic_store_explicit(&c->flag, 0, memory_order_relaxed);
+    d->req = WEFT__DREQ_NONE;
+    san_to_u(d->stack_hi);
+    CTX_SPAWN(&d->sched_sp, d->stack_hi, root_start, c);
+    MOVED();
+    san_arrived();
+    return 0;
+}
+
+/* ---- the scheduler ---------------------------------------------------------- */
+
+/* Acts on what the thread that left asked for; returns a context to
+ * resume (with d->cur set) or NULL. */
+static char *serve_request(struct weft__dist *d)
+{
+    int req = d->req;
+    d->req = WEFT__DREQ_NONE;
+    if (req == WEFT__DREQ_SUSPEND) {
+        /* d->req_self waits for d->req_rec: copy its frames out, then race. */
+        struct weft__drec *c = d->req_rec, *j = d->req_self;
+        char *sp = d->req_sp, *lo = sp - WEFT__DIST_RED;
+        size_t n = (size_t)(j->frame_end - lo);
+        char *ev = n <= WEFT__DIST_EVAC_SIZE ? evac_alloc(d->me) : NULL;
+        if (!ev) {
+            /* No room to copy it out: wait in place (nothing else of this
+             * rank is on U, and the joined thread needs nothing of it). */
+            /* acquire: pairs with the finisher's add */
+            while (atomic_load_explicit(&c->flag, memory_order_acquire) == 0)
+                sched_yield();
+            d->cur = j;
+            return sp;
+        }
+        copy_raw(ev, lo, n);
+        c->susp_sp = sp;
+        c->susp_evac = ev;
+        c->susp_rec = j;
+        d->me->nsuspends++;
+        /* acq_rel: release publishes susp_*; acquire pairs with the
+         * finisher's add (its result) */
+        if (atomic_fetch_add_explicit(&c->flag, 1, memory_order_acq_rel) == 0)
+            return NULL; /* the finisher resumes j */
+        evac_free(ev); /* it finished meanwhile: j's frames are still in place */
+        d->cur = j;
+        return sp;
+    }
+    if (req == WEFT__DREQ_RESUME) {
+        /* d->req_rec finished second: its joiner goes on here. U is free
+         * (the finisher's pop failed: our deque is empty). */
+        struct weft__drec *c = d->req_rec, *j = c->susp_rec;
+        char *sp = c->susp_sp, *lo = sp - WEFT__DIST_RED;
+        copy_raw(lo, c->susp_evac, (size_t)(j->frame_end - lo));
+        evac_free(c->susp_evac);
+        d->cur = j;
+        return sp;
+    }
+    return NULL;
+}
+
+
+void weft__dist_loop(void)
+{
+    struct weft__dist *d = &weft__dist;
+    unsigned fails = 0;
+    atomic_store_explicit(&d->me->loop_gen, d->gen, memory_order_relaxed);
+    for (;;) {
+        char *sp = serve_request(d);
+        if (!sp) {
+            struct weft__dentry e;
+            /* acquire: pairs with the release stores of the root's end */
+            if (atomic_load_explicit(&d->me->exit_gen, memory_order_acquire) == d->gen)
+                return;
+            int mine = !own_deque_empty(d->me);
+            if (mine && d->force_steal && others_idle(d)) {
+                /* forced: give an idle rank time to take it */
+                uint64_t t0 = now_ns();
+                while (!deque_empty(d->me) && now_ns() - t0 < FORCE_WAIT_NS)
+                    sched_yield();
+            }
+            if (mine && pop(d->me, &e)) {
+                d->cur = e.rec; /* left by a forced finish, or a joiner in mid-stack */
+                sp = e.sp;
+            } else if (atomic_store_explicit(&d->me->idle, 1, memory_order_relaxed),
+                       !(sp = steal(d))) {
+                for (int i = 0; i < SPIN_PAUSES; i++)
+                    __builtin_ia32_pause();
+                if (d->oversubscribed && ++fails % ROUNDS_YIELD == 0)
+                    sched_yield();
+                continue;
+            }
+        }
+        fails = 0;
+        atomic_store_explicit(&d->me->idle, 0, memory_order_relaxed);
+        san_to_u(sp);
+        CTX_SWITCH(&d->sched_sp, sp);
+        MOVED();
+        san_arrived();
+    }
+}

@@ -1,0 +1,293 @@
+/* monitor.c: the monitor thread: CPU accounting of user threads and the
+ * watch on time quanta.
+ *
+ * Design
+ * ------
+ * One kernel thread of the runtime's own (Go's sysmon) looks at every worker
+ * once a period (1 ms, or the quantum if it is shorter) while some worker is
+ * awake. For each worker it reads, racily, the thread it runs (w->current)
+ * and its tick, a count of switches out of user threads that the worker
+ * bumps with one add (the only cost on the hot path: no clock is read
+ * per switch). Same thread and same tick as at the last look: the thread
+ * kept the worker for the whole period, which is charged to it; the time it
+ * has kept the worker is what the quantum is checked against. Anything
+ * else: switches happened, and the period goes to the thread found running
+ * now (sampling; see account.h for the precision).
+ *
+ * Idling: when every worker sleeps (futex or ring: w->sleeping), the monitor
+ * sleeps too, on weft__monitor_idle, and an idle runtime costs no CPU.
+ * Dekker pair: the monitor stores idle = 1 (seq_cst) and then reads every
+ * worker's sleeping flag; a worker leaving its sleep clears its flag
+ * (seq_cst) and then reads idle (weft__monitor_kick). One of the two sees
+ * the other, so a woken worker never runs unwatched.
+ *
+ * The descriptors it reads may be finished and reused meanwhile: they stay
+ * mapped while the runtime runs (stack slabs), so a stale read charges a
+ * period to the wrong record at worst, and a record whose id no longer
+ * matches (a reused slot) starts afresh. The monitor stops before
+ * weft_finalize releases any descriptor. Its reads of owner-only fields
+ * are racy by design and hidden from ThreadSanitizer.
+ *
+ * Rejected: a clock read at every switch (tens of instructions on the
+ * yield path, which has about one to spare), and per-worker interval
+ * timers (every worker would wake every period, idle or not).
+ */
+#include "sched/monitor.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "os/futex.h"
+#include "os/kwait.h"
+#include "sched/account.h"
+#include "sched/sched.h"
+
+#define PERIOD_NS     ((uint64_t)1000000)  /* the base period: 1 ms */
+#define PERIOD_MIN_NS ((uint64_t)100000)   /* the shortest: a quantum below it is watched at it */
+#define PERIOD_MAX_NS ((uint64_t)10000000) /* backed off to while nothing changes (Go: 10 ms) */
+
+#if defined(WEFT_SANITIZE_THREAD)
+#define RACY __attribute__((no_sanitize("thread")))
+#else
+#define RACY
+#endif
+
+enum { MON_RUN = 0, MON_STOP = 1 };
+
+/* What the monitor saw of one worker at its last look; monitor only. */
+struct look {
+    struct weft_thread *cur; /* the thread running then, NULL: none */
+    uint64_t tick;           /* the worker's tick then */
+    uint64_t since;          /* when cur was first seen keeping the worker */
+};
+
+_Atomic uint32_t weft__monitor_idle;
+
+static struct {
+    pthread_t pt;
+    int started;           /* under the caller of start/stop (weft_init/finalize) */
+    _Atomic uint32_t stop; /* MON_RUN / MON_STOP; futex word of the period sleep */
+    uint64_t period_ns;    /* immutable while running */
+    int64_t quantum_ns;    /* <= 0: no preemption; immutable while running */
+    struct look *looks;    /* one per worker; monitor only */
+    uint64_t last;         /* monitor clock of the last look; monitor only */
+} mon;
+
+/* ---- per-thread records ------------------------------------------------------ */
+
+/* t's id, assigned if it has none yet (as weft_thread_id). */
+RACY static uint64_t id_of(struct weft_thread *t)
+{
+    uint64_t id = __atomic_load_n(&t->id, __ATOMIC_RELAXED);
+    if (id)
+        return id;
+    uint64_t fresh = atomic_fetch_add_explicit(&weft__rt.id_next, 1, memory_order_relaxed);
+    if (__atomic_compare_exchange_n(&t->id, &id, fresh, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+        return fresh;
+    return id;
+}
+
+/* Makes t's record its own (a reused slot starts afresh). relaxed: the
+ * record is a statistic; a racing reset loses at most one charge. */
+RACY static void own_record(struct weft_thread *t, uint64_t now)
+{
+    uint64_t id = id_of(t);
+    if (atomic_load_explicit(&t->acct_id, memory_order_relaxed) != id) {
+        atomic_store_explicit(&t->cpu_ns, 0, memory_order_relaxed);
+        atomic_store_explicit(&t->charged_at, now, memory_order_relaxed);
+        atomic_store_explicit(&t->state_since, now, memory_order_relaxed);
+        atomic_store_explicit(&t->acct_id, id, memory_order_relaxed);
+    }
+}
+
+RACY static void stamp_at(struct weft_thread *t, uint64_t now)
+{
+    own_record(t, now);
+    atomic_store_explicit(&t->state_since, now, memory_order_relaxed);
+}
+
+RACY static void charge(struct weft_thread *t, uint64_t dt, uint64_t now)
+{
+    own_record(t, now);
+    atomic_store_explicit(&t->cpu_ns, atomic_load_explicit(&t->cpu_ns, memory_order_relaxed) + dt,
+                          memory_order_relaxed);
+    atomic_store_explicit(&t->charged_at, now, memory_order_relaxed);
+}
+
+void weft__acct_stamp(struct weft_thread *t)
+{
+    stamp_at(t, weft__now_ns());
+}
+
+/* 1 while t's record is its own. */
+RACY static int record_valid(const struct weft_thread *t)
+{
+    uint64_t id = __atomic_load_n(&t->id, __ATOMIC_RELAXED);
+    return id && atomic_load_explicit(&t->acct_id, memory_order_relaxed) == id;
+}
+
+RACY uint64_t weft__thread_cpu_ns(const struct weft_thread *t)
+{
+    if (!t || !record_valid(t))
+        return 0;
+    uint64_t cpu = atomic_load_explicit(&t->cpu_ns, memory_order_relaxed);
+    /* The stretch since the last charge, while it still runs: at most a
+     * period, which the next look charges. */
+    struct weft__worker *w = __atomic_load_n(&t->worker, __ATOMIC_RELAXED);
+    if (w && __atomic_load_n(&w->current, __ATOMIC_RELAXED) == t && mon.started) {
+        uint64_t now = weft__now_ns();
+        uint64_t at = atomic_load_explicit(&t->charged_at, memory_order_relaxed);
+        if (now > at && now - at <= mon.period_ns)
+            cpu += now - at;
+    }
+    return cpu;
+}
+
+RACY uint64_t weft__thread_state_ns(const struct weft_thread *t)
+{
+    if (!t || !record_valid(t))
+        return 0;
+    uint64_t since = atomic_load_explicit(&t->state_since, memory_order_relaxed);
+    uint64_t now = weft__now_ns();
+    return now > since ? now - since : 0;
+}
+
+/* ---- the look at one worker ------------------------------------------------ */
+
+/* Returns 1 when the worker switched since the last look. */
+RACY static int look_at(struct weft__worker *w, struct look *l, uint64_t now, uint64_t dt)
+{
+    struct weft_thread *cur = __atomic_load_n(&w->current, __ATOMIC_RELAXED);
+    uint64_t tick = __atomic_load_n(&w->tick, __ATOMIC_RELAXED);
+    int moved = cur != l->cur || tick != l->tick;
+    if (moved) {
+        if (l->cur && l->cur != cur)
+            stamp_at(l->cur, now); /* it left the worker (parked, readied or done) */
+        if (cur && cur != l->cur)
+            stamp_at(cur, now);
+        l->since = now;
+    }
+    if (cur)
+        charge(cur, dt, now);
+    l->cur = cur;
+    l->tick = tick;
+    return moved;
+}
+
+/* ---- the thread ---------------------------------------------------------------- */
+
+/* 1 while a worker has kept one thread past the quantum: the watch must
+ * stay at its base period (see the quantum checks). */
+static int busy_watch(void)
+{
+    return 0;
+}
+
+/* 1 when every worker sleeps: the monitor may sleep too (seq_cst loads:
+ * see the Dekker pair above). */
+static int all_asleep(void)
+{
+    for (int i = 0; i < weft__rt.nworkers; i++)
+        if (!atomic_load_explicit(&weft__rt.workers[i]->sleeping, memory_order_seq_cst))
+            return 0;
+    return 1;
+}
+
+static void idle_sleep(void)
+{
+    /* seq_cst: pairs with weft__monitor_kick (see the design block). */
+    atomic_store_explicit(&weft__monitor_idle, 1, memory_order_seq_cst);
+    if (all_asleep() && atomic_load_explicit(&mon.stop, memory_order_acquire) == MON_RUN)
+        while (atomic_load_explicit(&weft__monitor_idle, memory_order_acquire))
+            weft__futex_wait(&weft__monitor_idle, 1, NULL);
+    atomic_store_explicit(&weft__monitor_idle, 0, memory_order_relaxed);
+    /* The time asleep is nobody's: start the next period afresh. */
+    mon.last = weft__now_ns();
+    for (int i = 0; i < weft__rt.nworkers; i++)
+        mon.looks[i].cur = NULL;
+}
+
+static void *monitor_main(void *arg)
+{
+    (void)arg;
+    mon.last = weft__now_ns();
+    /* Backs off (doubling up to PERIOD_MAX_NS) while no worker switches:
+     * workers stuck in one computation each, or blocked in the kernel,
+     * need few looks (the charges stay exact: a kept worker is charged the
+     * whole time). Any switch brings the base period back. */
+    uint64_t period = mon.period_ns;
+    while (atomic_load_explicit(&mon.stop, memory_order_acquire) == MON_RUN) {
+        struct timespec ts = { (time_t)(period / 1000000000u), (long)(period % 1000000000u) };
+        weft__futex_wait(&mon.stop, MON_RUN, &ts);
+        uint64_t now = weft__now_ns();
+        uint64_t dt = now - mon.last;
+        mon.last = now;
+        int moved = 0;
+        for (int i = 0; i < weft__rt.nworkers; i++)
+            moved |= look_at(weft__rt.workers[i], &mon.looks[i], now, dt);
+        if (moved || busy_watch())
+            period = mon.period_ns;
+        else if (period < PERIOD_MAX_NS)
+            period *= 2;
+        if (all_asleep()) {
+            idle_sleep();
+            period = mon.period_ns;
+        }
+    }
+    return NULL;
+}
+
+void weft__monitor_wake(void)
+{
+    uint32_t one = 1;
+    /* acq_rel: the waker's state before the monitor's next look. */
+    if (atomic_compare_exchange_strong_explicit(&weft__monitor_idle, &one, 0,
+                                                memory_order_acq_rel, memory_order_relaxed))
+        weft__futex_wake(&weft__monitor_idle, 1);
+}
+
+int weft__monitor_start(int64_t quantum_ns)
+{
+    mon.quantum_ns = quantum_ns;
+    mon.period_ns = PERIOD_NS;
+    if (quantum_ns > 0 && (uint64_t)quantum_ns < mon.period_ns)
+        mon.period_ns = (uint64_t)quantum_ns < PERIOD_MIN_NS ? PERIOD_MIN_NS : (uint64_t)quantum_ns;
+    mon.looks = calloc((size_t)weft__rt.nworkers, sizeof *mon.looks);
+    if (!mon.looks)
+        return ENOMEM;
+    atomic_store_explicit(&mon.stop, MON_RUN, memory_order_relaxed);
+    atomic_store_explicit(&weft__monitor_idle, 0, memory_order_relaxed);
+    /* No signal for the monitor: a process-directed one (a test's alarm,
+     * the dump signal) goes to a thread that runs the program's code. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int rc = pthread_create(&mon.pt, NULL, monitor_main, NULL);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0) {
+        free(mon.looks);
+        mon.looks = NULL;
+        return rc;
+    }
+    mon.started = 1;
+    return 0;
+}
+
+void weft__monitor_stop(void)
+{
+    if (!mon.started)
+        return;
+    /* release: pairs with the monitor's acquire loads of stop. */
+    atomic_store_explicit(&mon.stop, MON_STOP, memory_order_release);
+    weft__futex_wake(&mon.stop, 1);
+    atomic_store_explicit(&weft__monitor_idle, 0, memory_order_release);
+    weft__futex_wake(&weft__monitor_idle, 1);
+    pthread_join(mon.pt, NULL);
+    mon.started = 0;
+    free(mon.looks);
+    mon.looks = NULL;
+}

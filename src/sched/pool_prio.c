@@ -1,0 +1,320 @@
+/* pool_prio.c: priority classes as a pool, over the default one.
+ *
+ * Design
+ * ------
+ * Each worker keeps one list of ready threads per class (BACKGROUND,
+ * NORMAL, HIGH, URGENT) under a lock of its own, and a bitmap of the
+ * non-empty ones: the owner picks the highest class in O(1) (the bitmap's
+ * top bit), a thief takes from the highest class it finds on any worker.
+ * Within a class the order is today's: a readied thread goes to the front
+ * (the owner runs it next: LIFO, as its deque), a yielded one to the back
+ * (behind every other ready thread of its class), and the owner pops the
+ * front while thieves take the back (the coldest). The default pool's own
+ * queues (the deque and the yield FIFO) stay as part of the NORMAL class,
+ * taken after its list: the pool is swapped in while workers run
+ * (weft__prio_activate), and a worker that still saw the default pool
+ * queues NORMAL threads there.
+ *
+ * A program that never uses a priority never gets here: rt.pool stays NULL
+ * and every fast path is the default pool's, inlined. Once a priority is
+ * used the pool stays until weft_finalize; every worker's GATE_POOL bit
+ * sends its scheduling points through the slow paths.
+ *
+ * Why lists and not a deque per class: a thread whose class rises while it
+ * waits (priority inheritance) must move to its new class at once, which a
+ * doubly linked list under a lock allows (weft__prio_requeue) and a
+ * Chase-Lev deque does not. Only programs that use priorities pay the lock.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sched/sched.h"
+#include "sched/switch.h"
+
+#define NCLASS 4 /* WEFT_PRIO_BACKGROUND..WEFT_PRIO_URGENT */
+#define IDX(c) ((c) - WEFT_PRIO_BACKGROUND)
+#define NORMAL_BIT (1u << IDX(WEFT_PRIO_NORMAL))
+
+struct prio_list {
+    struct weft_thread *front, *back; /* linked through next (toward back) and prev */
+};
+
+struct weft__prio_q {
+    weft__lock lock;
+    _Atomic uint32_t mask;         /* bit IDX(c): list c is not empty; written under
+                                      lock, read racily as a hint */
+    struct prio_list l[NCLASS];    /* under lock */
+} __attribute__((aligned(WEFT_CACHELINE)));
+
+static struct {
+    pthread_mutex_t lock;     /* serialises activation */
+    struct weft__prio_q *qs;  /* one per worker; set before rt.pool, freed at finalize */
+} prio = { PTHREAD_MUTEX_INITIALIZER, NULL };
+
+static inline struct weft__prio_q *q_of(struct weft__worker *w)
+{
+    return &prio.qs[w->id];
+}
+
+/* ---- lists (under q->lock) ----------------------------------------------- */
+
+static void link_front(struct weft__prio_q *q, int i, struct weft_thread *t)
+{
+    struct prio_list *l = &q->l[i];
+    t->prev = NULL;
+    t->next = l->front;
+    if (l->front)
+        l->front->prev = t;
+    else
+        l->back = t;
+    l->front = t;
+    __atomic_store_n(&t->pq, q, __ATOMIC_RELAXED);
+    t->pq_cls = (int8_t)i;
+    atomic_store_explicit(&q->mask, atomic_load_explicit(&q->mask, memory_order_relaxed) | 1u << i,
+                          memory_order_relaxed);
+}
+
+static void link_back(struct weft__prio_q *q, int i, struct weft_thread *t)
+{
+    struct prio_list *l = &q->l[i];
+    t->next = NULL;
+    t->prev = l->back;
+    if (l->back)
+        l->back->next = t;
+    else
+        l->front = t;
+    l->back = t;
+    __atomic_store_n(&t->pq, q, __ATOMIC_RELAXED);
+    t->pq_cls = (int8_t)i;
+    atomic_store_explicit(&q->mask, atomic_load_explicit(&q->mask, memory_order_relaxed) | 1u << i,
+                          memory_order_relaxed);
+}
+
+static void unlink_t(struct weft__prio_q *q, struct weft_thread *t)
+{
+    int i = t->pq_cls;
+    struct prio_list *l = &q->l[i];
+    if (t->prev)
+        t->prev->next = t->next;
+    else
+        l->front = t->next;
+    if (t->next)
+        t->next->prev = t->prev;
+    else
+        l->back = t->prev;
+    t->next = t->prev = NULL;
+    __atomic_store_n(&t->pq, NULL, __ATOMIC_RELAXED);
+    if (!l->front)
+        atomic_store_explicit(&q->mask,
+                              atomic_load_explicit(&q->mask, memory_order_relaxed) & ~(1u << i),
+                              memory_order_relaxed);
+}
+
+static int top_class(uint32_t mask)
+{
+    return 31 - __builtin_clz(mask);
+}
+
+/* ---- the pool --------------------------------------------------------------- */
+
+static void prio_push(struct weft__worker *w, struct weft_thread *t)
+{
+    if (t->pinned && w->id != 0) {
+        weft__mail(weft__worker0(), t); /* only worker 0 runs it */
+        return;
+    }
+    struct weft__prio_q *q = q_of(w);
+    weft__lock_acquire(&q->lock);
+    link_front(q, IDX(weft__cls(t)), t);
+    weft__lock_release(&q->lock);
+}
+
+static void prio_push_yield(struct weft__worker *w, struct weft_thread *t)
+{
+    struct weft__prio_q *q = q_of(w);
+    weft__lock_acquire(&q->lock);
+    link_back(q, IDX(weft__cls(t)), t);
+    weft__lock_release(&q->lock);
+}
+
+/* The front of w's highest non-empty list at or above class index `from`,
+ * or NULL. */
+static struct weft_thread *pop_from(struct weft__prio_q *q, int from)
+{
+    uint32_t m = atomic_load_explicit(&q->mask, memory_order_relaxed) >> from;
+    if (!m)
+        return NULL;
+    weft__lock_acquire(&q->lock);
+    m = atomic_load_explicit(&q->mask, memory_order_relaxed) >> from;
+    struct weft_thread *t = NULL;
+    if (m) {
+        t = q->l[top_class(m) + from].front;
+        unlink_t(q, t);
+    }
+    weft__lock_release(&q->lock);
+    return t;
+}
+
+static struct weft_thread *prio_pop(struct weft__worker *w)
+{
+    struct weft__prio_q *q = q_of(w);
+    struct weft_thread *t = pop_from(q, IDX(WEFT_PRIO_NORMAL));
+    if (!t)
+        t = weft__pick_default(w); /* the rest of NORMAL */
+    if (!t)
+        t = pop_from(q, IDX(WEFT_PRIO_BACKGROUND));
+    return t;
+}
+
+/* The back of v's list i that is not the pinned initial thread, or NULL. */
+static struct weft_thread *steal_list(struct weft__prio_q *v, int i)
+{
+    if (!(atomic_load_explicit(&v->mask, memory_order_relaxed) & 1u << i))
+        return NULL;
+    weft__lock_acquire(&v->lock);
+    struct weft_thread *t = v->l[i].back;
+    while (t && t->pinned)
+        t = t->prev;
+    if (t)
+        unlink_t(v, t);
+    weft__lock_release(&v->lock);
+    return t;
+}
+
+static struct weft_thread *prio_steal(struct weft__worker *w)
+{
+    int n = weft__rt.nworkers;
+    for (int i = NCLASS - 1; i >= 0; i--) {
+        for (int k = 1; k < n; k++) {
+            struct weft__worker *v = weft__rt.workers[(w->id + k) % n];
+            struct weft_thread *t = steal_list(q_of(v), i);
+            if (t) {
+                __atomic_store_n(&w->nsteals, w->nsteals + 1, __ATOMIC_RELAXED);
+                return t;
+            }
+        }
+        if (i == IDX(WEFT_PRIO_NORMAL)) {
+            struct weft_thread *t = weft__ws_steal(w);
+            if (t)
+                return t;
+        }
+    }
+    return NULL;
+}
+
+static int prio_has_ready(struct weft__worker *w)
+{
+    return atomic_load_explicit(&q_of(w)->mask, memory_order_relaxed) != 0 ||
+           weft__pool_ws.has_ready(w);
+}
+
+static int prio_has_work(struct weft__worker *w)
+{
+    for (int i = 0; i < weft__rt.nworkers; i++)
+        if (atomic_load_explicit(&prio.qs[i].mask, memory_order_relaxed))
+            return 1;
+    return weft__pool_ws.has_work(w);
+}
+
+static void prio_destroy(void)
+{
+    free(prio.qs);
+    prio.qs = NULL;
+}
+
+const struct weft__pool_ops weft__pool_prio = {
+    .name = "prio",
+    .destroy = prio_destroy,
+    .push = prio_push,
+    .push_yield = prio_push_yield,
+    .push_front = prio_push,
+    .pop = prio_pop,
+    .steal = prio_steal,
+    .has_work = prio_has_work,
+    .has_ready = prio_has_ready,
+};
+
+/* ---- activation, inheritance, spawn ------------------------------------------ */
+
+int weft__prio_activate(void)
+{
+    if (__atomic_load_n(&weft__rt.pool, __ATOMIC_ACQUIRE))
+        return 0; /* in place already, or another plug-in (priorities are stored only) */
+    int rc = 0;
+    pthread_mutex_lock(&prio.lock);
+    if (!__atomic_load_n(&weft__rt.pool, __ATOMIC_RELAXED)) {
+        int n = weft__rt.nworkers;
+        struct weft__prio_q *qs = aligned_alloc(WEFT_CACHELINE, (size_t)n * sizeof *qs);
+        if (!qs) {
+            rc = ENOMEM;
+        } else {
+            memset(qs, 0, (size_t)n * sizeof *qs);
+            prio.qs = qs;
+            /* release: the lists are initialised before any worker that
+             * sees the pool uses them; pairs with the acquire above (and
+             * a worker's later lock acquisitions). */
+            __atomic_store_n(&weft__rt.pool, &weft__pool_prio, __ATOMIC_RELEASE);
+            for (int i = 0; i < n; i++)
+                atomic_fetch_or_explicit(&weft__rt.workers[i]->gate, WEFT__GATE_POOL,
+                                         memory_order_release);
+        }
+    }
+    pthread_mutex_unlock(&prio.lock);
+    return rc;
+}
+
+void weft__prio_requeue(struct weft_thread *t)
+{
+    if (__atomic_load_n(&weft__rt.pool, __ATOMIC_ACQUIRE) != &weft__pool_prio)
+        return;
+    struct weft__prio_q *q = __atomic_load_n(&t->pq, __ATOMIC_RELAXED);
+    if (!q)
+        return; /* running, parked, or in a queue of the default pool */
+    weft__lock_acquire(&q->lock);
+    if (t->pq == q) {
+        unlink_t(q, t);
+        link_front(q, IDX(weft__cls(t)), t);
+    }
+    weft__lock_release(&q->lock);
+}
+
+void weft__parent_ready_slow(struct weft__worker *w, struct weft_thread *parent,
+                             struct weft_thread *child)
+{
+    weft__make_ready_slow(w, parent);
+    if (weft__cls(parent) <= weft__cls(child))
+        return;
+    /* A lower-priority child is queued: it has not started its function
+     * yet, so it goes behind its class's ready threads unseen. */
+    w = weft__worker_now();
+    weft__switch(w, child, weft__pick_local(w), (uintptr_t)child | XF_PUSH);
+}
+
+void weft__prio_update(struct weft_thread *t)
+{
+    int c = __atomic_load_n(&t->prio, __ATOMIC_RELAXED);
+    int b = __atomic_load_n(&t->boost, __ATOMIC_RELAXED);
+    if (b && b - 2 > c)
+        c = b - 2;
+    if (__atomic_exchange_n(&t->pcls, (int8_t)c, __ATOMIC_RELAXED) != c)
+        weft__prio_requeue(t);
+}
+
+int weft__prio_top(struct weft__worker *w)
+{
+    if (__atomic_load_n(&weft__rt.pool, __ATOMIC_ACQUIRE) == &weft__pool_prio) {
+        uint32_t m = atomic_load_explicit(&q_of(w)->mask, memory_order_relaxed);
+        if (m & ~(NORMAL_BIT | (NORMAL_BIT - 1)))
+            return top_class(m) + WEFT_PRIO_BACKGROUND;
+        if (m & NORMAL_BIT)
+            return WEFT_PRIO_NORMAL;
+        if (weft__pool_ws.has_ready(w))
+            return WEFT_PRIO_NORMAL;
+        if (m)
+            return WEFT_PRIO_BACKGROUND;
+        return WEFT_PRIO_BACKGROUND - 1;
+    }
+    return weft__pool()->has_ready(w) ? WEFT_PRIO_NORMAL : WEFT_PRIO_BACKGROUND - 1;
+}

@@ -1,0 +1,151 @@
+/* Tests share/weft/weft-gdb.py in real gdb (batch mode): "info weft-threads"
+ * lists the user threads with their states, and "weft-bt ID" prints a parked
+ * thread's backtrace from its saved context, in the live process and in a
+ * core file written by gcore. Skipped (77) without gdb, without ptrace, or
+ * in sanitizer builds (the extension is for the Release build). */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <weft.h>
+
+#include "check.h"
+#include "testutil.h"
+
+#define GDB "/usr/bin/gdb"
+
+static weft_mutex mu = WEFT_MUTEX_INIT;
+static weft_sem sem;
+long observe_gdb_parked_id; /* read by gdb */
+
+static __attribute__((noinline)) void *gdb_parked_on_mutex(void *a)
+{
+    CHECK_EQ(weft_mutex_lock(&mu), 0);
+    CHECK_EQ(weft_mutex_unlock(&mu), 0);
+    return a;
+}
+
+static __attribute__((noinline)) void *gdb_parked_on_sem(void *a)
+{
+    CHECK_EQ(weft_sem_wait(&sem), 0);
+    return a;
+}
+
+/* gdb's breakpoint */
+__attribute__((noinline)) void observe_gdb_stop(void);
+__attribute__((noinline)) void observe_gdb_stop(void)
+{
+    __asm__ volatile("" ::: "memory");
+}
+
+static int target(void)
+{
+    test_init(1, WEFT_WORK_FIRST);
+    CHECK_EQ(weft_sem_init(&sem, 0), 0);
+    CHECK_EQ(weft_mutex_lock(&mu), 0);
+    weft_thread *a, *b;
+    weft_attr at = WEFT_ATTR_INIT;
+    at.name = "gdb-mutex";
+    CHECK_EQ(weft_spawn(&a, gdb_parked_on_mutex, NULL, &at), 0);
+    at.name = "gdb-sem";
+    CHECK_EQ(weft_spawn(&b, gdb_parked_on_sem, NULL, &at), 0);
+    observe_gdb_parked_id = (long)weft_thread_id(a);
+    weft_thread_id(b);
+    observe_gdb_stop();
+    CHECK_EQ(weft_mutex_unlock(&mu), 0);
+    CHECK_EQ(weft_sem_post(&sem), 0);
+    CHECK_EQ(weft_join(a, NULL), 0);
+    CHECK_EQ(weft_join(b, NULL), 0);
+    CHECK_EQ(weft_finalize(), 0);
+    return 0;
+}
+
+/* Runs cmd, returns its output (stdout and stderr). */
+static char *run(const char *cmd)
+{
+    FILE *p = popen(cmd, "r");
+    CHECK(p != NULL);
+    size_t cap = 1 << 16, len = 0;
+    char *s = malloc(cap);
+    CHECK(s != NULL);
+    size_t k;
+    while ((k = fread(s + len, 1, cap - len - 1, p)) > 0) {
+        len += k;
+        if (len + 1 == cap) {
+            cap *= 2;
+            s = realloc(s, cap);
+            CHECK(s != NULL);
+        }
+    }
+    s[len] = '\0';
+    pclose(p);
+    return s;
+}
+
+static void expect(const char *out, const char *what)
+{
+    if (!strstr(out, what)) {
+        fprintf(stderr, "gdb output lacks \"%s\":\n%s\n", what, out);
+        CHECK(0);
+    }
+}
+
+static const char *const gdb_checks =
+    "-ex 'source %s' -ex 'info weft-threads' "
+    "-ex 'python gdb.execute(\"weft-bt %%d\" %% int(gdb.parse_and_eval(\"*(long *)&observe_gdb_parked_id\")))' ";
+
+int main(int argc, char **argv)
+{
+    if (argc == 2 && strcmp(argv[1], "target") == 0)
+        return target();
+    const char *script = getenv("WEFT_GDB_SCRIPT");
+    if (TEST_SANITIZED || !script || access(GDB, X_OK) != 0 || access(script, R_OK) != 0) {
+        fprintf(stderr, "skipped: gdb, the script or a Release build is missing\n");
+        return 77;
+    }
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    CHECK(n > 0);
+    exe[n] = '\0';
+    char dir[] = "/tmp/weft-gdb-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    char core[4200], checks[8192], cmd[32768];
+    snprintf(core, sizeof core, "%s/core", dir);
+    snprintf(checks, sizeof checks, gdb_checks, script);
+
+    /* live; the mprotect guard keeps every slab page readable for gcore */
+    snprintf(cmd, sizeof cmd,
+             "WEFT_STACK_GUARD=mprotect WEFT_WORKERS=1 timeout 120 " GDB
+             " -nx -batch -ex 'set debuginfod enabled off' -ex 'break observe_gdb_stop' "
+             "-ex 'run' %s -ex 'gcore %s' -ex 'kill' --args %s target 2>&1",
+             checks, core, exe);
+    char *out = run(cmd);
+    if (strstr(out, "ptrace") && strstr(out, "not permitted")) {
+        fprintf(stderr, "skipped: no ptrace here\n%s", out);
+        return 77;
+    }
+    expect(out, "3 weft user threads");
+    expect(out, "\"main\": running, worker 0");
+    expect(out, "\"gdb-mutex\": parked on mutex, worker -1");
+    expect(out, "\"gdb-sem\": parked on sem, worker -1");
+    expect(out, "weft thread ");
+    expect(out, "in gdb_parked_on_mutex");
+    expect(out, "lock_slow");
+    free(out);
+
+    /* the core file */
+    if (access(core, R_OK) == 0) {
+        snprintf(cmd, sizeof cmd, "timeout 120 " GDB " -nx -batch -ex 'set debuginfod enabled off' %s %s %s 2>&1",
+                 exe, core, checks);
+        out = run(cmd);
+        expect(out, "\"gdb-mutex\": parked on mutex");
+        expect(out, "in gdb_parked_on_mutex");
+        free(out);
+        unlink(core);
+    } else {
+        fprintf(stderr, "note: gcore wrote no core file; core check skipped\n");
+    }
+    rmdir(dir);
+    return 0;
+}

@@ -1,0 +1,161 @@
+/* Tests WEFT_TRACE: a child process traces spawns, parks, wakes and yields
+ * on two workers; the file written at weft_finalize is parsed (python3)
+ * and checked: one object with traceEvents, a named track per worker,
+ * slices named "<id> <name>" that never overlap on a track, spawn
+ * instants, and flows from each wake to the woken thread's next run. The
+ * dropped-event line is on stderr; an unwritable path is one notice. */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <weft.h>
+
+#include "check.h"
+#include "testutil.h"
+
+static weft_sem sem;
+
+static void *waiter(void *a)
+{
+    for (int i = 0; i < 3; i++)
+        CHECK_EQ(weft_sem_wait(&sem), 0);
+    return a;
+}
+
+static void *yielder(void *a)
+{
+    for (int i = 0; i < 10; i++)
+        weft_yield();
+    return a;
+}
+
+static void *fib(void *a)
+{
+    long n = (long)a;
+    if (n < 2)
+        return a;
+    weft_thread *t;
+    CHECK_EQ(weft_spawn(&t, fib, (void *)(n - 1), NULL), 0);
+    void *x = fib((void *)(n - 2)), *y;
+    CHECK_EQ(weft_join(t, &y), 0);
+    return (void *)((long)x + (long)y);
+}
+
+static void task_fn(void *arg)
+{
+    (void)arg;
+}
+
+static int child(void)
+{
+    alarm(30);
+    CHECK_EQ(weft_init(NULL), 0);
+    CHECK_EQ(weft_sem_init(&sem, 0), 0);
+    weft_attr a = WEFT_ATTR_INIT;
+    a.name = "tr-waiter";
+    weft_thread *w, *y[2], *f;
+    CHECK_EQ(weft_spawn(&w, waiter, NULL, &a), 0);
+    a.name = "tr-yielder";
+    for (int i = 0; i < 2; i++)
+        CHECK_EQ(weft_spawn(&y[i], yielder, NULL, &a), 0);
+    printf("waiter %llu\n", (unsigned long long)weft_thread_id(w));
+    fflush(stdout);
+    for (int i = 0; i < 3; i++) {
+        weft_sleep_ns(2000000); /* the waiter parks meanwhile */
+        CHECK_EQ(weft_sem_post(&sem), 0);
+    }
+    for (int i = 0; i < 4; i++)
+        CHECK_EQ(weft_task_create(NULL, task_fn, NULL, 0), 0);
+    CHECK_EQ(weft_spawn(&f, fib, (void *)12L, NULL), 0);
+    void *r;
+    CHECK_EQ(weft_join(f, &r), 0);
+    CHECK_EQ((long)r, 144);
+    CHECK_EQ(weft_join(w, NULL), 0);
+    for (int i = 0; i < 2; i++)
+        CHECK_EQ(weft_join(y[i], NULL), 0);
+    CHECK_EQ(weft_finalize(), 0);
+    return 0;
+}
+
+static const char check_py[] =
+    "import json, sys\n"
+    "path, waiter, workers = sys.argv[1], sys.argv[2], int(sys.argv[3])\n"
+    "d = json.load(open(path))\n"
+    "assert isinstance(d, dict) and isinstance(d['traceEvents'], list)\n"
+    "ev = d['traceEvents']\n"
+    "names = {e['tid']: e['args']['name'] for e in ev if e['ph'] == 'M' and e['name'] == 'thread_name'}\n"
+    "assert names == {i: 'worker %d' % i for i in range(workers)}, names\n"
+    "x = [e for e in ev if e['ph'] == 'X']\n"
+    "assert x, 'no slices'\n"
+    "for e in x:\n"
+    "    assert e['tid'] in names and e['dur'] >= 0\n"
+    "    assert e['name'].split(' ')[0].isdigit(), e\n"
+    "for tid in names:\n"
+    "    s = sorted((e for e in x if e['tid'] == tid), key=lambda e: e['ts'])\n"
+    "    for a, b in zip(s, s[1:]):\n"
+    "        assert a['ts'] + a['dur'] <= b['ts'] + 0.002, ('overlap', a, b)\n"
+    "wslices = [e for e in x if e['name'] == waiter + ' tr-waiter']\n"
+    "assert len(wslices) >= 4, ('waiter runs', len(wslices))\n"
+    "assert any(e['args']['end'] == 'park sem' for e in wslices), wslices\n"
+    "assert any(e['name'].endswith(' tr-yielder') for e in x)\n"
+    "assert any(e['ph'] == 'i' and e['name'].startswith('spawn ') for e in ev)\n"
+    "assert sum(e['args']['tasks'] for e in ev if e['ph'] == 'i' and e['name'].startswith('task run ')) == 4\n"
+    "starts = {e['id']: e for e in ev if e['ph'] == 's'}\n"
+    "ends = [e for e in ev if e['ph'] == 'f']\n"
+    "assert ends, 'no flows'\n"
+    "for f in ends:\n"
+    "    s = starts[f['id']]\n"
+    "    assert s['ts'] <= f['ts'] + 0.002, (s, f)\n"
+    "    assert any(e['tid'] == f['tid'] and abs(e['ts'] - f['ts']) < 0.002 for e in x), f\n"
+    "woke = [f for f in ends if any(e['tid'] == f['tid'] and abs(e['ts'] - f['ts']) < 0.002 for e in wslices)]\n"
+    "assert len(woke) >= 3, ('wakes of the waiter', len(woke))\n"
+    "print('trace ok', len(ev))\n";
+
+int main(int argc, char **argv)
+{
+    if (argc >= 2 && strcmp(argv[1], "child") == 0)
+        return child();
+    if (system("python3 -c 'import json' >/dev/null 2>&1") != 0) {
+        fprintf(stderr, "skipped: no python3\n");
+        return 77;
+    }
+    char dir[] = "/tmp/weft-trace-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    char path[256], env[300], py[256], cmd[1024];
+    snprintf(path, sizeof path, "%s/trace.json", dir);
+    snprintf(env, sizeof env, "WEFT_TRACE=%s", path);
+    const char *const e[] = { env, "WEFT_WORKERS=2", NULL };
+    test_child r;
+    test_run_self(&r, "child", NULL, e, NULL);
+    if (!WIFEXITED(r.status) || WEXITSTATUS(r.status) != 0)
+        fprintf(stderr, "child: status %d\nout:\n%s\nerr:\n%s\n", r.status, r.out, r.err);
+    CHECK(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0);
+    unsigned long long waiter = 0;
+    CHECK(sscanf(r.out, "waiter %llu", &waiter) == 1);
+    char line[400];
+    snprintf(line, sizeof line, "trace: %s: ", path);
+    CHECK(strstr(r.err, line) != NULL);
+    CHECK(strstr(r.err, " 0 dropped") != NULL);
+
+    snprintf(py, sizeof py, "%s/check.py", dir);
+    FILE *f = fopen(py, "w");
+    CHECK(f != NULL);
+    fputs(check_py, f);
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "python3 %s %s %llu 2", py, path, waiter);
+    int rc = system(cmd);
+    if (rc != 0)
+        fprintf(stderr, "trace check failed; child's stderr:\n%s\n", r.err);
+    CHECK_EQ(rc, 0);
+    unlink(py);
+    unlink(path);
+
+    /* a path that cannot be written: one notice, the program unharmed */
+    snprintf(env, sizeof env, "WEFT_TRACE=%s/no/such/dir/trace.json", dir);
+    test_run_self(&r, "child", NULL, e, NULL);
+    CHECK(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0);
+    CHECK(strstr(r.err, "WEFT_TRACE: cannot write") != NULL);
+    rmdir(dir);
+    return 0;
+}

@@ -1,0 +1,35 @@
+# dist.cmake: the weft_dist tests (label "mpi"). Every .c here is one
+# program, linked with libweft_dist and run under mpiexec on 1, 2 and 4
+# ranks (4 oversubscribes a 2-core machine: the tests stay small).
+# moves, patterns and results run once more with every continuation
+# forced through the scheduler (WEFT_DIST_FORCE_STEAL=1); no_same_address.c runs with the
+# re-execution turned off, to simulate a system where identical addresses
+# are impossible.
+set(WEFT_DIST_TEST_RANKS 1 2 4)
+set(WEFT_DIST_TEST_FORCED moves patterns results)
+file(GLOB dist_srcs CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/dist/*.c)
+foreach(src ${dist_srcs})
+  get_filename_component(name ${src} NAME_WE)
+  add_executable(dist_${name} ${src})
+  target_compile_options(dist_${name} PRIVATE ${WEFT_WARN})
+  target_include_directories(dist_${name} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/common)
+  target_link_libraries(dist_${name} PRIVATE weft::dist)
+  set(envs "")
+  if(name STREQUAL "no_same_address")
+    set(envs "WEFT_DIST_NO_REEXEC=1")
+  endif()
+  foreach(np ${WEFT_DIST_TEST_RANKS})
+    add_test(NAME dist/${name}/np${np}
+             COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${np} ${MPIEXEC_PREFLAGS}
+                     $<TARGET_FILE:dist_${name}> ${MPIEXEC_POSTFLAGS})
+    set_tests_properties(dist/${name}/np${np} PROPERTIES LABELS mpi TIMEOUT 90
+                         SKIP_RETURN_CODE 77 ENVIRONMENT "${envs}")
+    if(name IN_LIST WEFT_DIST_TEST_FORCED)
+      add_test(NAME dist/${name}_forced/np${np}
+               COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${np} ${MPIEXEC_PREFLAGS}
+                       $<TARGET_FILE:dist_${name}> ${MPIEXEC_POSTFLAGS})
+      set_tests_properties(dist/${name}_forced/np${np} PROPERTIES LABELS mpi TIMEOUT 90
+                           SKIP_RETURN_CODE 77 ENVIRONMENT "WEFT_DIST_FORCE_STEAL=1")
+    endif()
+  endforeach()
+endforeach()
