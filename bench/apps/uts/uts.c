@@ -8,6 +8,9 @@
  *   weft    a node with k children computes their k nodes into an array on
  *           its stack, weft_spawn's a thread for each, then joins them in
  *           order, summing their counts (the root is a spawned thread too)
+ *   weft-group  a thread per node too, with a group per node: each child a
+ *           member spawned with a copy of its node, one wait for them all
+ *           (members give their stacks back as they finish)
  *   openmp  the same with one `omp task` per child and a taskwait (built
  *           when the compiler has OpenMP; it runs last so that libgomp's
  *           spinning threads do not share the CPUs with weft's workers)
@@ -15,11 +18,13 @@
  *   bench_uts [-t TYPE] [-a SHAPE] [-d GEN_MX] [-b B0] [-s ROOT_SEED]
  *             [-q Q] [-m M] [-f SHIFT] [--tree T1|T2|T3|T4]
  *             [-r REPS] [-w LIST] [-p work-first|help-first|both]
- *             [-i all|serial|weft|openmp] [--stack BYTES] [--callgrind]
+ *             [-i all|serial|weft|weft-group|openmp] [--stack BYTES] [--callgrind]
  * The tree options are UTS's, but UTS's -r (root seed) is -s here: -r is the
  * repetitions, as in every weft benchmark. Default: T1 (-t 1 -a 3 -d 10 -b 4
  * -s 19), 4,130,071 nodes. Times are per whole search (median_ns); the human
- * lines add ns and CPU ns per node and the ratios T1/Ts and T1/Tp. The root
+ * lines add ns and CPU ns per node and the ratios T1/Ts and T1/Tp; on one
+ * worker each weft repetition follows a serial one, and the line gives the
+ * median of the pairs' ratios (wall and CPU time). The root
  * thread gets a stack that fits its arrays (T3's root has 2,000 children);
  * --stack gives every spawn a weft_attr with that stack size.
  */
