@@ -61,7 +61,8 @@ static_assert(offsetof(struct weft__group, state) == 0, "weft__group_word");
 
 #define COUNT(v) ((v) >> WEFT__G_SHIFT)
 
-void weft__group_wake(_Atomic uintptr_t *state)
+/* weft__group_wake (thread/group.h): a member's exit calls it. */
+static void wake_waiters(_Atomic uintptr_t *state)
 {
     struct weft__group *g = (struct weft__group *)((char *)state - offsetof(struct weft__group, state));
     struct weft__waiter *w = weft__waitq_take_all(&g->q);
@@ -86,6 +87,8 @@ static int queue_and_block(struct weft__group *g, uintptr_t v)
     if (!atomic_compare_exchange_weak_explicit(&g->state, &v, v | WEFT__G_LOCK,
                                                memory_order_acquire, memory_order_relaxed))
         return 1;
+    /* relaxed: published by the release CAS that sets WAITERS below */
+    atomic_store_explicit(&weft__group_wake, wake_waiters, memory_order_relaxed);
     struct weft__waiter self;
     weft__waiter_init(&self, WEFT__WAIT_JOIN);
     weft__waitq_push(&g->q, &self);

@@ -61,9 +61,14 @@ static inline void weft__group_add(_Atomic uintptr_t *state, struct weft_thread 
     atomic_fetch_add_explicit(state, WEFT__G_ONE, memory_order_relaxed);
 }
 
-/* Takes the queued waiters out and wakes them: the caller's decrement took
- * LOCK (weft__group_leave). Its last access to the group. */
-void weft__group_wake(_Atomic uintptr_t *state);
+/* Takes the queued waiters out and wakes them, the caller's decrement
+ * having taken LOCK (weft__group_leave); its last access to the group.
+ * sync/group.c's, above this layer: it registers the function here before
+ * it queues the first waiter, and a member calls it only after its CAS has
+ * read WAITERS, which a waiter set after that (release CAS; relaxed loads
+ * suffice). */
+typedef void weft__group_wake_fn(_Atomic uintptr_t *state);
+extern _Atomic(weft__group_wake_fn *) weft__group_wake;
 
 /* Counts a finishing member out of its group; its last access to the group
  * (a waiter may return and the group end at once). Called by the member
@@ -88,7 +93,7 @@ WEFT_INLINE void weft__group_leave(_Atomic uintptr_t *state)
              * ends a waiter's LOCK in sync/group.c). */
             if (atomic_compare_exchange_weak_explicit(state, &v, next | WEFT__G_LOCK,
                                                       memory_order_acq_rel, memory_order_relaxed)) {
-                weft__group_wake(state);
+                atomic_load_explicit(&weft__group_wake, memory_order_relaxed)(state);
                 return;
             }
             continue;

@@ -923,6 +923,8 @@ int weft_spawn_copy(weft_thread **out, weft_fn fn, const void *arg, size_t arg_s
     return spawn_into(out, fn, arg, arg_size, attr, NULL);
 }
 
+_Atomic(weft__group_wake_fn *) weft__group_wake;
+
 /* A group is a waiting object (sync/group.c); spawning into it is a spawn,
  * here so that its fast path is weft_spawn's. */
 int weft_group_spawn(weft_group *g, weft_fn fn, const void *arg, size_t arg_size,
