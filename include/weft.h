@@ -224,13 +224,13 @@ WEFT_API int weft_group_spawn(weft_group *g, weft_fn fn, const void *arg, size_t
                               const weft_attr *attr);
 
 /* Returns once every thread spawned into g before or during the wait has
- * finished, and frees them. Blocks the user thread (or kernel thread). Any
+ * finished (members are freed as they finish). Blocks the user thread (or kernel thread). Any
  * number of threads may wait at once; a member must not wait for its own
  * group (it would wait for itself). EINVAL g NULL. */
 WEFT_API int weft_group_wait(weft_group *g);
 
 /* EBUSY while a member runs or a thread waits on g;
- * EINVAL g NULL. Finished members nobody waited for are freed. */
+ * EINVAL g NULL. */
 WEFT_API int weft_group_destroy(weft_group *g);
 
 WEFT_API weft_thread *weft_self(void); /* NULL outside user threads */

@@ -298,7 +298,8 @@ static struct weft_thread *initial_thread_new(struct weft__rt *rt)
     if (!m)
         return NULL;
     memset(m, 0, sizeof *m);
-    m->pinned = WEFT__PIN_WORKER0 | (rt->nworkers > 1 ? WEFT__PIN_HELP_FIRST : 0);
+    m->pinned = WEFT__PIN_WORKER0 | (rt->nworkers > 1 ? WEFT__PIN_CHOOSE : 0);
+    weft__spawn_main_reset();
     m->name = "main";
     atomic_init(&m->join, WEFT__J_RUNNING);
     weft__kstack(&m->stack_lo, &m->stack_size);

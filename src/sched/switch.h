@@ -133,6 +133,22 @@ weft__switch_exit(struct weft__worker *w, struct weft_thread *to, uintptr_t x,
     weft__ctx_jump(to_sp, (void *)x, w);
 }
 
+#if !defined(WEFT_SANITIZE_ADDRESS) && !defined(WEFT_SANITIZE_THREAD)
+/* Plain builds: leaves self (running on w) for good, for `to` (NULL: w's
+ * scheduler context), and the switch itself pushes self on a list once its
+ * stack is out of use: *link = *head, *head = self, one more in *n and in
+ * *count (weft__ctx_exit_push), with no xfer for the resumed half. For a
+ * slot that goes back to w's stack cache with nothing else to do (a group
+ * member's: thread.c). */
+WEFT_INLINE __attribute__((noreturn)) void
+weft__switch_exit_push(struct weft__worker *w, struct weft_thread *self, struct weft_thread *to,
+                       void *link, void *head, unsigned *n, _Atomic uint64_t *count)
+{
+    void *to_sp = weft__switch_in(w, NULL, to, WEFT__SWITCH_MOVE);
+    weft__ctx_exit_push(to_sp, self, link, head, n, (void *)count);
+}
+#endif
+
 /* Switches from self (running on w) to the fresh thread t, which starts by
  * calling fn(t, &self->sp) on the stack that ends at top; returns once self
  * is resumed. */

@@ -103,11 +103,16 @@
  * least of it kept for the rest of the process (weft__stack_init). */
 #define MAX_MAP_COUNT_DEFAULT 65530L
 #define MAP_MARGIN_MIN        4096L
+/* Slot colours (see colour() below): steps of COLOUR_STEP bytes, at most
+ * COLOURS of them, within the slack a class's page rounding leaves. */
+#define COLOUR_STEP ((size_t)256)
+#define COLOURS     16u
 
 struct weft__stack_class {
     size_t slot_bytes;        /* immutable */
     size_t stack_size;        /* usable bytes; immutable */
     size_t nominal;           /* the size users asked for (reported); immutable */
+    size_t ncolours;          /* slot colours, up to COLOURS (colour()); immutable */
     pthread_mutex_t lock;     /* protects the fields below */
     struct weft_thread *free; /* slots returned to the class */
     size_t nfree;
@@ -196,6 +201,9 @@ static struct weft__stack_class *class_for(size_t size)
             c->stack_size = stack;
             c->nominal = size;
             c->slot_bytes = GUARD_BYTES + stack + DESC_BYTES;
+            c->ncolours = (stack - size) / COLOUR_STEP;
+            if (c->ncolours > COLOURS)
+                c->ncolours = COLOURS;
             pthread_mutex_init(&c->lock, NULL);
             c->next = g.classes;
             g.classes = c;
@@ -300,6 +308,25 @@ static int grow_class(struct weft__stack_class *c)
     return 0;
 }
 
+/* How far below the top of `slot` its descriptor sits. Slots are whole
+ * pages, so without this every descriptor and the innermost frames under it
+ * fall on the same offset in a page, the same few sets of an L1 cache (its
+ * way size is a page or less): a tree of threads a dozen deep, each with a
+ * hot descriptor and frames, then misses in L1 where a recursion of the
+ * same depth (one stack) does not. Consecutive slots take the next colour,
+ * from the slack page rounding gave the class beyond the size asked for, so
+ * no thread gets less stack than it asked for. Immutable per slot. */
+static size_t colour(const struct weft__stack_class *c, const char *slot)
+{
+    return c->ncolours ? ((uintptr_t)slot / c->slot_bytes) % c->ncolours * COLOUR_STEP : 0;
+}
+
+/* The descriptor of `slot` of c. */
+static struct weft_thread *slot_desc(const struct weft__stack_class *c, char *slot)
+{
+    return (struct weft_thread *)(slot + c->slot_bytes - DESC_BYTES - colour(c, slot));
+}
+
 /* A never-used slot of c. Called with c->lock held. */
 static struct weft_thread *carve(struct weft__stack_class *c)
 {
@@ -312,10 +339,10 @@ static struct weft_thread *carve(struct weft__stack_class *c)
      * poisoned frames outlived the munmap in ASan's shadow. */
     __asan_unpoison_memory_region(slot + GUARD_BYTES, c->slot_bytes - GUARD_BYTES);
 #endif
-    struct weft_thread *t = (struct weft_thread *)(slot + c->slot_bytes - DESC_BYTES);
+    struct weft_thread *t = slot_desc(c, slot);
     memset(t, 0, sizeof *t);
     t->stack_lo = slot + GUARD_BYTES;
-    t->stack_size = c->stack_size;
+    t->stack_size = (size_t)((char *)t - t->stack_lo);
     t->cls = c;
     t->guard = c->carve_guard;
     t->cacheable = c == weft__stack_dflt && t->guard != WEFT__GUARD_CANARY;
@@ -545,7 +572,7 @@ void weft__stack_shutdown(void)
             struct weft__stack_class *c = g.slabs[i].cls;
             char *b = g.slabs[i].base;
             for (char *s = b; s + c->slot_bytes <= b + g.slabs[i].len; s += c->slot_bytes) {
-                struct weft_thread *t = (struct weft_thread *)(s + c->slot_bytes - DESC_BYTES);
+                struct weft_thread *t = slot_desc(c, s);
                 if (t->cls == c)
                     VALGRIND_STACK_DEREGISTER(t->valgrind_id);
             }
@@ -584,6 +611,8 @@ const struct weft__stack_debug weft__stack_debug = {
     .slab_cls = offsetof(struct slab, cls),
     .cls_slot_bytes = offsetof(struct weft__stack_class, slot_bytes),
     .desc_bytes = DESC_BYTES,
+    .cls_colours = offsetof(struct weft__stack_class, ncolours),
+    .colour_step = COLOUR_STEP,
 };
 
 int weft__stack_each(void (*fn)(struct weft_thread *t, void *arg), void *arg)
@@ -604,7 +633,7 @@ int weft__stack_each(void (*fn)(struct weft_thread *t, void *arg), void *arg)
     for (size_t i = 0; i < n; i++) {
         size_t slot = copy[i].cls->slot_bytes; /* immutable */
         for (char *p = copy[i].base; p + slot <= (char *)copy[i].base + copy[i].len; p += slot)
-            fn((struct weft_thread *)(p + slot - DESC_BYTES), arg);
+            fn(slot_desc(copy[i].cls, p), arg);
     }
     free(copy);
     return 0;

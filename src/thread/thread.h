@@ -42,6 +42,9 @@ enum {
 #define WEFT__J_DETACHED ((uintptr_t)4)
 #define WEFT__J_KWAIT    ((uintptr_t)8) /* tag: pointer is a struct weft__kwaiter */
 #define WEFT__J_FREED    ((uintptr_t)16)
+/* A group member (thread/group.h): nobody joins or detaches it; its exit
+ * counts it out of its group and it is freed with no CAS. Set at spawn. */
+#define WEFT__J_MEMBER ((uintptr_t)32)
 #define WEFT__J_PTR(s)   ((s) & ~(uintptr_t)63)
 
 /* A plain kernel thread waiting in the kernel (join from a pthread). */
@@ -50,10 +53,10 @@ struct weft__kwaiter {
 } __attribute__((aligned(64)));
 
 /* weft_thread.pinned: the initial thread runs on worker 0 only; with more
- * than one worker it also spawns help-first (thread.c: main_spawns_help_first),
- * a bit of its own so that the spawn fast path tests one byte. */
-#define WEFT__PIN_WORKER0    1u
-#define WEFT__PIN_HELP_FIRST 2u
+ * than one worker its spawns also choose their policy (thread.c:
+ * spawn_main), a bit of its own so that the spawn fast path tests one byte. */
+#define WEFT__PIN_WORKER0 1u
+#define WEFT__PIN_CHOOSE  2u
 
 struct weft_thread {
     void *sp;                    /* saved context; the thread itself, while it switches out */
@@ -81,9 +84,8 @@ struct weft_thread {
     void *san_fiber;                /* TSan fiber */
     struct weft_thread *bound_prev; /* bound threads: back link in the live bound list, whose
                                       forward link is ->next; under its lock (thread.c) */
-    _Atomic uintptr_t member_link;  /* group members: the next older member (thread/group.h);
-                                      set by the spawn before the push; relaxed atomics, as
-                                      a waiter may read it stale */
+    _Atomic uintptr_t *group;       /* group members: the group's word (thread/group.h); set
+                                       by the spawn before t can run, read by t's exit */
     /* CPU accounting (sched/account.h): statistical, written by the monitor
      * thread (sched/monitor.c) and stamped by park/ready; relaxed atomics
      * (readers want a snapshot). The record is the thread's only while
@@ -159,6 +161,10 @@ void weft__blocking_run(void *call);
  * does not end while the runtime runs: pthread_exit in the initial thread
  * would leave the workers running for ever. Call on that kernel thread. */
 void weft__initial_guard(int on);
+
+/* Forgets the initial thread's previous child (thread.c: spawn_main): the
+ * runtime starts, and its descriptors of an earlier run are gone. */
+void weft__spawn_main_reset(void);
 
 /* Calls fn(t, arg) for every bound thread not yet freed, under the bound
  * list's lock (fn must not spawn or free one): weft_dump's registry of the
