@@ -224,13 +224,13 @@ WEFT_API int weft_group_spawn(weft_group *g, weft_fn fn, const void *arg, size_t
                               const weft_attr *attr);
 
 /* Returns once every thread spawned into g before or during the wait has
- * finished, and frees them. Blocks the user thread (or kernel thread). Any
+ * finished (members are freed as they finish). Blocks the user thread (or kernel thread). Any
  * number of threads may wait at once; a member must not wait for its own
  * group (it would wait for itself). EINVAL g NULL. */
 WEFT_API int weft_group_wait(weft_group *g);
 
 /* EBUSY while a member runs or a thread waits on g;
- * EINVAL g NULL. Finished members nobody waited for are freed. */
+ * EINVAL g NULL. */
 WEFT_API int weft_group_destroy(weft_group *g);
 
 WEFT_API weft_thread *weft_self(void); /* NULL outside user threads */
@@ -423,6 +423,8 @@ WEFT_API int weft_dump(int fd);
  * like a double free.
  *
  * Inside a task weft_self() is NULL and weft_worker_id() the worker's id.
+ * A task runs on its worker's scheduler stack (256 KiB, with a guard
+ * region): keep large buffers off it.
  * A task may call every weft_* function that does not block (spawn,
  * detach, the task and split-phase calls, unlock, signal, post, trylock).
  * A call that would block fails with EPERM instead (a syscall mirror: -1,
@@ -445,7 +447,9 @@ WEFT_API int weft_dump(int fd);
  * (WEFT_IO=blocking), each call runs the weft_* mirror in a detached user
  * thread of its own: slower, same results. weft_task_write and
  * weft_task_send on a blocking descriptor write everything, as the mirrors
- * do, but never raise SIGPIPE (-EPIPE arrives in *res).
+ * do; weft_task_send adds MSG_NOSIGNAL (a closed peer: -EPIPE in *res, no
+ * SIGPIPE), weft_task_write to a pipe without readers raises SIGPIPE as
+ * write(2) does.
  *
  * weft_finalize waits for every task that is ready or running and for
  * every split-phase call in flight (and the tasks their completions make

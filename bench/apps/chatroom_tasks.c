@@ -43,9 +43,9 @@ struct client {
     weft_spin qlock;
     char (*q)[MSG];
     long head, tail, cap;
-    int writer_busy;          /* under qlock: a send is in flight or about to be */
-    char wbuf[BATCH * MSG];   /* the batch being sent; writer only */
-    long wsent;               /* messages sent */
+    int writer_busy;        /* under qlock: a send is in flight or about to be */
+    char wbuf[BATCH * MSG]; /* the batch being sent; writer only */
+    long wsent;             /* messages sent */
     ssize_t wres;
     /* client sender */
     char sbuf[MSG];

@@ -5,9 +5,9 @@
  * them and waits (the input is copied back in untimed).
  *   bench_cholesky [-n N] [-r REPS] [-w LIST]     (tiles of 256; default N 4096)
  */
+#include "cholesky.h"
 #include "bench.h"
 #include "bench_weft.h"
-#include "cholesky.h"
 
 #include <stdatomic.h>
 

@@ -39,8 +39,8 @@ struct ch_op {
 };
 
 static long ch_n, ch_b, ch_nt;
-static double **ch_tile;   /* ch_tile[i * nt + j], i >= j */
-static double **ch_orig;   /* the input, for the check */
+static double **ch_tile; /* ch_tile[i * nt + j], i >= j */
+static double **ch_orig; /* the input, for the check */
 static struct ch_op *ch_ops;
 static int ch_nops;
 
@@ -166,8 +166,8 @@ static inline void ch_init(long n, long b)
                         struct ch_op *q = &ch_ops[preds[y]];
                         if (q->nsucc == succ_cap[preds[y]]) {
                             succ_cap[preds[y]] = succ_cap[preds[y]] ? 2 * succ_cap[preds[y]] : 4;
-                            q->succ = (int *)realloc(q->succ, (size_t)succ_cap[preds[y]] *
-                                                                  sizeof *q->succ);
+                            q->succ = (int *)realloc(q->succ,
+                                                     (size_t)succ_cap[preds[y]] * sizeof *q->succ);
                             if (!q->succ) {
                                 fprintf(stderr, "bench: out of memory\n");
                                 exit(1);

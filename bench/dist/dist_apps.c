@@ -21,7 +21,7 @@
 
 /* T1 as bench/apps/uts/uts.c defines it (q, m and shift unused by a
  * geometric tree; UTS's defaults) */
-static const uts_tree t1 = {UTS_GEO, UTS_SHAPE_FIXED, 10, 4.0, 19, 15.0 / 64.0, 4, 0.5};
+static const uts_tree t1 = { UTS_GEO, UTS_SHAPE_FIXED, 10, 4.0, 19, 15.0 / 64.0, 4, 0.5 };
 
 static uint64_t now_ns(void)
 {
@@ -126,8 +126,9 @@ static void *queens_thread(void *arg)
     return (void *)(intptr_t)count;
 }
 
-static const long queens_solutions[MAX_QUEENS + 1] = {
-    1, 1, 0, 0, 2, 10, 4, 40, 92, 352, 724, 2680, 14200, 73712, 365596, 2279184, 14772512};
+static const long queens_solutions[MAX_QUEENS + 1] = { 1,     1,     0,      0,       2,       10,
+                                                       4,     40,    92,     352,     724,     2680,
+                                                       14200, 73712, 365596, 2279184, 14772512 };
 
 int main(int argc, char **argv)
 {
@@ -143,7 +144,7 @@ int main(int argc, char **argv)
     for (long r = 0; r < reps; r++) {
         uint64_t t0 = now_ns();
         long v;
-        struct board b = {(int)n, 0, {0}};
+        struct board b = { (int)n, 0, { 0 } };
         if (queens && serial) {
             v = queens_serial(&b);
         } else if (queens) {

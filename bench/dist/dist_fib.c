@@ -19,8 +19,8 @@
 #include <time.h>
 #include <weft_dist.h>
 
-#define SPIN_MS    50 /* the victim's computation in `steal` */
-#define MAX_LIVE   60000
+#define SPIN_MS  50 /* the victim's computation in `steal` */
+#define MAX_LIVE 60000
 
 static uint64_t now_ns(void)
 {

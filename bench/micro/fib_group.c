@@ -156,10 +156,19 @@ int main(int argc, char **argv)
                                           samples[i], o.reps, "ns")
                                  .median;
             if (med[IMPL_JOIN] > 0 && !o.callgrind) {
-                for (int i = IMPL_GROUP; i < NIMPL; i++)
-                    if (med[i] > 0)
-                        printf("  fib(%ld) %ld workers: %s / join = %.3f\n", n, workers,
-                               impl_names[i], med[i] / med[IMPL_JOIN]);
+                /* paired: the median of each repetition's own ratio, its
+                 * runs side by side, which a loaded machine blurs less
+                 * than the ratio of medians */
+                for (int i = IMPL_GROUP; i < NIMPL; i++) {
+                    if (med[i] <= 0)
+                        continue;
+                    double ratio[BENCH_MAX_RUNS];
+                    for (int r = 0; r < o.reps; r++)
+                        ratio[r] = samples[i][r] / samples[IMPL_JOIN][r];
+                    printf("  fib(%ld) %ld workers: %s / join = %.3f (paired %.3f)\n", n, workers,
+                           impl_names[i], med[i] / med[IMPL_JOIN],
+                           bench_summarize(ratio, o.reps).median);
+                }
             }
         }
     }

@@ -14,9 +14,9 @@
  * SIZES: S for wavefront, l for linear_chain and binary_tree, n for
  * graph_traversal (default upstream's largest: 8192, 20, 20, 512).
  */
+#include "task_graphs.h"
 #include "bench.h"
 #include "bench_weft.h"
-#include "task_graphs.h"
 
 #include <stdatomic.h>
 
@@ -63,9 +63,8 @@ static void wavefront(long size)
     wf_mb = mb;
     for (long k = mb * mb - 1; k >= 0; k--) {
         long i = k / mb, j = k % mb;
-        die_rc("weft_task_create",
-               weft_task_create(&handles[k], wf_task, (void *)(intptr_t)k,
-                                (unsigned)((i > 0) + (j > 0))));
+        die_rc("weft_task_create", weft_task_create(&handles[k], wf_task, (void *)(intptr_t)k,
+                                                    (unsigned)((i > 0) + (j > 0))));
     }
     weft_sem_wait(&done);
 }

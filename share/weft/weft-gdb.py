@@ -108,17 +108,20 @@ def _threads(lay):
             current[cur] = i
     descs = [_u64(lay.rt + lay.rt_main)]
     # struct weft__stack_debug: slabs, nslabs, slab_bytes, slab_base, slab_len,
-    # slab_cls, cls_slot_bytes, desc_bytes
-    sd = struct.unpack("<8Q", _read(lay.stack, 64))
+    # slab_cls, cls_slot_bytes, desc_bytes, cls_colours, colour_step
+    sd = struct.unpack("<10Q", _read(lay.stack, 80))
     slabs, nslabs = _u64(sd[0]), _u64(sd[1])
     slab_bytes, off_base, off_len, off_cls, off_slot, desc_bytes = sd[2:8]
+    off_colours, colour_step = sd[8:10]
     for i in range(nslabs):
         s = slabs + i * slab_bytes
         base, length, cls = _u64(s + off_base), _u64(s + off_len), _u64(s + off_cls)
         slot = _u64(cls + off_slot)
+        ncolours = _u64(cls + off_colours)
         p = base
         while p + slot <= base + length:
-            descs.append(p + slot - desc_bytes)
+            colour = (p // slot) % ncolours * colour_step if ncolours else 0
+            descs.append(p + slot - desc_bytes - colour)
             p += slot
     out = []
     for d in descs:

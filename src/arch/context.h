@@ -84,6 +84,15 @@ _Noreturn void weft__ctx_jump(void *to_sp, void *xfer, void *token);
  * join word and its worker's exit count); this module knows none. */
 _Noreturn void weft__ctx_exit(void *to_sp, void *xfer, void *token, void *word, void *count,
                               void *done);
+/* Plain builds: resumes to_sp, abandoning the current context, then (on the
+ * resumed stack) pushes node on the list *head through its link word
+ * (*link = *head; *head = node) and adds 1 to *n and to the 64-bit *count,
+ * whose only writer is the calling kernel thread; then returns into the
+ * resumed code (no xfer: nothing else to act on). The caller gives the words
+ * their meaning (sched/switch.h: a finished group member's slot and its
+ * worker's stack cache and exit count). */
+_Noreturn void weft__ctx_exit_push(void *to_sp, void *node, void *link, void *head, unsigned *n,
+                                   void *count);
 #endif
 
 #endif

@@ -17,12 +17,12 @@
 
 /* Where the region may go: high, far from the executable, the heap and the
  * mmap area of an unrandomised layout. The first free on every rank wins. */
-static const uintptr_t region_candidates[] = {0x200000000000u, 0x300000000000u, 0x400000000000u,
-                                              0x500000000000u, 0x100000000000u};
+static const uintptr_t region_candidates[] = { 0x200000000000u, 0x300000000000u, 0x400000000000u,
+                                               0x500000000000u, 0x100000000000u };
 
 static MPI_Comm comm = MPI_COMM_NULL;
-static int mpi_ours;       /* weft_dist_init initialised MPI */
-static char *region;       /* the reservation; NULL when none */
+static int mpi_ours; /* weft_dist_init initialised MPI */
+static char *region; /* the reservation; NULL when none */
 static size_t region_size;
 
 static uint64_t now_ns(void)
@@ -101,8 +101,7 @@ static int map_ranks(void)
             break;
         }
         if (mmap(d->slots + ((size_t)r << WEFT__DIST_SLOT_SHIFT), d->object_size,
-                 PROT_READ | PROT_WRITE,
-                 MAP_SHARED | MAP_FIXED, ofd, 0) == MAP_FAILED)
+                 PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, ofd, 0) == MAP_FAILED)
             ok = 0;
         close(ofd);
     }
@@ -118,8 +117,7 @@ static const char *local_problem(int *code)
 {
     int node_size = 0;
     MPI_Comm node;
-    if (MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) ==
-        MPI_SUCCESS) {
+    if (MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
         MPI_Comm_size(node, &node_size);
         MPI_Comm_free(&node);
     }
@@ -139,8 +137,8 @@ static const char *local_problem(int *code)
 /* Code and static data at the same addresses on every rank; collective. */
 static int same_addresses(void *caller)
 {
-    uint64_t mine[3] = {(uint64_t)(uintptr_t)&weft__dist, (uint64_t)(uintptr_t)weft_dist_init,
-                        (uint64_t)(uintptr_t)caller};
+    uint64_t mine[3] = { (uint64_t)(uintptr_t)&weft__dist, (uint64_t)(uintptr_t)weft_dist_init,
+                         (uint64_t)(uintptr_t)caller };
     uint64_t lo[3], hi[3];
     MPI_Allreduce(mine, lo, 3, MPI_UINT64_T, MPI_MIN, comm);
     MPI_Allreduce(mine, hi, 3, MPI_UINT64_T, MPI_MAX, comm);
@@ -168,10 +166,10 @@ int weft_dist_init(int *argc, char ***argv)
         return ENOTSUP;
     if (d->inited)
         return EBUSY;
-#if defined(WEFT_SANITIZE_ADDRESS) || defined(WEFT_SANITIZE_THREAD)
+#if defined(WEFT_SANITIZE_THREAD)
     /* Before MPI is touched: MPICH's MPI_Finalize crashes under TSan. */
-    fprintf(stderr, "weft_dist: not available in sanitizer builds (stack frames are copied "
-                    "between processes, which ASan and TSan cannot follow)\n");
+    fprintf(stderr, "weft_dist: not available in ThreadSanitizer builds (stack frames are "
+                    "copied between processes, which TSan cannot follow)\n");
     (void)argc;
     (void)argv;
     return ENOTSUP;

@@ -21,7 +21,7 @@ if(WEFT_HAVE_DIST)
   set(WEFT_DIST_DIR ${CMAKE_CURRENT_SOURCE_DIR}/src/dist)
   # The gated names, read from gate.c: "name weft__nd_name" per line.
   file(READ ${WEFT_DIST_DIR}/gate.c weft_gate_src)
-  string(REGEX MATCHALL "(GATE_ERR\\(|GATE_SYS\\([a-z_]+, |NATIVE\\()weft_[a-z0-9_]+"
+  string(REGEX MATCHALL "(GATE_ERR\\(|GATE_THR\\(|GATE_SYS\\([a-z_]+, |NATIVE\\()weft_[a-z0-9_]+"
          weft_gated "${weft_gate_src}")
   set(weft_syms "")
   set(weft_seen "")
@@ -49,7 +49,7 @@ if(WEFT_HAVE_DIST)
   set_source_files_properties(${WEFT_DIST_CORE} PROPERTIES EXTERNAL_OBJECT TRUE GENERATED TRUE)
 
   add_library(weft_dist_objects OBJECT ${WEFT_DIST_DIR}/dist.c ${WEFT_DIST_DIR}/sched.c
-              ${WEFT_DIST_DIR}/gate.c ${WEFT_DIST_DIR}/reexec.c)
+              ${WEFT_DIST_DIR}/gate.c ${WEFT_DIST_DIR}/reexec.c ${WEFT_DIST_DIR}/ctx_san.S)
   target_include_directories(weft_dist_objects PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/include
                              ${CMAKE_CURRENT_SOURCE_DIR}/src)
   target_compile_options(weft_dist_objects PRIVATE $<$<COMPILE_LANGUAGE:C>:${WEFT_WARN}>

@@ -58,19 +58,21 @@
 #include "base/base.h"
 #include "weft.h"
 
+/* A slot is 64 MiB of address space (U + a control block), a power of two
+ * so that an address's rank is a shift. */
+#define WEFT__DIST_SLOT_SHIFT 26
+#define WEFT__DIST_SLOT_SIZE  ((size_t)1 << WEFT__DIST_SLOT_SHIFT)
+/* Bytes below a saved sp that belong to it (the FP control words,
+ * arch/x86_64-sysv/context.S). */
+#define WEFT__DIST_RED         64
 #define WEFT__DIST_STACK_SIZE  ((size_t)16 << 20) /* U: bounds one chain of frames */
-#define WEFT__DIST_SLOT_SHIFT  26 /* a slot is 64 MiB of address space: U + control block,
-                                     a power of two so that an address's rank is a shift */
-#define WEFT__DIST_SLOT_SIZE   ((size_t)1 << WEFT__DIST_SLOT_SHIFT)
 #define WEFT__DIST_DEQUE_CAP   (1u << 16)         /* >= U / SPAWN_GAP: never full */
 #define WEFT__DIST_NREC        (1u << 16)         /* thread records per rank */
 #define WEFT__DIST_NEVAC       512u               /* evacuation buffers per rank */
 #define WEFT__DIST_EVAC_SIZE   ((size_t)64 << 10) /* frames of one suspended joiner */
-#define WEFT__DIST_RED         64                 /* bytes below a saved sp that belong to it
-                                                      (the FP control words, arch/context.S) */
 #define WEFT__DIST_SPAWN_GAP   256  /* a spawn starts the child this far below its own sp */
 #define WEFT__DIST_STACK_SLACK 8192 /* room a spawn leaves for the child's frames */
-#define WEFT__DIST_ARG_MAX     4096 /* weft_spawn_copy's limit (SPEC) */
+#define WEFT__DIST_ARG_MAX     4096 /* weft_spawn_copy's limit */
 
 /* Record states (weft__drec.state). */
 enum { WEFT__DREC_LIVE = 0, WEFT__DREC_DONE = 1, WEFT__DREC_FREED = 2 };
@@ -78,24 +80,24 @@ enum { WEFT__DREC_LIVE = 0, WEFT__DREC_DONE = 1, WEFT__DREC_FREED = 2 };
 /* A thread record: the thread's handle (weft_thread *), in its spawner's
  * control block, so the same pointer on every rank. */
 struct weft__drec {
-    uint64_t id;      /* immutable while live */
-    weft_fn fn;       /* immutable while live */
-    void *arg;        /* what fn receives; the copy on the child's stack for spawn_copy */
-    const void *copy; /* spawn_copy: the parent's bytes, read once by the child's start */
-    size_t copy_size; /* spawn_copy: their size; 0: arg is passed as is */
-    char *frame_end;  /* top of the thread's frames on U; immutable while live */
-    void *result;     /* written by the thread before DONE or its flag add (release) */
+    uint64_t id;            /* immutable while live */
+    weft_fn fn;             /* immutable while live */
+    void *arg;              /* what fn receives; the copy on the child's stack for spawn_copy */
+    const void *copy;       /* spawn_copy: the parent's bytes, read once by the child's start */
+    size_t copy_size;       /* spawn_copy: their size; 0: arg is passed as is */
+    char *frame_end;        /* top of the thread's frames on U; immutable while live */
+    void *result;           /* written by the thread before DONE or its flag add (release) */
     _Atomic uint32_t state; /* LIVE, DONE (finished and popped its parent back: the
                                parent, on this rank, joins it), FREED (joined) */
     _Atomic uint32_t flag;  /* the join race: the finishing thread and a joiner that must
                                wait each add 1 (acq_rel); whoever sees 1 goes on with the
                                joiner */
     /* A joiner that waits: written by its rank before its flag add. */
-    char *susp_sp;                /* its saved context on U */
-    char *susp_evac;              /* where its frames were copied */
-    struct weft__drec *susp_rec;  /* its own record */
-    uint32_t next_free;           /* free-list link (index + 1); owner, or a remote freer
-                                     before its CAS */
+    char *susp_sp;               /* its saved context on U */
+    char *susp_evac;             /* where its frames were copied */
+    struct weft__drec *susp_rec; /* its own record */
+    uint32_t next_free;          /* free-list link (index + 1); owner, or a remote freer
+                                    before its CAS */
 } WEFT_ALIGNED;
 
 /* A deque entry: a continuation of thread rec saved at sp. */
@@ -106,15 +108,15 @@ struct weft__dentry {
 
 /* One rank's control block, in shared memory. */
 struct weft__dctl {
-    _Atomic int64_t top WEFT_ALIGNED;  /* owner stores (release: publishes the entry) */
-    _Atomic int64_t base WEFT_ALIGNED; /* thieves, under lock; owner reads */
-    _Atomic uint32_t lock WEFT_ALIGNED; /* 0 free, 1 held: a thief (during its copy), or
-                                           the owner deciding a contended pop */
+    _Atomic int64_t top WEFT_ALIGNED;       /* owner stores (release: publishes the entry) */
+    _Atomic int64_t base WEFT_ALIGNED;      /* thieves, under lock; owner reads */
+    _Atomic uint32_t lock WEFT_ALIGNED;     /* 0 free, 1 held: a thief (during its copy), or
+                                               the owner deciding a contended pop */
     _Atomic uint64_t exit_gen WEFT_ALIGNED; /* = the run's generation once its root returned
                                                (release by the root's rank) */
-    void *result; /* rank 0's only: the root's result, written before exit_gen */
-    _Atomic uint32_t idle; /* 1 while the owner's scheduler looks for work; a hint for
-                              WEFT_DIST_FORCE_STEAL (relaxed) */
+    void *result;              /* rank 0's only: the root's result, written before exit_gen */
+    _Atomic uint32_t idle;     /* 1 while the owner's scheduler looks for work; a hint for
+                                  WEFT_DIST_FORCE_STEAL (relaxed) */
     _Atomic uint64_t loop_gen; /* the generation of the run whose loop the owner entered;
                                   rank 0 waits for it before it starts the root (relaxed:
                                   a hint) */
@@ -122,8 +124,8 @@ struct weft__dctl {
     /* pools: the owner allocates; anyone frees (a remote free pushes onto
      * the *_remote stack with a CAS; the owner takes the whole stack with
      * one exchange, so no ABA) */
-    uint32_t rec_bump, rec_free;   /* owner only */
-    uint32_t evac_bump, evac_free; /* owner only */
+    uint32_t rec_bump, rec_free;              /* owner only */
+    uint32_t evac_bump, evac_free;            /* owner only */
     _Atomic uint32_t rec_remote WEFT_ALIGNED; /* index + 1 of the top; 0: empty */
     _Atomic uint32_t evac_remote WEFT_ALIGNED;
 
@@ -141,24 +143,30 @@ enum { WEFT__DREQ_NONE, WEFT__DREQ_SUSPEND, WEFT__DREQ_RESUME };
 
 /* Process-local state of the rank (see the invariants above). */
 struct weft__dist {
-    int inited, in_run;      /* the API's state; the calling kernel thread only */
+    int inited, in_run; /* the API's state; the calling kernel thread only */
     int rank, size;
-    int force_steal;         /* WEFT_DIST_FORCE_STEAL: no continuation is popped back */
-    int oversubscribed;      /* more ranks on the node than CPUs: idle ranks yield */
-    char *stack_lo, *stack_hi; /* U */
-    char *slots;             /* slot 0 */
-    size_t object_size;      /* a rank's shared object: U + the control block */
-    struct weft__dctl *me;   /* this rank's control block */
-    uint64_t gen;            /* runs so far: the current run's generation */
-    uint64_t id_next;        /* thread ids: rank << 40 | counter */
-    uint64_t rng;            /* victim choice */
-    void *sched_sp;          /* the scheduler context (native stack) */
-    struct weft__drec *cur;  /* the running thread; NULL in the scheduler */
+    int force_steal;                 /* WEFT_DIST_FORCE_STEAL: no continuation is popped back */
+    int oversubscribed;              /* more ranks on the node than CPUs: idle ranks yield */
+    char *stack_lo, *stack_hi;       /* U */
+    char *slots;                     /* slot 0 */
+    size_t object_size;              /* a rank's shared object: U + the control block */
+    struct weft__dctl *me;           /* this rank's control block */
+    uint64_t gen;                    /* runs so far: the current run's generation */
+    uint64_t id_next;                /* thread ids: rank << 40 | counter */
+    uint64_t rng;                    /* victim choice */
+    void *sched_sp;                  /* the scheduler context (native stack) */
+    struct weft__drec *cur;          /* the running thread; NULL in the scheduler */
     struct weft__drec *spawn_parent; /* spawn -> child start hand-off */
-    void *spawn_sp;          /* where the spawn saves the parent's context */
-    int req;                 /* WEFT__DREQ_*: thread -> scheduler */
+    void *spawn_sp;                  /* where the spawn saves the parent's context */
+    int req;                         /* WEFT__DREQ_*: thread -> scheduler */
     struct weft__drec *req_rec, *req_self;
     void *req_sp;
+    /* ASan builds: a fiber switch is under way (set before it, cleared on
+     * the other side), and the scheduler's stack, learned at the first */
+    int san_switching;
+    const void *san_native_lo;
+    size_t san_native_size;
+    char *san_dirty; /* lowest sp U was left at since its shadow was last cleared */
 };
 
 extern struct weft__dist weft__dist WEFT_INTERNAL;

@@ -39,10 +39,49 @@ __thread int weft__dist_active;
         return -1;                                                                                 \
     }
 
+/* Calls that take a thread: ENOTSUP inside a run, and for a weft_dist
+ * thread's handle anywhere (it is no single-process thread). */
+#define GATE_THR(name, params, t, args)                                                            \
+    int NATIVE(name) params;                                                                       \
+    WEFT_API int name params                                                                       \
+    {                                                                                              \
+        return weft__dist_active || (t && weft__dist_is_rec(t)) ? ENOTSUP : NATIVE(name) args;     \
+    }
+
+/* clang-format would space the pointers of these parameter lists as
+ * products */
+/* clang-format off */
 GATE_ERR(weft_init, (const weft_config *cfg), (cfg))
 GATE_ERR(weft_finalize, (void), ())
 GATE_ERR(weft_num_workers, (void), ())
-GATE_ERR(weft_detach, (weft_thread *t), (t))
+GATE_THR(weft_detach, (weft_thread *t), t, (t))
+GATE_THR(weft_set_priority, (weft_thread *t, int prio), t, (t, prio))
+GATE_THR(weft_priority, (const weft_thread *t), t, (t))
+GATE_THR(weft_thread_info_get, (const weft_thread *t, weft_thread_info *out), t, (t, out))
+GATE_ERR(weft_dump, (int fd), (fd))
+GATE_ERR(weft_task_create, (weft_task **out, weft_task_fn fn, void *arg, unsigned count),
+         (out, fn, arg, count))
+GATE_ERR(weft_task_continue, (weft_task *t), (t))
+GATE_ERR(weft_task_read, (weft_task *cont, ssize_t *res, int fd, void *buf, size_t n),
+         (cont, res, fd, buf, n))
+GATE_ERR(weft_task_write, (weft_task *cont, ssize_t *res, int fd, const void *buf, size_t n),
+         (cont, res, fd, buf, n))
+GATE_ERR(weft_task_pread,
+         (weft_task *cont, ssize_t *res, int fd, void *buf, size_t n, off_t off),
+         (cont, res, fd, buf, n, off))
+GATE_ERR(weft_task_pwrite,
+         (weft_task *cont, ssize_t *res, int fd, const void *buf, size_t n, off_t off),
+         (cont, res, fd, buf, n, off))
+GATE_ERR(weft_task_recv,
+         (weft_task *cont, ssize_t *res, int fd, void *buf, size_t n, int flags),
+         (cont, res, fd, buf, n, flags))
+GATE_ERR(weft_task_send,
+         (weft_task *cont, ssize_t *res, int fd, const void *buf, size_t n, int flags),
+         (cont, res, fd, buf, n, flags))
+GATE_ERR(weft_task_accept,
+         (weft_task *cont, ssize_t *res, int fd, struct sockaddr *addr, socklen_t *len),
+         (cont, res, fd, addr, len))
+GATE_ERR(weft_task_sleep_ns, (weft_task *cont, uint64_t ns), (cont, ns))
 GATE_ERR(weft_group_init, (weft_group *g), (g))
 GATE_ERR(weft_group_spawn,
          (weft_group *g, weft_fn fn, const void *arg, size_t arg_size, const weft_attr *attr),
@@ -91,6 +130,7 @@ GATE_SYS(int, weft_accept, (int fd, struct sockaddr *addr, socklen_t *len), (fd,
 GATE_SYS(int, weft_connect, (int fd, const struct sockaddr *addr, socklen_t len), (fd, addr, len))
 GATE_SYS(int, weft_poll, (int fd, short events, int timeout_ms), (fd, events, timeout_ms))
 GATE_SYS(int, weft_sleep_ns, (uint64_t ns), (ns))
+/* clang-format on */
 
 /* ---- the calls a run serves ------------------------------------------------ */
 

@@ -44,8 +44,8 @@ static int randomised(void)
  * PMIx, Slurm), 0 when none does. */
 static long launcher_size(void)
 {
-    static const char *vars[] = {"PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "PMIX_SIZE",
-                                 "MPI_LOCALNRANKS", "SLURM_NTASKS"};
+    static const char *vars[] = { "PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "PMIX_SIZE",
+                                  "MPI_LOCALNRANKS", "SLURM_NTASKS" };
     for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
         const char *v = getenv(vars[i]);
         if (v && *v)

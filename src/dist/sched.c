@@ -12,8 +12,15 @@
  *
  * Context switches are weft's (arch/context.h), always with a NULL xfer:
  * in plain builds no resumed-side hook runs, so none of the single-process
- * scheduler is involved. Sanitizer builds would call it on every resume;
- * weft_dist_init refuses them (dist.c).
+ * scheduler is involved. Sanitizer builds would call it on every resume,
+ * so they use dist/ctx_san.S's copies instead (ThreadSanitizer builds are
+ * refused at weft_dist_init: dist.c).
+ *
+ * The owner's own pops and the idle scheduler's "is my deque empty" are
+ * decided under the lock whenever base seems to have reached top: a thief
+ * that tries the last entry raises base for a moment before it backs off,
+ * and taking that for an empty deque would let the scheduler copy stolen
+ * frames over live ones.
  */
 #include <sched.h>
 #include <string.h>
@@ -22,14 +29,15 @@
 #include "arch/context.h"
 #include "dist/dist.h"
 
-#define REC_SHIFT     40 /* thread id = (rank + 1) << REC_SHIFT | counter */
-#define SPIN_PAUSES   32 /* pause instructions between two failed steal rounds */
-#define ROUNDS_YIELD  8  /* failed rounds between two sched_yield calls, when the node has
-                            more ranks than CPUs (a spinning thief would hold one a
-                            working rank needs) */
-#define FORCE_WAIT_NS 200000 /* forced mode: how long a continuation waits for a thief */
-#define START_WAIT_NS 20000000 /* how long the root waits for the other ranks' loops */
-#define SHARE_EVERY   256      /* oversubscribed: spawns between two looks for idle ranks */
+#define REC_SHIFT   40 /* thread id = (rank + 1) << REC_SHIFT | counter */
+#define SPIN_PAUSES 32 /* pause instructions between two failed steal rounds */
+/* Failed steal rounds between two sched_yield calls, when the node has more
+ * ranks than CPUs (a spinning thief would hold a CPU a working rank needs). */
+#define ROUNDS_YIELD     8
+#define FORCE_WAIT_NS    200000   /* forced mode: how long a continuation waits for a thief */
+#define START_WAIT_NS    20000000 /* how long the root waits for the other ranks' loops */
+#define SHARE_EVERY      256      /* oversubscribed: spawns between two looks for idle ranks */
+#define LOCK_SPINS_YIELD 1024     /* spins on a held deque lock between two sched_yield calls */
 
 struct weft__dist weft__dist;
 
@@ -37,22 +45,116 @@ struct weft__dist weft__dist;
  * call that may have resumed on another rank. */
 #define MOVED() __asm__ volatile("" ::: "memory")
 
-/* Saves the current context into *save and resumes to, with no hand-off. */
-static inline void switch_to(void **save, void *to)
-{
-#if defined(WEFT_SANITIZE_ADDRESS) || defined(WEFT_SANITIZE_THREAD)
-    weft__ctx_switch(save, to, NULL, NULL); /* never runs: weft_dist_init refuses these builds */
-#else
-    weft__ctx_switch_plain(save, to);
-#endif
-}
-
 static inline char *stack_pointer(void)
 {
     char *sp;
     __asm__ volatile("mov %%rsp, %0" : "=r"(sp));
     return sp;
 }
+
+/* The context operations: weft's in plain builds; in sanitizer builds,
+ * whose weft switch calls the single-process scheduler's resumed-side hook,
+ * dist/ctx_san.S's copies without it, and the ASan fiber annotations below. */
+#if defined(WEFT_SANITIZE_ADDRESS) || defined(WEFT_SANITIZE_THREAD)
+void weft__dist_switch(void **save_sp, void *to_sp) WEFT_INTERNAL;
+_Noreturn void weft__dist_jump(void *to_sp) WEFT_INTERNAL;
+void weft__dist_spawn_ctx(void **save_sp, void *top, void (*fn)(void *, void **),
+                          void *arg) WEFT_INTERNAL;
+#define CTX_SWITCH(save, to)          weft__dist_switch(save, to)
+#define CTX_JUMP(to)                  weft__dist_jump(to)
+#define CTX_SPAWN(save, top, fn, arg) weft__dist_spawn_ctx(save, top, fn, arg)
+#else
+#define CTX_SWITCH(save, to)          weft__ctx_switch_plain(save, to)
+#define CTX_JUMP(to)                  weft__ctx_jump(to, NULL, NULL)
+#define CTX_SPAWN(save, top, fn, arg) weft__ctx_spawn(save, top, fn, arg)
+#endif
+
+/* ---- ASan: which stack runs, and no stale poison on U ----------------------
+ * Frames are abandoned on U (a finished child's, a thread's that left for
+ * the scheduler) and copied in from other processes, so the shadow of U
+ * says nothing true about frames resumed there: it is cleared whenever the
+ * scheduler resumes a thread, and below the parent when a child returns
+ * into it. Copies of frames read redzones: they are not instrumented. */
+#if defined(WEFT_SANITIZE_ADDRESS)
+#include <sanitizer/asan_interface.h>
+
+static void san_to_stack(const void *lo, size_t size)
+{
+    weft__dist.san_switching = 1;
+    __sanitizer_start_switch_fiber(NULL, lo, size);
+}
+
+/* On U, after a resume that may have come from the scheduler. */
+static void san_arrived(void)
+{
+    struct weft__dist *d = &weft__dist;
+    if (!d->san_switching)
+        return;
+    d->san_switching = 0;
+    const void *lo;
+    size_t size;
+    __sanitizer_finish_switch_fiber(NULL, &lo, &size);
+    if (!d->san_native_lo) { /* the scheduler's stack: the first one left for U */
+        d->san_native_lo = lo;
+        d->san_native_size = size;
+    }
+}
+
+/* Leaving U: the frames from here up may be left behind poisoned. */
+static void san_to_scheduler(void)
+{
+    struct weft__dist *d = &weft__dist;
+    char *sp = stack_pointer();
+    if (!d->san_dirty || sp < d->san_dirty)
+        d->san_dirty = sp;
+    san_to_stack(d->san_native_lo, d->san_native_size);
+}
+
+/* Resuming sp on U: clears what was left behind and what was copied in. */
+static void san_to_u(char *sp)
+{
+    struct weft__dist *d = &weft__dist;
+    char *lo = d->san_dirty ? d->san_dirty : d->stack_lo; /* unknown at first: all */
+    if (sp - WEFT__DIST_RED < lo)
+        lo = sp - WEFT__DIST_RED;
+    __asan_unpoison_memory_region(lo, (size_t)(d->stack_hi - lo));
+    d->san_dirty = d->stack_hi;
+    san_to_stack(d->stack_lo, (size_t)(d->stack_hi - d->stack_lo));
+}
+
+static void san_unpoison_between(const char *lo, const char *hi)
+{
+    __asan_unpoison_memory_region(lo, (size_t)(hi - lo));
+}
+
+__attribute__((no_sanitize_address)) static void copy_raw(void *dst, const void *src, size_t n)
+{
+    char *d = dst;
+    const char *s = src;
+    for (size_t i = 0; i < n; i++)
+        d[i] = s[i];
+}
+#else
+static inline void san_arrived(void)
+{
+}
+static inline void san_to_scheduler(void)
+{
+}
+static inline void san_to_u(char *sp)
+{
+    (void)sp;
+}
+static inline void san_unpoison_between(const char *lo, const char *hi)
+{
+    (void)lo;
+    (void)hi;
+}
+static inline void copy_raw(void *dst, const void *src, size_t n)
+{
+    memcpy(dst, src, n);
+}
+#endif
 
 static inline uint64_t now_ns(void)
 {
@@ -158,8 +260,7 @@ int weft__dist_is_rec(const weft_thread *t)
     /* unsigned: below the records wraps around to a huge offset */
     uintptr_t in = (off & (WEFT__DIST_SLOT_SIZE - 1)) -
                    (WEFT__DIST_STACK_SIZE + offsetof(struct weft__dctl, recs));
-    return in < sizeof(struct weft__drec) * WEFT__DIST_NREC &&
-           in % sizeof(struct weft__drec) == 0;
+    return in < sizeof(struct weft__drec) * WEFT__DIST_NREC && in % sizeof(struct weft__drec) == 0;
 }
 
 /* ---- the deque ------------------------------------------------------------ */
@@ -167,11 +268,16 @@ int weft__dist_is_rec(const weft_thread *t)
 static void lock_deque(struct weft__dctl *c)
 {
     uint32_t z = 0;
+    unsigned spins = 0;
     /* acquire: pairs with the release in unlock_deque (a thief's copy is done) */
     while (!atomic_compare_exchange_weak_explicit(&c->lock, &z, 1, memory_order_acquire,
                                                   memory_order_relaxed)) {
         z = 0;
-        __builtin_ia32_pause();
+        /* the holder is a process the kernel may have preempted mid-copy */
+        if (++spins % LOCK_SPINS_YIELD == 0)
+            sched_yield();
+        else
+            __builtin_ia32_pause();
     }
 }
 
@@ -220,10 +326,26 @@ static int pop(struct weft__dctl *c, struct weft__dentry *out)
     return ok;
 }
 
+/* A hint, for thieves: a thief that tries the last entry and backs off
+ * raises base for a moment. */
 static int deque_empty(struct weft__dctl *c)
 {
     return atomic_load_explicit(&c->base, memory_order_relaxed) >=
            atomic_load_explicit(&c->top, memory_order_acquire);
+}
+
+/* The owner's answer, which may decide whether U is free: a base that
+ * looks past top may be a thief's passing increment (its back-off restores
+ * it), so that case is decided under the lock, where base holds still. */
+static int own_deque_empty(struct weft__dctl *c)
+{
+    if (!deque_empty(c))
+        return 0;
+    lock_deque(c);
+    int empty = atomic_load_explicit(&c->base, memory_order_relaxed) >=
+                atomic_load_explicit(&c->top, memory_order_relaxed);
+    unlock_deque(c);
+    return empty;
 }
 
 static uint64_t next_rand(struct weft__dist *d)
@@ -267,7 +389,7 @@ static char *steal(struct weft__dist *d)
     char *lo = e.sp - WEFT__DIST_RED;
     size_t n = (size_t)(e.rec->frame_end - lo);
     const char *view = weft__dist.slots + ((size_t)v << WEFT__DIST_SLOT_SHIFT);
-    memcpy(lo, view + (lo - d->stack_lo), n);
+    copy_raw(lo, view + (lo - d->stack_lo), n);
     unlock_deque(vc);
     d->me->nsteals++;
     d->me->steal_ns += now_ns() - t0;
@@ -293,7 +415,8 @@ static _Noreturn void to_scheduler(int req, struct weft__drec *rec)
     d->cur = NULL;
     d->req = req;
     d->req_rec = rec;
-    weft__ctx_jump(d->sched_sp, NULL, NULL);
+    san_to_scheduler();
+    CTX_JUMP(d->sched_sp);
 }
 
 /* The end of a spawned thread c with result r, on whichever rank it is now. */
@@ -308,7 +431,8 @@ static WEFT_NOINLINE _Noreturn void finish(struct weft__drec *c, void *r)
          * (pairs with the acquire in weft__dist_join). */
         atomic_store_explicit(&c->state, WEFT__DREC_DONE, memory_order_release);
         d->cur = e.rec;
-        weft__ctx_jump(e.sp, NULL, NULL);
+        san_unpoison_between(stack_pointer(), e.sp); /* our frames, left for good */
+        CTX_JUMP(e.sp);
     }
     /* The parent was stolen (or, forced, left for the scheduler): race its
      * join. acq_rel: release publishes result; acquire pairs with the
@@ -321,8 +445,10 @@ static void child_start(void *arg, void **save_sp)
 {
     struct weft__drec *c = arg;
     struct weft__dist *d = &weft__dist;
-    if (c->copy_size) /* above our sp, below the parent's context: moves with us */
-        c->arg = memcpy(c->frame_end - ((c->copy_size + 15) & ~(size_t)15), c->copy, c->copy_size);
+    if (c->copy_size) { /* above our sp, below the parent's context: moves with us */
+        c->arg = c->frame_end - ((c->copy_size + 15) & ~(size_t)15);
+        copy_raw(c->arg, c->copy, c->copy_size);
+    }
     push(d->me, *save_sp, d->spawn_parent);
     d->cur = c;
     void *r = c->fn(c->arg);
@@ -369,8 +495,9 @@ int weft__dist_spawn(weft_thread **out, weft_fn fn, const void *arg, size_t arg_
         d->me->nspawns++;
     *out = (weft_thread *)c;
     d->spawn_parent = d->cur;
-    weft__ctx_spawn(&d->spawn_sp, top - copy, child_start, c);
+    CTX_SPAWN(&d->spawn_sp, top - copy, child_start, c);
     MOVED();
+    san_arrived();
     return 0;
 }
 
@@ -392,8 +519,10 @@ int weft__dist_join(weft_thread *t, void **result)
         d->req_rec = c;
         d->req_self = d->cur;
         d->cur = NULL;
-        switch_to(&d->req_sp, d->sched_sp);
+        san_to_scheduler();
+        CTX_SWITCH(&d->req_sp, d->sched_sp);
         MOVED();
+        san_arrived();
     }
     if (result)
         *result = c->result;
@@ -419,6 +548,7 @@ static void root_start(void *arg, void **save_sp)
 {
     struct weft__drec *c = arg;
     (void)save_sp;
+    san_arrived();
     weft__dist.cur = c;
     void *r = c->fn(c->arg);
     MOVED();
@@ -452,8 +582,10 @@ int weft__dist_start_root(weft_fn fn, void *arg)
     atomic_store_explicit(&c->state, WEFT__DREC_LIVE, memory_order_relaxed);
     atomic_store_explicit(&c->flag, 0, memory_order_relaxed);
     d->req = WEFT__DREQ_NONE;
-    weft__ctx_spawn(&d->sched_sp, d->stack_hi, root_start, c);
+    san_to_u(d->stack_hi);
+    CTX_SPAWN(&d->sched_sp, d->stack_hi, root_start, c);
     MOVED();
+    san_arrived();
     return 0;
 }
 
@@ -480,7 +612,7 @@ static char *serve_request(struct weft__dist *d)
             d->cur = j;
             return sp;
         }
-        memcpy(ev, lo, n);
+        copy_raw(ev, lo, n);
         c->susp_sp = sp;
         c->susp_evac = ev;
         c->susp_rec = j;
@@ -489,7 +621,7 @@ static char *serve_request(struct weft__dist *d)
          * finisher's add (its result) */
         if (atomic_fetch_add_explicit(&c->flag, 1, memory_order_acq_rel) == 0)
             return NULL; /* the finisher resumes j */
-        evac_free(ev); /* it finished meanwhile: j's frames are still in place */
+        evac_free(ev);   /* it finished meanwhile: j's frames are still in place */
         d->cur = j;
         return sp;
     }
@@ -498,14 +630,13 @@ static char *serve_request(struct weft__dist *d)
          * (the finisher's pop failed: our deque is empty). */
         struct weft__drec *c = d->req_rec, *j = c->susp_rec;
         char *sp = c->susp_sp, *lo = sp - WEFT__DIST_RED;
-        memcpy(lo, c->susp_evac, (size_t)(j->frame_end - lo));
+        copy_raw(lo, c->susp_evac, (size_t)(j->frame_end - lo));
         evac_free(c->susp_evac);
         d->cur = j;
         return sp;
     }
     return NULL;
 }
-
 
 void weft__dist_loop(void)
 {
@@ -519,13 +650,14 @@ void weft__dist_loop(void)
             /* acquire: pairs with the release stores of the root's end */
             if (atomic_load_explicit(&d->me->exit_gen, memory_order_acquire) == d->gen)
                 return;
-            if (d->force_steal && !deque_empty(d->me) && others_idle(d)) {
+            int mine = !own_deque_empty(d->me);
+            if (mine && d->force_steal && others_idle(d)) {
                 /* forced: give an idle rank time to take it */
                 uint64_t t0 = now_ns();
                 while (!deque_empty(d->me) && now_ns() - t0 < FORCE_WAIT_NS)
                     sched_yield();
             }
-            if (!deque_empty(d->me) && pop(d->me, &e)) {
+            if (mine && pop(d->me, &e)) {
                 d->cur = e.rec; /* left by a forced finish, or a joiner in mid-stack */
                 sp = e.sp;
             } else if (atomic_store_explicit(&d->me->idle, 1, memory_order_relaxed),
@@ -539,7 +671,9 @@ void weft__dist_loop(void)
         }
         fails = 0;
         atomic_store_explicit(&d->me->idle, 0, memory_order_relaxed);
-        switch_to(&d->sched_sp, sp);
+        san_to_u(sp);
+        CTX_SWITCH(&d->sched_sp, sp);
         MOVED();
+        san_arrived();
     }
 }

@@ -46,10 +46,9 @@ int weft__io_sock_error(int fd);
 
 /* Per-worker counters (owner-written, read racily by weft_stats). */
 struct weft__io_counters {
-    uint64_t calls;   /* requests queued in the ring */
-    uint64_t enters;  /* io_uring_enter crossings */
-    uint64_t reaped;  /* completions consumed */
-    uint64_t handoff; /* calls run by spare kernel threads (weft_blocking, fallback) */
+    uint64_t calls;  /* requests queued in the ring */
+    uint64_t enters; /* io_uring_enter crossings */
+    uint64_t reaped; /* completions consumed */
 };
 
 /* How I/O calls reach the kernel (WEFT_IO, parsed by runtime/config.c). */

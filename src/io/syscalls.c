@@ -11,17 +11,25 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "io/io.h"
 #include "io/poller.h"
+#include "io/ring.h"
 #include "sched/sched.h"
+
+#define NS_PER_S  1000000000ull
+#define NS_PER_MS 1000000ull
+#define MS_PER_S  1000
+#define HOUR_NS   (3600 * NS_PER_S) /* a sleep that is repeated for ever */
 
 static long result(int res)
 {
@@ -62,10 +70,48 @@ int weft__io_sock_error(int fd)
     return getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &len) == 0 ? e : 0;
 }
 
-#if WEFT__HAVE_URING
-#include <liburing.h>
-#include <limits.h>
-#include <sys/uio.h>
+/* The calling user thread's worker if it has a ring, else NULL (always
+ * without liburing: then every ring path below is dead code, compiled
+ * against io/ring.h's stubs). */
+static struct weft__worker *ring_worker(void)
+{
+    struct weft__worker *w = weft__tls_worker;
+    if (WEFT__HAVE_URING && w && w->current && weft__io_ring(w))
+        return w;
+    return NULL;
+}
+
+/* How a request waits (ring_finish). */
+enum {
+    RING_BATCHED, /* submitted with the worker's next batch */
+    RING_NOW,     /* submitted before the thread parks: the kernel has looked
+                     the descriptor up (and holds its file) from the call on */
+};
+
+/* Starts a request of the calling user thread on w's ring, made of nsqe
+ * linked SQEs (nsqe completions to wait for): returns the first SQE, the
+ * caller's to prepare, with room for the others (weft__io_sqe); ring_finish
+ * then waits for it. */
+static struct io_uring_sqe *ring_start(struct weft__worker *w, struct weft__io_req *req, int nsqe)
+{
+    *req = (struct weft__io_req){ .self = w->current, .pending = nsqe };
+    if (nsqe > 1)
+        weft__io_room(w, (unsigned)nsqe);
+    return weft__io_sqe(w);
+}
+
+/* Waits for the request ring_start began, its SQEs prepared (sqe: the
+ * first, which carries req; liburing's prep functions may clear user_data,
+ * so it is set here, after them): the thread parks until the request
+ * completes. Returns the first CQE's result (a negative errno value on
+ * failure). */
+static int ring_finish(struct weft__worker *w, struct weft__io_req *req, struct io_uring_sqe *sqe,
+                       int when)
+{
+    io_uring_sqe_set_data(sqe, req);
+    return when == RING_NOW ? weft__io_wait_now(w, req, req->pending)
+                            : weft__io_wait(w, req, req->pending);
+}
 
 /* A pending call stays on the file it started on, as a blocked system call
  * does, even when another thread closes the descriptor and the number names
@@ -121,24 +167,22 @@ static long try_now(int kind, int fd, void *buf, size_t n, uint64_t off, int fla
     }
 }
 
-/* One transfer through the ring of the calling thread's worker w. now: the
- * SQE is submitted before the thread parks (a call that may wait on
- * another party: the file is held from the call on); otherwise it is
- * batched with the worker's other requests (positional I/O, which never
- * waits on another party). */
+/* One transfer through the ring of the calling thread's worker w. when:
+ * RING_NOW for a call that may wait on another party (the file is held
+ * from the call on), RING_BATCHED for positional I/O, which never waits on
+ * another party. */
 static long ring_rw(struct weft__worker *w, int kind, int fd, void *buf, size_t n, uint64_t off,
-                    int flags, int now)
+                    int flags, int when)
 {
-    struct weft__io_req req = { w->current, 0, 1, 0 };
-    struct io_uring_sqe *sqe = weft__io_sqe(w);
+    struct weft__io_req req;
+    struct io_uring_sqe *sqe = ring_start(w, &req, 1);
     switch (kind) {
     case RING_READ: io_uring_prep_read(sqe, fd, buf, (unsigned)n, off); break;
     case RING_WRITE: io_uring_prep_write(sqe, fd, buf, (unsigned)n, off); break;
     case RING_RECV: io_uring_prep_recv(sqe, fd, buf, n, flags); break;
     default: io_uring_prep_send(sqe, fd, buf, n, flags); break;
     }
-    io_uring_sqe_set_data(sqe, &req);
-    return result(now ? weft__io_wait_now(w, &req, 1) : weft__io_wait(w, &req, 1));
+    return result(ring_finish(w, &req, sqe, when));
 }
 
 /* A file that cannot be read or written without waiting, or through
@@ -185,7 +229,8 @@ static long write_rest(struct weft__worker *w, int kind, int fd, char *buf, size
     if (kind != RING_SEND && fstat(fd, &id) != 0)
         return done ? (long)done : -1;
     if (kind == RING_SEND || S_ISSOCK(id.st_mode)) {
-        r = ring_rw(w, RING_SEND, fd, buf + done, n - done, (uint64_t)-1, flags | MSG_WAITALL, 1);
+        r = ring_rw(w, RING_SEND, fd, buf + done, n - done, (uint64_t)-1, flags | MSG_WAITALL,
+                    RING_NOW);
         if (r < 0 &&
             weft__errno_get() == EAGAIN) /* seen when the peer shuts down: the call decides */
             r = handoff_rw(RING_SEND, fd, buf + done, n - done, (uint64_t)-1, flags);
@@ -226,7 +271,7 @@ static long positional_rw(struct weft__worker *w, int kind, int fd, void *buf, s
         (r < 0 && weft__errno_get() != EAGAIN && !ring_cannot(weft__errno_get())))
         return at_once(r);
     size_t done = r > 0 ? (size_t)r : 0;
-    long rest = ring_rw(w, kind, fd, (char *)buf + done, want - done, off + done, 0, 0);
+    long rest = ring_rw(w, kind, fd, (char *)buf + done, want - done, off + done, 0, RING_BATCHED);
     if (rest < 0 && !done && ring_cannot(weft__errno_get()))
         return fallback_rw(kind, fd, buf, n, off, 0);
     if (rest < 0)
@@ -265,19 +310,7 @@ static long stream_rw(struct weft__worker *w, int kind, int fd, void *buf, size_
     }
     if (out)
         return write_rest(w, kind, fd, buf, n, done, flags);
-    return ring_rw(w, kind, fd, buf, n, (uint64_t)-1, flags, 1);
-}
-#endif
-
-/* The calling user thread's worker if it has a ring, else NULL. */
-static struct weft__worker *ring_worker(void)
-{
-#if WEFT__HAVE_URING
-    struct weft__worker *w = weft__tls_worker;
-    if (w && w->current && weft__io_ring(w))
-        return w;
-#endif
-    return NULL;
+    return ring_rw(w, kind, fd, buf, n, (uint64_t)-1, flags, RING_NOW);
 }
 
 /* ---- the spare-thread path: one record per call ------------------------- */
@@ -348,7 +381,7 @@ static long direct(struct call *c)
         return r > 0 ? p.revents : r;
     }
     case OP_SLEEP: {
-        struct timespec ts = { (time_t)(c->ns / 1000000000u), (long)(c->ns % 1000000000u) };
+        struct timespec ts = { (time_t)(c->ns / NS_PER_S), (long)(c->ns % NS_PER_S) };
         while (nanosleep(&ts, &ts) != 0)
             if (weft__errno_get() != EINTR)
                 return -1;
@@ -373,13 +406,11 @@ static long fallback(struct call *c)
     return c->ret;
 }
 
-#if WEFT__HAVE_URING
 static long fallback_write_all(int fd, void *buf, size_t n, const struct stat *id)
 {
     struct call c = { .op = OP_WRITE_ALL, .fd = fd, .buf = buf, .n = n, .id = id };
     return fallback(&c);
 }
-#endif
 
 /* The call itself on the hand-off path (the worker lent meanwhile). */
 static long handoff_rw(int kind, int fd, void *buf, size_t n, uint64_t off, int flags)
@@ -414,19 +445,12 @@ static long in_task(void)
     return -1;
 }
 
-#if WEFT__HAVE_URING
-#define ON_RING(w) ((w) = ring_worker()) != NULL
-#else
-#define ON_RING(w) (((w) = ring_worker()), 0)
-#endif
-
 /* A transfer through the ring of the calling user thread's worker, else
  * through a spare kernel thread (or directly from a plain kernel thread). */
 static long transfer(int kind, int fd, void *buf, size_t n, uint64_t off, int flags)
 {
     if (WEFT_UNLIKELY(weft__in_task()))
         return in_task();
-#if WEFT__HAVE_URING
     /* A read or write of 0 bytes through an iovec returns 0 without asking
      * the file, where read(2) and write(2) do ask it (EISDIR, an eventfd's
      * EINVAL, a socket's empty datagram or EPIPE): it is made as itself. */
@@ -437,7 +461,6 @@ static long transfer(int kind, int fd, void *buf, size_t n, uint64_t off, int fl
         return positional_rw(w, kind, fd, buf, n, off);
     if (w)
         return stream_rw(w, kind, fd, buf, n, flags);
-#endif
     return fallback_rw(kind, fd, buf, n, off, flags);
 }
 
@@ -479,78 +502,68 @@ ssize_t weft_send(int fd, const void *buf, size_t n, int flags)
     return transfer(RING_SEND, fd, (void *)buf, n, 0, flags);
 }
 
-int weft_accept(int fd, struct sockaddr *addr, socklen_t *len)
+/* accept or connect (c->op): on a blocking socket through the ring,
+ * submitted at once; a non-blocking one returns at once; without a ring,
+ * the call itself on the hand-off path. */
+static int socket_call(struct call *c)
 {
-    struct weft__worker *w;
     if (weft__in_task())
         return (int)in_task();
-    if (ON_RING(w) && !weft__io_nonblocking(fd)) {
-#if WEFT__HAVE_URING
-        struct weft__io_req req = { w->current, 0, 1, 0 };
-        struct io_uring_sqe *sqe = weft__io_sqe(w);
-        io_uring_prep_accept(sqe, fd, addr, len, 0);
-        io_uring_sqe_set_data(sqe, &req);
-        return (int)result(weft__io_wait_now(w, &req, 1));
-#endif
+    struct weft__worker *w = ring_worker();
+    if (w && !weft__io_nonblocking(c->fd)) {
+        struct weft__io_req req;
+        struct io_uring_sqe *sqe = ring_start(w, &req, 1);
+        if (c->op == OP_ACCEPT)
+            io_uring_prep_accept(sqe, c->fd, c->addr, c->alen, 0);
+        else
+            io_uring_prep_connect(sqe, c->fd, c->addr, c->clen);
+        return (int)result(ring_finish(w, &req, sqe, RING_NOW));
     }
-    struct call c = { .op = OP_ACCEPT, .fd = fd, .addr = addr, .alen = len };
     if (w)
-        return (int)direct(&c); /* non-blocking socket: returns at once */
-    return (int)fallback(&c);
+        return (int)direct(c); /* non-blocking socket: returns at once */
+    return (int)fallback(c);
+}
+
+int weft_accept(int fd, struct sockaddr *addr, socklen_t *len)
+{
+    struct call c = { .op = OP_ACCEPT, .fd = fd, .addr = addr, .alen = len };
+    return socket_call(&c);
 }
 
 int weft_connect(int fd, const struct sockaddr *addr, socklen_t len)
 {
-    struct weft__worker *w;
-    if (weft__in_task())
-        return (int)in_task();
-    if (ON_RING(w) && !weft__io_nonblocking(fd)) {
-#if WEFT__HAVE_URING
-        struct weft__io_req req = { w->current, 0, 1, 0 };
-        struct io_uring_sqe *sqe = weft__io_sqe(w);
-        io_uring_prep_connect(sqe, fd, addr, len);
-        io_uring_sqe_set_data(sqe, &req);
-        return (int)result(weft__io_wait_now(w, &req, 1));
-#endif
-    }
     struct call c = { .op = OP_CONNECT, .fd = fd, .addr = (struct sockaddr *)addr, .clen = len };
-    if (w)
-        return (int)direct(&c); /* non-blocking socket: returns at once */
-    return (int)fallback(&c);
+    return socket_call(&c);
 }
 
 int weft_poll(int fd, short events, int timeout_ms)
 {
-    struct weft__worker *w;
     if (timeout_ms != 0 && weft__in_task())
         return (int)in_task();
     if (fd < 0 && weft__self()) {
         /* poll(2) ignores a negative descriptor: only the timeout remains */
         if (timeout_ms < 0)
             for (;;)
-                weft_sleep_ns(3600ull * 1000000000u);
-        weft_sleep_ns((uint64_t)timeout_ms * 1000000u);
+                weft_sleep_ns(HOUR_NS);
+        weft_sleep_ns((uint64_t)timeout_ms * NS_PER_MS);
         return 0;
     }
-    if (timeout_ms != 0 && ON_RING(w)) {
-#if WEFT__HAVE_URING
-        struct weft__io_req req = { w->current, 0, 1, 0 };
-        struct io_uring_sqe *sqe = weft__io_sqe(w);
+    struct weft__worker *w = timeout_ms != 0 ? ring_worker() : NULL;
+    if (w) {
+        struct weft__io_req req;
+        /* with a timeout, a linked one: its CQE is the request's second */
+        struct io_uring_sqe *sqe = ring_start(w, &req, timeout_ms > 0 ? 2 : 1);
         io_uring_prep_poll_add(sqe, fd, (unsigned)(unsigned short)events);
-        io_uring_sqe_set_data(sqe, &req);
         struct __kernel_timespec ts;
-        int nsqe = 1;
         if (timeout_ms > 0) {
-            sqe->flags |= IOSQE_IO_LINK;
-            ts.tv_sec = timeout_ms / 1000;
-            ts.tv_nsec = (long long)(timeout_ms % 1000) * 1000000;
+            io_uring_sqe_set_flags(sqe, IOSQE_IO_LINK);
+            ts.tv_sec = timeout_ms / MS_PER_S;
+            ts.tv_nsec = (long long)(timeout_ms % MS_PER_S) * NS_PER_MS;
             struct io_uring_sqe *t = weft__io_sqe(w);
             io_uring_prep_link_timeout(t, &ts, 0);
-            io_uring_sqe_set_data64(t, (uint64_t)(uintptr_t)&req | 2u);
-            req.pending = 2;
-            nsqe = 2;
+            io_uring_sqe_set_data64(t, (uint64_t)(uintptr_t)&req | WEFT__IO_TAG_TIMEOUT);
         }
-        int res = weft__io_wait_now(w, &req, nsqe);
+        int res = ring_finish(w, &req, sqe, RING_NOW);
         if (res == -ECANCELED && timeout_ms > 0)
             return 0; /* the timeout fired */
         if (res == -EBADF)
@@ -558,7 +571,6 @@ int weft_poll(int fd, short events, int timeout_ms)
         if (res > 0)         /* the ring also reports what was not asked for (POLLRDHUP) */
             res &= (unsigned short)events | POLLERR | POLLHUP | POLLNVAL;
         return (int)result(res);
-#endif
     }
     struct call c = { .op = OP_POLL, .fd = fd, .flags = events, .n = (size_t)timeout_ms };
     if (timeout_ms == 0 || !weft__self())
@@ -568,25 +580,21 @@ int weft_poll(int fd, short events, int timeout_ms)
 
 int weft_sleep_ns(uint64_t ns)
 {
-    struct weft__worker *w;
     if (ns == 0) {
         weft_yield();
         return 0;
     }
     if (weft__in_task())
         return (int)in_task();
-    if (ON_RING(w)) {
-#if WEFT__HAVE_URING
-        struct weft__io_req req = { w->current, 0, 1, 0 };
-        struct __kernel_timespec ts = { (long long)(ns / 1000000000u),
-                                        (long long)(ns % 1000000000u) };
-        struct io_uring_sqe *sqe = weft__io_sqe(w);
+    struct weft__worker *w = ring_worker();
+    if (w) {
+        struct weft__io_req req;
+        struct io_uring_sqe *sqe = ring_start(w, &req, 1);
+        struct __kernel_timespec ts = { (long long)(ns / NS_PER_S), (long long)(ns % NS_PER_S) };
         io_uring_prep_timeout(sqe, &ts, 0, 0);
-        io_uring_sqe_set_data(sqe, &req);
         weft__thread_wait(w->current, WEFT__WAIT_SLEEP);
-        int res = weft__io_wait(w, &req, 1);
+        int res = ring_finish(w, &req, sqe, RING_BATCHED);
         return res == -ETIME || res >= 0 ? 0 : (int)result(res);
-#endif
     }
     if (weft__poller_sleep(ns))
         return 0;

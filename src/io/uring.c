@@ -47,13 +47,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "io/ring.h"
 #include "sched/sched.h"
 
 #define IO_BATCH     32u /* queued SQEs that force a submission */
 #define IO_DEFER_MAX 64u /* scheduling points an SQE may wait unsubmitted */
 #define RING_ENTRIES 256u
 #define EFD_TAG      ((uint64_t)1) /* user_data of the eventfd read */
-#define TIMEOUT_TAG  ((uint64_t)2) /* low bits: second CQE of a linked pair */
 #define CB_TAG       ((uint64_t)4) /* low bits: a struct weft__io_cb (weft__io_queue_cb) */
 
 static _Atomic int usable = -1; /* -1 undecided, 0 no, 1 yes */
@@ -67,8 +67,12 @@ void weft__io_set_mode(enum weft__io_mode mode)
 }
 
 #if WEFT__HAVE_URING
-#include <liburing.h>
 #include <sys/eventfd.h>
+
+/* Counters are owner-written and read by weft_stats_get while the worker
+ * runs: relaxed atomic accesses (a statistic; no order needed). */
+#define COUNT(field, n)                                                                            \
+    __atomic_store_n(&(field), __atomic_load_n(&(field), __ATOMIC_RELAXED) + (n), __ATOMIC_RELAXED)
 
 struct weft__io_state {
     struct io_uring ring;       /* owner worker only */
@@ -127,14 +131,15 @@ struct io_uring *weft__io_ring(struct weft__worker *w)
         free(io);
         return NULL;
     }
-    w->io = io;
+    /* release: the ring is set up before weft_stats_get may read it (acquire) */
+    __atomic_store_n(&w->io, io, __ATOMIC_RELEASE);
     return &io->ring;
 }
 
 static void submit(struct weft__io_state *io)
 {
     io_uring_submit_and_get_events(&io->ring);
-    io->c.enters++;
+    COUNT(io->c.enters, 1);
     io->queued = 0;
     io->defer = 0;
 }
@@ -157,8 +162,9 @@ static void reap(struct weft__worker *w, struct weft__io_state *io)
             cb->done(w, cb, cqe->res);
             continue;
         }
-        struct weft__io_req *r = (struct weft__io_req *)(uintptr_t)(d & ~(TIMEOUT_TAG | EFD_TAG));
-        if (!(d & TIMEOUT_TAG))
+        struct weft__io_req *r =
+            (struct weft__io_req *)(uintptr_t)(d & ~(WEFT__IO_TAG_TIMEOUT | EFD_TAG));
+        if (!(d & WEFT__IO_TAG_TIMEOUT))
             r->res = cqe->res;
         if (--r->pending == 0) {
             io->inflight--;
@@ -172,7 +178,7 @@ static void reap(struct weft__worker *w, struct weft__io_state *io)
         }
     }
     io_uring_cq_advance(&io->ring, n);
-    io->c.reaped += n;
+    COUNT(io->c.reaped, n);
 }
 
 static int local_empty(struct weft__worker *w)
@@ -192,6 +198,12 @@ void weft__io_attend(struct weft__worker *w)
             return;
     }
     atomic_fetch_and_explicit(&w->attn, ~WEFT__ATTN_IO, memory_order_relaxed);
+}
+
+void weft__io_room(struct weft__worker *w, unsigned n)
+{
+    if (io_uring_sq_space_left(&w->io->ring) < n)
+        submit(w->io);
 }
 
 struct io_uring_sqe *weft__io_sqe(struct weft__worker *w)
@@ -217,7 +229,7 @@ static void enqueue(struct weft__io_state *io, int nsqe)
 {
     io->queued += (unsigned)nsqe;
     io->inflight++;
-    io->c.calls++;
+    COUNT(io->c.calls, 1);
 }
 
 /* Parks the caller until req completes; the worker's next scheduling
@@ -275,7 +287,7 @@ int weft__io_idle_wait(struct weft__worker *w)
         io->efd_armed = 1;
     }
     io_uring_submit_and_wait(&io->ring, 1);
-    io->c.enters++;
+    COUNT(io->c.enters, 1);
     io->queued = 0;
     io->defer = 0;
     reap(w, io);
@@ -303,11 +315,12 @@ void weft__io_counters(struct weft__io_counters *out)
 {
     memset(out, 0, sizeof *out);
     for (int i = 0; i < weft__rt.nworkers; i++) {
-        struct weft__io_state *io = weft__rt.workers[i]->io;
+        /* acquire: pairs with the release in weft__io_ring */
+        struct weft__io_state *io = __atomic_load_n(&weft__rt.workers[i]->io, __ATOMIC_ACQUIRE);
         if (io) {
-            out->calls += io->c.calls;
-            out->enters += io->c.enters;
-            out->reaped += io->c.reaped;
+            out->calls += __atomic_load_n(&io->c.calls, __ATOMIC_RELAXED);
+            out->enters += __atomic_load_n(&io->c.enters, __ATOMIC_RELAXED);
+            out->reaped += __atomic_load_n(&io->c.reaped, __ATOMIC_RELAXED);
         }
     }
 }
@@ -325,6 +338,11 @@ struct io_uring *weft__io_ring(struct weft__worker *w)
 {
     (void)w;
     return NULL;
+}
+void weft__io_room(struct weft__worker *w, unsigned n)
+{
+    (void)w;
+    (void)n;
 }
 void weft__io_attend(struct weft__worker *w)
 {

@@ -5,7 +5,7 @@
  * libdw), so the handler only writes one byte to a pipe; a kernel thread
  * of the library's own, asleep in read(2) on that pipe, makes the dump.
  * The program goes on meanwhile: the dump reads the threads without
- * stopping any (observe.h, "racy reads").
+ * stopping any (the design block in observe/observe.h).
  */
 #include "observe/observe.h"
 

@@ -10,11 +10,8 @@
 #include "sched/sched.h"
 #include "thread/thread.h"
 
-/* The stack slot's saved-context slots and the resume address lie inside
- * the thread's own stack; arch/x86_64-sysv/context.S draws the layout. */
-
 /* Reads what the snapshot needs of t with no lock: t may be recycled under
- * our feet (see "racy reads" in observe.h), so the sanitizers must not
+ * our feet (observe.h, the design block), so the sanitizers must not
  * take these deliberate races for bugs; the validation below is what makes
  * them harmless. */
 __attribute__((no_sanitize("address", "thread"))) static int
@@ -44,7 +41,7 @@ read_desc(const struct weft_thread *t, struct weft__obs_thread *o, struct weft_t
     o->worker = -1;
     o->cpu_ns = weft__thread_cpu_ns(t);
     o->state_ns = weft__thread_state_ns(t);
-    o->priority = WEFT_PRIO_NORMAL;
+    o->priority = __atomic_load_n(&m->prio, __ATOMIC_RELAXED); /* as weft_priority */
     /* Running on a worker: its current thread. */
     int nw = weft__rt.nworkers;
     for (int i = 0; i < nw; i++) {
@@ -57,6 +54,8 @@ read_desc(const struct weft_thread *t, struct weft__obs_thread *o, struct weft_t
     if (j0 == WEFT__J_DONE) {
         o->state = WEFT_STATE_DONE;
         o->worker = -1;
+    } else if (o->wait == WEFT__WAIT_BLOCKING && o->worker < 0) {
+        o->state = WEFT_STATE_BLOCKING; /* the caller too, from inside weft_blocking */
     } else if (t == self) {
         o->state = WEFT_STATE_RUNNING;
         o->worker = weft__tls_worker ? weft__tls_worker->id : -1;
@@ -64,8 +63,6 @@ read_desc(const struct weft_thread *t, struct weft__obs_thread *o, struct weft_t
         o->state = WEFT_STATE_RUNNING;
     } else if (m->bound) {
         o->state = WEFT_STATE_RUNNING; /* on its own kernel thread; it blocks there too */
-    } else if (o->wait == WEFT__WAIT_BLOCKING) {
-        o->state = WEFT_STATE_BLOCKING;
     } else if (o->wait != WEFT__WAIT_NONE) {
         o->state = WEFT_STATE_PARKED;
     } else {

@@ -2,11 +2,12 @@
  * writes them at weft_finalize as one Trace Event Format object, which
  * Perfetto (ui.perfetto.dev) and chrome://tracing open.
  *
- * The file: one track (tid) per worker, named "worker N"; a complete
- * slice ("X") per run of a user thread, named "<id> <name>", from its RUN
- * event to the next event that ends it on that worker (PARK, EXIT,
- * HANDOFF, PREEMPT or another RUN); instants for spawn, steal, preempt,
- * hand-off and task runs; a flow arrow from each wake (in the waker's
+ * The file: one track per worker (tid: the worker's id), named "worker
+ * N"; a complete slice ("X") per run of a user thread, named "<id>
+ * <name>", from its RUN event to the next event that ends it on that
+ * worker (PARK, EXIT, HANDOFF, PREEMPT or another RUN); instants for spawn, steal, preempt,
+ * hand-off, and "task run" for each zero-wait task a worker starts on
+ * its scheduler context; a flow arrow from each wake (in the waker's
  * slice) to the woken thread's next run. Times are the time stamp
  * counter's, mapped onto CLOCK_MONOTONIC by the two readings taken at
  * start and finish, in microseconds since weft_init.
@@ -157,7 +158,7 @@ static void close_slice(struct writer *wr, struct track *k, int worker, uint64_t
     double s = us_of(wr, k->start), e = us_of(wr, tsc);
     sep(wr);
     fprintf(wr->f, "{\"ph\":\"X\",\"pid\":1,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,\"name\":\"%llu",
-            worker + 1, s, e > s ? e - s : 0.0, (unsigned long long)k->id);
+            worker, s, e > s ? e - s : 0.0, (unsigned long long)k->id);
     if (k->name) {
         fputc(' ', wr->f);
         put_json_string(wr->f, k->name);
@@ -173,7 +174,7 @@ static void instant(struct writer *wr, int worker, uint64_t tsc, const char *wha
     sep(wr);
     fprintf(wr->f, "{\"ph\":\"i\",\"s\":\"t\",\"pid\":1,\"tid\":%d,\"ts\":%.3f,\"cat\":\"%s\","
                    "\"name\":\"%s %llu",
-            worker + 1, us_of(wr, tsc), what, what, (unsigned long long)e->id);
+            worker, us_of(wr, tsc), what, what, (unsigned long long)e->id);
     if (e->name) {
         fputc(' ', wr->f);
         put_json_string(wr->f, e->name);
@@ -220,11 +221,11 @@ static int write_trace(struct ev *v, size_t n, uint64_t tsc1, uint64_t ns1, uint
         sep(&wr);
         fprintf(f, "{\"ph\":\"M\",\"pid\":1,\"tid\":%d,\"name\":\"thread_name\","
                    "\"args\":{\"name\":\"worker %d\"}}",
-                i + 1, i);
+                i, i);
         sep(&wr);
         fprintf(f, "{\"ph\":\"M\",\"pid\":1,\"tid\":%d,\"name\":\"thread_sort_index\","
                    "\"args\":{\"sort_index\":%d}}",
-                i + 1, i);
+                i, i);
     }
     for (size_t i = 0; i < n; i++) {
         const struct weft__trace_event *e = &v[i].e;
@@ -249,7 +250,7 @@ static int write_trace(struct ev *v, size_t n, uint64_t tsc1, uint64_t ns1, uint
                 sep(&wr);
                 fprintf(f, "{\"ph\":\"f\",\"bp\":\"e\",\"pid\":1,\"tid\":%d,\"ts\":%.3f,"
                            "\"id\":%llu,\"cat\":\"wake\",\"name\":\"wake\"}",
-                        w + 1, us_of(&wr, e->tsc), (unsigned long long)*fid);
+                        w, us_of(&wr, e->tsc), (unsigned long long)*fid);
                 *fid = 0;
             }
             break;
@@ -266,7 +267,7 @@ static int write_trace(struct ev *v, size_t n, uint64_t tsc1, uint64_t ns1, uint
             sep(&wr);
             fprintf(f, "{\"ph\":\"s\",\"pid\":1,\"tid\":%d,\"ts\":%.3f,\"id\":%llu,"
                        "\"cat\":\"wake\",\"name\":\"wake\"}",
-                    w + 1, us_of(&wr, e->tsc), (unsigned long long)id);
+                    w, us_of(&wr, e->tsc), (unsigned long long)id);
             break;
         }
         case WEFT__EV_SPAWN:
@@ -285,7 +286,11 @@ static int write_trace(struct ev *v, size_t n, uint64_t tsc1, uint64_t ns1, uint
             instant(&wr, w, e->tsc, "hand-off", e, "");
             break;
         case WEFT__EV_TASK:
-            instant(&wr, w, e->tsc, "task", e, "");
+            /* an instant, not a slice: slices are user threads' runs */
+            sep(&wr);
+            fprintf(f, "{\"ph\":\"i\",\"s\":\"t\",\"pid\":1,\"tid\":%d,\"ts\":%.3f,"
+                       "\"cat\":\"task\",\"name\":\"task run\"}",
+                    w, us_of(&wr, e->tsc));
             break;
         default:
             break;

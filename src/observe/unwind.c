@@ -38,6 +38,25 @@ struct sym {
     char text[SYM_BYTES];
 };
 
+#if WEFT__HAVE_LIBDW
+/* How to find a caller's registers from a frame at one pc, when the CFI
+ * says it simply (CFA = rsp or rbp + offset, registers saved at CFA +
+ * offset): read once per pc from libdw, then applied by arithmetic. */
+enum { R_RBX, R_RBP, R_R12, R_R13, R_R14, R_R15, R_RA, R_KEPT };
+enum { LOC_SAME, LOC_CFA, LOC_UNDEF };
+enum { RULE_EMPTY, RULE_SIMPLE, RULE_END, RULE_COMPLEX };
+#define RULE_CACHE 1024u /* a power of two */
+
+struct rule {
+    uintptr_t pc;
+    uint8_t kind;    /* RULE_*; END: no CFI or no return address (outermost) */
+    uint8_t cfa_rbp; /* 1: CFA = rbp + cfa_off, else rsp + cfa_off */
+    uint8_t loc[R_KEPT];
+    int32_t cfa_off;
+    int32_t off[R_KEPT];
+};
+#endif
+
 struct weft__unwinder {
     uint64_t regs[CTX_WORDS + 1]; /* the context being unwound; [CTX_WORDS] = rsp */
     char *lo, *hi;                /* its stack */
@@ -47,6 +66,7 @@ struct weft__unwinder {
 #if WEFT__HAVE_LIBDW
     Dwfl *dwfl;
     int attached;
+    struct rule *rules; /* RULE_CACHE, by pc */
 #endif
 };
 
@@ -178,6 +198,118 @@ static int dwfl_open(struct weft__unwinder *u)
     return 1;
 }
 
+/* DWARF numbers of the registers a rule keeps, in R_* order. */
+static const int rule_regno[R_KEPT] = { DW_RBX, DW_RBP, DW_R12, DW_R12 + 1, DW_R12 + 2,
+                                        DW_R12 + 3, -1 /* the return address column */ };
+
+/* A register's rule in fr as LOC_* and an offset from the CFA; 0 if it is
+ * anything but same value, undefined or saved at CFA + offset. */
+static int simple_register(Dwarf_Frame *fr, int regno, uint8_t *loc, int32_t *off)
+{
+    Dwarf_Op mem[3], *ops;
+    size_t n;
+    if (dwarf_frame_register(fr, regno, mem, &ops, &n) != 0)
+        return 0;
+    *off = 0;
+    if (n == 0) {
+        *loc = ops ? LOC_UNDEF : LOC_SAME;
+        return 1;
+    }
+    if (ops[0].atom != DW_OP_call_frame_cfa)
+        return 0;
+    *loc = LOC_CFA;
+    if (n == 1)
+        return 1;
+    if (n == 2 && ops[1].atom == DW_OP_plus_uconst) {
+        *off = (int32_t)ops[1].number;
+        return 1;
+    }
+    if (n == 3 && (ops[1].atom == DW_OP_consts || ops[1].atom == DW_OP_constu) &&
+        ops[2].atom == DW_OP_plus) {
+        *off = (int32_t)(int64_t)ops[1].number;
+        return 1;
+    }
+    return 0;
+}
+
+static void rule_compute(struct weft__unwinder *u, uintptr_t pc, struct rule *r)
+{
+    r->pc = pc;
+    r->kind = RULE_END;
+    uintptr_t at = pc - 1; /* a return address: the call is before it */
+    Dwfl_Module *m = dwfl_addrmodule(u->dwfl, at);
+    Dwarf_Addr bias = 0;
+    Dwarf_CFI *cfi = m ? dwfl_module_eh_cfi(m, &bias) : NULL;
+    if (!cfi && m)
+        cfi = dwfl_module_dwarf_cfi(m, &bias);
+    Dwarf_Frame *fr = NULL;
+    if (!cfi || dwarf_cfi_addrframe(cfi, at - bias, &fr) != 0)
+        return; /* no CFI: the walk ends here */
+    r->kind = RULE_COMPLEX;
+    Dwarf_Op *ops;
+    size_t n;
+    int ra = dwarf_frame_info(fr, NULL, NULL, NULL);
+    if (dwarf_frame_cfa(fr, &ops, &n) == 0 && n == 1 && ops[0].atom == DW_OP_bregx &&
+        (ops[0].number == DW_RSP || ops[0].number == DW_RBP)) {
+        r->cfa_rbp = ops[0].number == DW_RBP;
+        r->cfa_off = (int32_t)(int64_t)ops[0].number2;
+        int ok = ra >= 0;
+        for (int i = 0; ok && i < R_KEPT; i++)
+            ok = simple_register(fr, i == R_RA ? ra : rule_regno[i], &r->loc[i], &r->off[i]);
+        if (ok)
+            r->kind = r->loc[R_RA] == LOC_CFA ? RULE_SIMPLE : RULE_END;
+    }
+    free(fr);
+}
+
+static const struct rule *rule_for(struct weft__unwinder *u, uintptr_t pc)
+{
+    size_t h = (size_t)((pc * 0x9e3779b97f4a7c15ull) >> 40) & (RULE_CACHE - 1);
+    for (size_t i = 0; i < RULE_CACHE; i++) {
+        struct rule *r = &u->rules[(h + i) & (RULE_CACHE - 1)];
+        if (r->kind != RULE_EMPTY && r->pc == pc)
+            return r;
+        if (r->kind == RULE_EMPTY) {
+            rule_compute(u, pc, r);
+            return r;
+        }
+    }
+    return NULL; /* full: libdw's own walk */
+}
+
+/* The walk by cached rules; 0 when a frame's rule is not simple (then
+ * libdw's general unwinder walks the whole stack). */
+static int walk_rules(struct weft__unwinder *u)
+{
+    uint64_t v[R_KEPT] = { u->regs[CTX_RBX], u->regs[CTX_RBP], u->regs[CTX_R12],
+                           u->regs[CTX_R13], u->regs[CTX_R14], u->regs[CTX_R15], 0 };
+    uint64_t rsp = u->regs[CTX_WORDS], pc = u->regs[CTX_RIP];
+    u->n = 0;
+    while (pc && u->n < u->max) {
+        u->pcs[u->n++] = (uintptr_t)pc;
+        const struct rule *r = rule_for(u, (uintptr_t)pc);
+        if (!r || r->kind == RULE_COMPLEX)
+            return 0;
+        if (r->kind == RULE_END)
+            break;
+        uint64_t cfa = (r->cfa_rbp ? v[R_RBP] : rsp) + (uint64_t)(int64_t)r->cfa_off;
+        uint64_t next[R_KEPT];
+        for (int i = 0; i < R_KEPT; i++) {
+            next[i] = v[i];
+            if (r->loc[i] == LOC_CFA &&
+                !read_word(u, (uintptr_t)(cfa + (uint64_t)(int64_t)r->off[i]), &next[i]))
+                return u->n > 1; /* a stale stack: keep what was found */
+            if (r->loc[i] == LOC_UNDEF)
+                next[i] = 0;
+        }
+        for (int i = 0; i < R_KEPT; i++)
+            v[i] = next[i];
+        rsp = cfa;
+        pc = v[R_RA];
+    }
+    return 1;
+}
+
 #endif
 
 struct weft__unwinder *weft__unwind_open(void)
@@ -191,8 +323,10 @@ struct weft__unwinder *weft__unwind_open(void)
         return NULL;
     }
 #if WEFT__HAVE_LIBDW
-    if (!dwfl_open(u) && u->dwfl) {
-        dwfl_end(u->dwfl);
+    u->rules = calloc(RULE_CACHE, sizeof *u->rules);
+    if (!u->rules || (!dwfl_open(u) && u->dwfl)) {
+        if (u->dwfl)
+            dwfl_end(u->dwfl);
         u->dwfl = NULL;
     }
 #endif
@@ -206,6 +340,7 @@ void weft__unwind_close(struct weft__unwinder *u)
 #if WEFT__HAVE_LIBDW
     if (u->dwfl)
         dwfl_end(u->dwfl);
+    free(u->rules);
 #endif
     free(u->syms);
     free(u);
@@ -234,6 +369,9 @@ int weft__unwind_saved(struct weft__unwinder *u, void *sp, char *lo, char *hi, u
     u->n = 0;
     u->max = max;
 #if WEFT__HAVE_LIBDW
+    if (u->dwfl && walk_rules(u))
+        return u->n;
+    u->n = 0;
     if (u->dwfl && u->attached) {
         dwfl_getthread_frames(u->dwfl, 1, on_frame, u);
         if (u->n > 0)
@@ -251,6 +389,11 @@ static void name_of(struct weft__unwinder *u, uintptr_t pc, int inner, char *buf
     uintptr_t at = inner ? pc : pc - 1;
 #if WEFT__HAVE_LIBDW
     if (u->dwfl) {
+        GElf_Off entry = 1;
+        Dwfl_Module *pm = dwfl_addrmodule(u->dwfl, pc);
+        if (!inner && pm && dwfl_module_addrinfo(pm, pc, &entry, &(GElf_Sym){ 0 }, NULL, NULL, NULL) &&
+            entry == 0)
+            at = pc; /* a function's first byte: a context never run yet resumes there */
         Dwfl_Module *m = dwfl_addrmodule(u->dwfl, at);
         if (m) {
             GElf_Off off = 0;

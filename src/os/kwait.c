@@ -19,6 +19,16 @@
 /* enum weft__wait_policy; relaxed: written by weft_init before its workers
  * start, which publishes it to them; a plain kernel thread already waiting
  * may see either value, and both are correct, only slower or faster. */
+/* A kernel thread that spins for ever lets the kernel run others every
+ * SPIN_YIELD_EVERY loads of its word (a power of two, a multiple of
+ * WEFT__SPIN_ROUND). */
+#define SPIN_YIELD_EVERY 1024u
+/* UMWAIT's state argument: C0.1, the faster wake-up of its two states. */
+#define UMWAIT_C01 1u
+/* One UMWAIT's deadline in TSC ticks (about 20 us at 3 GHz): short, since
+ * the loop re-checks the budget and the deadline between two. */
+#define UMWAIT_TSC (1u << 16)
+
 static _Atomic int policy_value = WEFT__WAIT_AUTO;
 static int waitpkg_value; /* written once under waitpkg_once */
 static pthread_once_t waitpkg_once = PTHREAD_ONCE_INIT;
@@ -91,14 +101,10 @@ static uint32_t spin_phase(_Atomic uint32_t *word, uint64_t budget_ns, int forev
                            const struct timespec **deadline, int realtime)
 {
     uint64_t end = weft__now_ns() + budget_ns;
-    for (unsigned i = 1;; i++) {
-        /* acquire: pairs with the release of the waker's final exchange. */
-        uint32_t v = atomic_load_explicit(word, memory_order_acquire);
-        if (weft__word_final(v))
+    for (unsigned round = 1;; round++) {
+        uint32_t v = weft__spin_round(word);
+        if (v)
             return v;
-        weft__cpu_relax();
-        if ((i & 7) != 0)
-            continue;
         if (*deadline && weft__deadline_passed(*deadline, realtime)) {
             uint32_t t = time_out(word);
             if (t)
@@ -106,7 +112,7 @@ static uint32_t spin_phase(_Atomic uint32_t *word, uint64_t budget_ns, int forev
             *deadline = NULL; /* claimed: the final store is imminent */
         }
         if (forever) {
-            if ((i & 1023) == 0)
+            if ((round * WEFT__SPIN_ROUND & (SPIN_YIELD_EVERY - 1)) == 0)
                 sched_yield();
         } else if (weft__now_ns() >= end) {
             return 0;
@@ -141,7 +147,7 @@ __attribute__((target("waitpkg"))) static uint32_t umwait_phase(_Atomic uint32_t
         /* relaxed: a re-check after arming the monitor; a store after it
          * ends the UMWAIT, so no wake-up falls between the two. */
         if (atomic_load_explicit(word, memory_order_relaxed) == v)
-            _umwait(1, __rdtsc() + (1u << 16));
+            _umwait(UMWAIT_C01, __rdtsc() + UMWAIT_TSC);
     }
 }
 #endif

@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "base/base.h"
+
 /* ---- the wait word ---------------------------------------------------------
  * Values below WEFT__WORD_DONE (bit 0 aside) keep the waiter waiting; any
  * value from WEFT__WORD_DONE up ends the wait and says why. The waiter alone
@@ -62,7 +64,7 @@ int weft__deadline_passed(const struct timespec *deadline, int realtime);
 
 /* Waits on a wait word, on the calling kernel thread, until it holds a
  * final value, which it returns (acquire: pairs with the release of the
- * waker's weft__wake_word or weft__waiter_finish). Blocks the kernel thread:
+ * waker's weft__wake_word or weft__waiter_wake). Blocks the kernel thread:
  * never call it from a user thread (that would stall its worker), use
  * weft__waiter_block. Phases follow the policy: spin with pause for spin_ns
  * (auto; forever under spin, none under futex), UMWAIT (auto and WAITPKG),
@@ -103,6 +105,25 @@ static inline uint32_t weft__word_phase(uint32_t v)
 static inline int weft__word_final(uint32_t v)
 {
     return weft__word_phase(v) >= WEFT__WORD_DONE;
+}
+
+/* Loads a spinning waiter makes between two looks at its budget (and
+ * whatever else may end its spin): a clock read per load would cost more
+ * than the pause. */
+#define WEFT__SPIN_ROUND 8u
+
+/* One round of a spin on word: up to WEFT__SPIN_ROUND loads with a pause
+ * after each. Returns the final value as soon as the word holds one, else
+ * 0. acquire: pairs with the release of the waker's final exchange. */
+static inline uint32_t weft__spin_round(_Atomic uint32_t *word)
+{
+    for (unsigned i = 0; i < WEFT__SPIN_ROUND; i++) {
+        uint32_t v = atomic_load_explicit(word, memory_order_acquire);
+        if (weft__word_final(v))
+            return v;
+        weft__cpu_relax();
+    }
+    return 0;
 }
 
 #endif

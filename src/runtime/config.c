@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "base/base.h"
@@ -215,14 +216,14 @@ static void env_dump_signal(struct weft__env *env)
     env->dump_signal = 0;
     if (!s || !*s)
         return;
-    const char *name = strncmp(s, "SIG", 3) == 0 ? s + 3 : s;
+    const char *name = strncasecmp(s, "SIG", 3) == 0 ? s + 3 : s;
     char *end;
     long n = strtol(s, &end, 10);
-    if (!strcmp(name, "QUIT"))
+    if (!strcasecmp(name, "QUIT"))
         env->dump_signal = SIGQUIT;
-    else if (!strcmp(name, "USR1"))
+    else if (!strcasecmp(name, "USR1"))
         env->dump_signal = SIGUSR1;
-    else if (!strcmp(name, "USR2"))
+    else if (!strcasecmp(name, "USR2"))
         env->dump_signal = SIGUSR2;
     else if (*end == '\0' && n > 0 && n < NSIG && n != SIGKILL && n != SIGSTOP)
         env->dump_signal = (int)n;

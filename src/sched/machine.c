@@ -67,7 +67,11 @@
 static int machines_max = MACHINES_SOFT; /* weft__machines_set_max (tests); under mp.lock */
 #define MACHINE_STACK ((size_t)64 << 10) /* home stacks: only scheduler glue runs there */
 
+/* A worker's lend word: the lend's generation above LEND_SHIFT bits of
+ * state (LEND_*), so that a stale CAS of an earlier lend fails. */
 enum { LEND_PENDING = 1, LEND_TAKEN = 2, LEND_CANCELLED = 3 };
+#define LEND_SHIFT            2
+#define LEND_WORD(gen, state) (((uint64_t)(gen) << LEND_SHIFT) | (state))
 /* go word: an idle machine spins (GO_SPIN) for MACHINE_SPIN_NS, then
  * sleeps (GO_IDLE, futex); whoever hands it a job swaps in GO_JOB and makes
  * the futex call only if it found GO_IDLE. */
@@ -182,6 +186,80 @@ static void retire_locked(struct machine *m)
     mp.free = m;
 }
 
+/* The first job of a machine started for a worker at weft_init: its setup
+ * is done, which weft__machines_wait_up waits for. */
+static void report_up(void)
+{
+    /* release: our setup is done; pairs with the acquire in
+     * weft__machines_wait_up. */
+    atomic_fetch_add_explicit(&mp.up, 1, memory_order_release);
+    weft__futex_wake(&mp.up, 1);
+}
+
+/* Runs job w (lent with lend word `want`; 0: no lend, a start-up) from home
+ * until its scheduler comes back, then does what it came back for. */
+static void run_job(struct machine *m, struct weft__home *home, struct weft__worker *w,
+                    uint64_t want)
+{
+    /* acq_rel: acquire the lender's last writes to w; a failed CAS means
+     * the lender took w back already (a short call). */
+    if (want &&
+        !atomic_compare_exchange_strong_explicit(&w->lend, &want,
+                                                 LEND_WORD(want >> LEND_SHIFT, LEND_TAKEN),
+                                                 memory_order_acq_rel, memory_order_relaxed))
+        return;
+    uintptr_t x = run_worker(m, home, w);
+    if (x == HOME_RELEASED) {
+        /* release: w's state is the main kernel thread's again. */
+        atomic_store_explicit(&w->claim, CLAIM_GRANTED, memory_order_release);
+        weft__futex_wake(&w->claim, 1);
+    } else if (x & HOME_INJECT) {
+        /* weft__ready, not weft__inject: the initial thread is pinned and
+         * goes to worker 0's mailbox (any worker may pop the injection
+         * queue). */
+        weft__ready((struct weft_thread *)(x & ~HOME_INJECT));
+    }
+}
+
+/* An idle machine waits for its next job (under mp.lock, which it drops
+ * while it waits and holds again on return). */
+static void wait_for_job_locked(struct machine *m)
+{
+    if (!m->idle) {
+        m->next = mp.idle;
+        mp.idle = m;
+        m->idle = 1;
+    }
+    /* Spin a little first: back-to-back blocking calls find us awake (no
+     * futex wake, no wake-up latency), as Go's spinning Ms; and as there,
+     * only a few spin at once (half the workers, at least one), or idle
+     * machines would take the CPUs from the workers. Only while calls are
+     * short, though (a lend was cancelled lately): calls that do block
+     * leave time enough to wake a sleeping machine, and spinning would
+     * only take CPU from the machines coming back. */
+    uint64_t now = weft__now_ns();
+    int spin_ok =
+        mp.nspinning < (weft__rt.nworkers + 1) / 2 && now - mp.last_cancel < SHORT_CALLS_NS;
+    mp.nspinning += spin_ok;
+    atomic_store_explicit(&m->go, GO_SPIN, memory_order_relaxed);
+    pthread_mutex_unlock(&mp.lock);
+    while (spin_ok && atomic_load_explicit(&m->go, memory_order_relaxed) == GO_SPIN &&
+           weft__now_ns() - now < MACHINE_SPIN_NS)
+        weft__cpu_relax();
+    if (spin_ok) {
+        pthread_mutex_lock(&mp.lock);
+        mp.nspinning--;
+        pthread_mutex_unlock(&mp.lock);
+    }
+    uint32_t spin = GO_SPIN;
+    /* acquire (both): pairs with the release exchange in wake_machine. */
+    if (atomic_compare_exchange_strong_explicit(&m->go, &spin, GO_IDLE, memory_order_acquire,
+                                                memory_order_acquire))
+        while (atomic_load_explicit(&m->go, memory_order_acquire) == GO_IDLE)
+            weft__futex_wait(&m->go, GO_IDLE, NULL);
+    pthread_mutex_lock(&mp.lock);
+}
+
 static void *machine_main(void *arg)
 {
     struct machine *m = arg;
@@ -204,29 +282,9 @@ static void *machine_main(void *arg)
             pthread_mutex_unlock(&mp.lock);
             if (startup) {
                 startup = 0;
-                /* release: our setup is done; pairs with the acquire in
-                 * weft__machines_wait_up. */
-                atomic_fetch_add_explicit(&mp.up, 1, memory_order_release);
-                weft__futex_wake(&mp.up, 1);
+                report_up();
             }
-            /* acq_rel: acquire the lender's last writes to w; a failed
-             * CAS means the lender took w back already (a short call). */
-            if (!want || atomic_compare_exchange_strong_explicit(&w->lend, &want,
-                                                                 (want & ~(uint64_t)3) | LEND_TAKEN,
-                                                                 memory_order_acq_rel,
-                                                                 memory_order_relaxed)) {
-                uintptr_t x = run_worker(m, &home, w);
-                if (x == HOME_RELEASED) {
-                    /* release: w's state is the main kernel thread's again. */
-                    atomic_store_explicit(&w->claim, CLAIM_GRANTED, memory_order_release);
-                    weft__futex_wake(&w->claim, 1);
-                } else if (x & HOME_INJECT) {
-                    /* weft__ready, not weft__inject: the initial thread is
-                     * pinned and goes to worker 0's mailbox (any worker may
-                     * pop the injection queue). */
-                    weft__ready((struct weft_thread *)(x & ~HOME_INJECT));
-                }
-            }
+            run_job(m, &home, w, want);
             pthread_mutex_lock(&mp.lock);
             continue;
         }
@@ -237,39 +295,7 @@ static void *machine_main(void *arg)
             retired = 1;
             break;
         }
-        if (!m->idle) {
-            m->next = mp.idle;
-            mp.idle = m;
-            m->idle = 1;
-        }
-        /* Spin a little first: back-to-back blocking calls find us awake
-         * (no futex wake, no wake-up latency), as Go's spinning Ms; and as
-         * there, only a few spin at once (half the workers, at least one),
-         * or idle machines would take the CPUs from the workers. Only while
-         * calls are short, though (a lend was cancelled lately): calls that
-         * do block leave time enough to wake a sleeping machine, and
-         * spinning would only take CPU from the machines coming back. */
-        uint64_t now = weft__now_ns();
-        int spin_ok =
-            mp.nspinning < (weft__rt.nworkers + 1) / 2 && now - mp.last_cancel < SHORT_CALLS_NS;
-        mp.nspinning += spin_ok;
-        atomic_store_explicit(&m->go, GO_SPIN, memory_order_relaxed);
-        pthread_mutex_unlock(&mp.lock);
-        while (spin_ok && atomic_load_explicit(&m->go, memory_order_relaxed) == GO_SPIN &&
-               weft__now_ns() - now < MACHINE_SPIN_NS)
-            weft__cpu_relax();
-        if (spin_ok) {
-            pthread_mutex_lock(&mp.lock);
-            mp.nspinning--;
-            pthread_mutex_unlock(&mp.lock);
-        }
-        uint32_t spin = GO_SPIN;
-        /* acquire (both): pairs with the release exchange in wake_machine. */
-        if (atomic_compare_exchange_strong_explicit(&m->go, &spin, GO_IDLE, memory_order_acquire,
-                                                    memory_order_acquire))
-            while (atomic_load_explicit(&m->go, memory_order_acquire) == GO_IDLE)
-                weft__futex_wait(&m->go, GO_IDLE, NULL);
-        pthread_mutex_lock(&mp.lock);
+        wait_for_job_locked(m);
     }
     pthread_mutex_unlock(&mp.lock);
     weft__altstack_pop(altstack);
@@ -478,7 +504,7 @@ int weft__handoff_call(void (*fn)(void *), void *arg)
     struct weft__home *home = weft__tls_home;
 
     uint64_t gen = ++w->lend_gen;
-    uint64_t lend = (gen << 2) | LEND_PENDING;
+    uint64_t lend = LEND_WORD(gen, LEND_PENDING);
     atomic_store_explicit(&w->lend, lend, memory_order_relaxed);
     weft__thread_wait(self, WEFT__WAIT_BLOCKING);
     if (WEFT_UNLIKELY(weft__trace_on))
@@ -494,7 +520,7 @@ int weft__handoff_call(void (*fn)(void *), void *arg)
          * place. It stalls the worker's other threads until it returns, but
          * it returns; waiting for a machine might never end. relaxed: no
          * machine was given this lend to take. */
-        atomic_store_explicit(&w->lend, (gen << 2) | LEND_CANCELLED, memory_order_relaxed);
+        atomic_store_explicit(&w->lend, LEND_WORD(gen, LEND_CANCELLED), memory_order_relaxed);
         weft__tls_lent = NULL;
         weft__thread_wait(self, WEFT__WAIT_NONE);
         take_back(w, self);
@@ -518,7 +544,7 @@ int weft__handoff_call(void (*fn)(void *), void *arg)
     uint64_t expect = lend;
     /* acq_rel: on success we own w again (the machine never took it). */
     int cancelled =
-        atomic_compare_exchange_strong_explicit(&w->lend, &expect, (gen << 2) | LEND_CANCELLED,
+        atomic_compare_exchange_strong_explicit(&w->lend, &expect, LEND_WORD(gen, LEND_CANCELLED),
                                                 memory_order_acq_rel, memory_order_relaxed);
     if (cancelled || !home) {
         if (cancelled)

@@ -24,9 +24,9 @@
 #include "os/kwait.h"
 #include "sched/account.h"
 #include "sched/machine.h"
-#include "sched/switch.h"
 #include "sched/monitor.h"
 #include "sched/preempt.h"
+#include "sched/switch.h"
 
 struct weft__rt weft__rt;
 __thread struct weft__worker *weft__tls_worker __attribute__((tls_model("initial-exec")));
@@ -35,6 +35,11 @@ __thread struct weft_thread *weft__tls_lent __attribute__((tls_model("initial-ex
 
 #define SPIN_NS    50000 /* how long an idle worker looks for work before sleeping */
 #define WAKE_TOKEN 8u    /* a final wait-word value: woken, holding rt.waking */
+/* An idle worker's round between looks for work: RELAX_SPINS pause
+ * instructions; under WEFT_WAIT=spin it lets the kernel run others every
+ * IDLE_YIELD_EVERY rounds (a power of two). */
+#define RELAX_SPINS      32
+#define IDLE_YIELD_EVERY 1024u
 
 /* ---- mailbox and attention ------------------------------------------------ */
 
@@ -394,9 +399,9 @@ void weft__worker_loop(struct weft__worker *w)
         if (atomic_load_explicit(&weft__rt.stopping, memory_order_acquire))
             return;
         if (policy == WEFT__WAIT_SPIN && !weft__rt.io->pending(w)) {
-            if ((++rounds & 1023) == 0)
+            if ((++rounds & (IDLE_YIELD_EVERY - 1)) == 0)
                 sched_yield();
-            for (int i = 0; i < 32; i++)
+            for (int i = 0; i < RELAX_SPINS; i++)
                 weft__cpu_relax();
             continue;
         }
@@ -408,7 +413,7 @@ void weft__worker_loop(struct weft__worker *w)
             idle_since = 0;
             continue;
         }
-        for (int i = 0; i < 32; i++)
+        for (int i = 0; i < RELAX_SPINS; i++)
             weft__cpu_relax();
     }
 }

@@ -60,6 +60,32 @@ struct weft__worker;
 /* The section of the user threads' first frames (thread.c): preempt.c
  * tells a thread's own frames from libweft's below them by it. */
 #define WEFT_ENTRY __attribute__((section("weft.entry"), noinline))
+/* A FIFO of threads linked through ->next, guarded by whatever lock its
+ * owner holds (the injection queue, a mailbox, the FIFO pool). */
+struct weft__tqueue {
+    struct weft_thread *head, *tail;
+};
+
+static inline void weft__tq_push(struct weft__tqueue *q, struct weft_thread *t)
+{
+    t->next = NULL;
+    if (q->tail)
+        q->tail->next = t;
+    else
+        q->head = t;
+    q->tail = t;
+}
+
+static inline struct weft_thread *weft__tq_pop(struct weft__tqueue *q)
+{
+    struct weft_thread *t = q->head;
+    if (t) {
+        q->head = t->next;
+        if (!q->head)
+            q->tail = NULL;
+    }
+    return t;
+}
 
 /* The scheduling-policy plug-in. All operations run on a worker's kernel
  * thread (w is the caller's worker) except push_remote. */
@@ -198,7 +224,7 @@ struct weft__rt {
     _Atomic int64_t bound_live;      /* bound threads not yet finished */
     const struct weft__sched_io *io; /* io/'s hooks; set by weft_init, immutable while running */
     const struct weft__sched_task *task; /* task/'s hooks; as io */
-    int (*finalize)(void);           /* runtime/'s weft_finalize, set by weft_init:
+    int (*finalize)(void);               /* runtime/'s weft_finalize, set by weft_init:
                                            weft_exit of the initial thread ends the
                                            runtime through it (thread/ is below runtime/) */
     void (*exited)(struct weft__worker *w,
@@ -235,6 +261,10 @@ static inline struct weft_thread *weft__tls_user(void)
  * (machine.c); each adds WEFT__ATTN_RESCUE_ONE while away. */
 #define WEFT__ATTN_RESCUE     0xff00u
 #define WEFT__ATTN_RESCUE_ONE 0x0100u
+#define WEFT__ATTN_TASK                                                                            \
+    16u /* tasks wait for this worker's scheduler context (task/task.c: readied by one
+           of its user threads, or by a plain kernel thread): its threads' next yield goes
+           through it, which runs them and clears the bit (the owner clears) */
 
 /* gate bits (w->gate): conditions of the whole runtime, copied into every
  * worker so that the hot path needs no second load. */

@@ -5,7 +5,7 @@
  * scheduler context, a machine's home) to the arriving one, takes these
  * steps, in this order, and they are written nowhere else:
  *  1. the departing user thread keeps its errno (self->err): the kernel
- *     thread's errno belongs to the thread on the CPU;
+ *     thread's errno belongs to the thread on the CPU (weft__switch_out);
  *  2. the arriving thread becomes w's (to->worker, when it may come from
  *     another worker) and w's current (w->current; NULL: w's scheduler
  *     context): weft__switch_in;
@@ -67,6 +67,14 @@ WEFT_INLINE void *weft__switch_in(struct weft__worker *w, void **fake_save, stru
     return to_sp;
 }
 
+/* Step 1 for self, a user thread that leaves w's CPU to be resumed later
+ * (not an exit). */
+WEFT_INLINE void weft__switch_out(struct weft__worker *w, struct weft_thread *self)
+{
+    self->err = *w->errno_loc;
+    w->tick++; /* a switch out of a user thread: sched/monitor.c */
+}
+
 /* Switches from self (running on w) to `to` (a ready thread, or NULL for
  * w's scheduler context), handing over x. Returns once self is resumed,
  * possibly on another worker; errno is self's again (installed by the
@@ -75,8 +83,7 @@ WEFT_INLINE void *weft__switch_in(struct weft__worker *w, void **fake_save, stru
 WEFT_INLINE void weft__switch_how(struct weft__worker *w, struct weft_thread *self,
                                   struct weft_thread *to, uintptr_t x, unsigned how)
 {
-    self->err = *w->errno_loc;
-    w->tick++; /* a switch out of a user thread: sched/monitor.c */
+    weft__switch_out(w, self);
     void *to_sp = weft__switch_in(w, &self->san_fake_stack, to, how);
     if (__builtin_constant_p(x) && x == 0)
         weft__ctx_switch_bare(&self->sp, to_sp, w);
@@ -126,6 +133,22 @@ weft__switch_exit(struct weft__worker *w, struct weft_thread *to, uintptr_t x,
     weft__ctx_jump(to_sp, (void *)x, w);
 }
 
+#if !defined(WEFT_SANITIZE_ADDRESS) && !defined(WEFT_SANITIZE_THREAD)
+/* Plain builds: leaves self (running on w) for good, for `to` (NULL: w's
+ * scheduler context), and the switch itself pushes self on a list once its
+ * stack is out of use: *link = *head, *head = self, one more in *n and in
+ * *count (weft__ctx_exit_push), with no xfer for the resumed half. For a
+ * slot that goes back to w's stack cache with nothing else to do (a group
+ * member's: thread.c). */
+WEFT_INLINE __attribute__((noreturn)) void
+weft__switch_exit_push(struct weft__worker *w, struct weft_thread *self, struct weft_thread *to,
+                       void *link, void *head, unsigned *n, _Atomic uint64_t *count)
+{
+    void *to_sp = weft__switch_in(w, NULL, to, WEFT__SWITCH_MOVE);
+    weft__ctx_exit_push(to_sp, self, link, head, n, (void *)count);
+}
+#endif
+
 /* Switches from self (running on w) to the fresh thread t, which starts by
  * calling fn(t, &self->sp) on the stack that ends at top; returns once self
  * is resumed. */
@@ -133,8 +156,7 @@ WEFT_INLINE void weft__switch_spawn(struct weft__worker *w, struct weft_thread *
                                     struct weft_thread *t, void *top,
                                     void (*fn)(void *arg, void **save_sp))
 {
-    self->err = *w->errno_loc;
-    w->tick++; /* sched/monitor.c */
+    weft__switch_out(w, self);
     weft__switch_in(w, &self->san_fake_stack, t, WEFT__SWITCH_FRESH);
     weft__ctx_spawn(&self->sp, top, fn, t);
 }

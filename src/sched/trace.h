@@ -38,7 +38,7 @@ enum {
     WEFT__EV_STEAL,   /* id: the thread taken; arg: the victim worker */
     WEFT__EV_PREEMPT,
     WEFT__EV_HANDOFF, /* the worker goes to another kernel thread (weft_blocking) */
-    WEFT__EV_TASK,    /* a task ran (id 0) */
+    WEFT__EV_TASK,    /* a zero-wait task starts on the scheduler context */
 };
 
 /* RUN's arg: the thread before it exited or parked (and on what), or the

@@ -64,9 +64,9 @@
 #include "stack/stack.h"
 
 #include <errno.h>
-#include <stddef.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,8 +76,7 @@
 #include "arch/context.h"
 #include "base/base.h"
 #include "os/kstack.h"
-#include "sched/park.h"
-#include "sched/sched.h"
+#include "thread/thread.h"
 
 #if WEFT__HAVE_VALGRIND
 #include <valgrind/valgrind.h>
@@ -98,12 +97,22 @@
 #define CACHE_BATCH  32u
 #define OTHER_SWITCH 8u /* misses before the other-size list follows a new size */
 #define CANARY       0x5745465443414e59ull /* "WEFTCANY" */
-#define DESC_BYTES   ((sizeof(struct weft_thread) + 63) & ~(size_t)63)
+#define DESC_BYTES                                                                                 \
+    ((sizeof(struct weft_thread) + WEFT_CACHELINE - 1) & ~(size_t)(WEFT_CACHELINE - 1))
+/* vm.max_map_count when /proc does not say (the kernel's default), and the
+ * least of it kept for the rest of the process (weft__stack_init). */
+#define MAX_MAP_COUNT_DEFAULT 65530L
+#define MAP_MARGIN_MIN        4096L
+/* Slot colours (see colour() below): steps of COLOUR_STEP bytes, at most
+ * COLOURS of them, within the slack a class's page rounding leaves. */
+#define COLOUR_STEP ((size_t)256)
+#define COLOURS     16u
 
 struct weft__stack_class {
     size_t slot_bytes;        /* immutable */
     size_t stack_size;        /* usable bytes; immutable */
     size_t nominal;           /* the size users asked for (reported); immutable */
+    size_t ncolours;          /* slot colours, up to COLOURS (colour()); immutable */
     pthread_mutex_t lock;     /* protects the fields below */
     struct weft_thread *free; /* slots returned to the class */
     size_t nfree;
@@ -143,11 +152,11 @@ static size_t round_page(size_t n)
 
 static long read_max_map_count(void)
 {
-    long v = 65530;
+    long v = MAX_MAP_COUNT_DEFAULT;
     FILE *f = fopen("/proc/sys/vm/max_map_count", "r");
     if (f) {
         if (fscanf(f, "%ld", &v) != 1)
-            v = 65530;
+            v = MAX_MAP_COUNT_DEFAULT;
         fclose(f);
     }
     return v;
@@ -159,10 +168,10 @@ int weft__stack_init(size_t default_size, int guard_request, void (*on_canary)(v
     g.request = guard_request;
     g.on_canary = on_canary;
     g.madvise_ok = guard_request == WEFT__GUARDREQ_AUTO ? -1 : 0;
-    /* Keep a quarter of the limit (and at least 4096) for the rest of the
-     * process; every mprotect guard costs two mappings. */
+    /* Keep a quarter of the limit (and at least MAP_MARGIN_MIN) for the
+     * rest of the process; every mprotect guard costs two mappings. */
     long max = read_max_map_count();
-    long margin = max / 4 > 4096 ? max / 4 : 4096;
+    long margin = max / 4 > MAP_MARGIN_MIN ? max / 4 : MAP_MARGIN_MIN;
     g.map_budget = max - margin;
     g.canary_noticed = 0;
     atomic_store_explicit(&g.canary_carved, 0, memory_order_relaxed);
@@ -192,6 +201,9 @@ static struct weft__stack_class *class_for(size_t size)
             c->stack_size = stack;
             c->nominal = size;
             c->slot_bytes = GUARD_BYTES + stack + DESC_BYTES;
+            c->ncolours = (stack - size) / COLOUR_STEP;
+            if (c->ncolours > COLOURS)
+                c->ncolours = COLOURS;
             pthread_mutex_init(&c->lock, NULL);
             c->next = g.classes;
             g.classes = c;
@@ -296,6 +308,25 @@ static int grow_class(struct weft__stack_class *c)
     return 0;
 }
 
+/* How far below the top of `slot` its descriptor sits. Slots are whole
+ * pages, so without this every descriptor and the innermost frames under it
+ * fall on the same offset in a page, the same few sets of an L1 cache (its
+ * way size is a page or less): a tree of threads a dozen deep, each with a
+ * hot descriptor and frames, then misses in L1 where a recursion of the
+ * same depth (one stack) does not. Consecutive slots take the next colour,
+ * from the slack page rounding gave the class beyond the size asked for, so
+ * no thread gets less stack than it asked for. Immutable per slot. */
+static size_t colour(const struct weft__stack_class *c, const char *slot)
+{
+    return c->ncolours ? ((uintptr_t)slot / c->slot_bytes) % c->ncolours * COLOUR_STEP : 0;
+}
+
+/* The descriptor of `slot` of c. */
+static struct weft_thread *slot_desc(const struct weft__stack_class *c, char *slot)
+{
+    return (struct weft_thread *)(slot + c->slot_bytes - DESC_BYTES - colour(c, slot));
+}
+
 /* A never-used slot of c. Called with c->lock held. */
 static struct weft_thread *carve(struct weft__stack_class *c)
 {
@@ -308,10 +339,10 @@ static struct weft_thread *carve(struct weft__stack_class *c)
      * poisoned frames outlived the munmap in ASan's shadow. */
     __asan_unpoison_memory_region(slot + GUARD_BYTES, c->slot_bytes - GUARD_BYTES);
 #endif
-    struct weft_thread *t = (struct weft_thread *)(slot + c->slot_bytes - DESC_BYTES);
+    struct weft_thread *t = slot_desc(c, slot);
     memset(t, 0, sizeof *t);
     t->stack_lo = slot + GUARD_BYTES;
-    t->stack_size = c->stack_size;
+    t->stack_size = (size_t)((char *)t - t->stack_lo);
     t->cls = c;
     t->guard = c->carve_guard;
     t->cacheable = c == weft__stack_dflt && t->guard != WEFT__GUARD_CANARY;
@@ -541,7 +572,7 @@ void weft__stack_shutdown(void)
             struct weft__stack_class *c = g.slabs[i].cls;
             char *b = g.slabs[i].base;
             for (char *s = b; s + c->slot_bytes <= b + g.slabs[i].len; s += c->slot_bytes) {
-                struct weft_thread *t = (struct weft_thread *)(s + c->slot_bytes - DESC_BYTES);
+                struct weft_thread *t = slot_desc(c, s);
                 if (t->cls == c)
                     VALGRIND_STACK_DEREGISTER(t->valgrind_id);
             }
@@ -580,6 +611,8 @@ const struct weft__stack_debug weft__stack_debug = {
     .slab_cls = offsetof(struct slab, cls),
     .cls_slot_bytes = offsetof(struct weft__stack_class, slot_bytes),
     .desc_bytes = DESC_BYTES,
+    .cls_colours = offsetof(struct weft__stack_class, ncolours),
+    .colour_step = COLOUR_STEP,
 };
 
 int weft__stack_each(void (*fn)(struct weft_thread *t, void *arg), void *arg)
@@ -600,7 +633,7 @@ int weft__stack_each(void (*fn)(struct weft_thread *t, void *arg), void *arg)
     for (size_t i = 0; i < n; i++) {
         size_t slot = copy[i].cls->slot_bytes; /* immutable */
         for (char *p = copy[i].base; p + slot <= (char *)copy[i].base + copy[i].len; p += slot)
-            fn((struct weft_thread *)(p + slot - DESC_BYTES), arg);
+            fn(slot_desc(copy[i].cls, p), arg);
     }
     free(copy);
     return 0;
@@ -651,6 +684,11 @@ static size_t fmt_str(char *p, const char *s, size_t max)
     return n;
 }
 
+/* The overflow report's hooks (weft__overflow_install): written before the
+ * handler is installed, read by it. */
+static struct weft_thread *(*overflow_current)(void);
+static uint64_t (*overflow_id)(const struct weft_thread *t);
+
 /* One line, async-signal-safe, then abort. The initial thread runs on the
  * process's stack, whose size is RLIMIT_STACK's. */
 static _Noreturn void report_overflow(const struct weft_thread *t, const char *how)
@@ -660,7 +698,7 @@ static _Noreturn void report_overflow(const struct weft_thread *t, const char *h
     char line[256];
     size_t n = 0;
     n += fmt_str(line + n, "weft: stack overflow in user thread ", 64);
-    n += fmt_u64(line + n, weft_thread_id(t)); /* assigns one if need be */
+    n += fmt_u64(line + n, overflow_id(t)); /* assigns one if need be */
     n += fmt_str(line + n, " \"", 4);
     n += fmt_str(line + n, t->name ? t->name : "(unnamed)", 64);
     n += fmt_str(line + n, "\" (stack size ", 32);
@@ -716,9 +754,7 @@ static void check_fault(const struct weft_thread *t, const char *a, const char *
 
 static void on_segv(int sig, siginfo_t *si, void *uc)
 {
-    struct weft_thread *t = weft__self();
-    if (!t)
-        t = weft__tls_user(); /* a bound thread, or a user thread inside weft_blocking */
+    struct weft_thread *t = overflow_current();
     if (t)
         check_fault(t, si->si_addr, uc ? weft__ctx_signal_sp(uc) : NULL);
     /* Not ours: behave as if we were not installed. */
@@ -738,8 +774,11 @@ static void on_segv(int sig, siginfo_t *si, void *uc)
     sigaction(SIGSEGV, &dfl, NULL);
 }
 
-int weft__overflow_install(void)
+int weft__overflow_install(struct weft_thread *(*current)(void),
+                           uint64_t (*id)(const struct weft_thread *t))
 {
+    overflow_current = current;
+    overflow_id = id;
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = on_segv;

@@ -79,6 +79,14 @@ static inline struct weft_thread *weft__stack_cache_pop_sized(struct weft__stack
     return t;
 }
 
+/* 1 if weft__stack_cache_push would put t on c's head list: the push may
+ * then be done by hand, later, by the owner (weft__ctx_exit_push). */
+static inline int weft__stack_cache_fits(const struct weft__stack_cache *c,
+                                         const struct weft_thread *t)
+{
+    return t->cacheable && c->n < WEFT__STACK_CACHE_MAX;
+}
+
 /* Returns 0 when t must take the slow path (weft__stack_free). */
 static inline int weft__stack_cache_push(struct weft__stack_cache *c, struct weft_thread *t)
 {
@@ -87,7 +95,7 @@ static inline int weft__stack_cache_push(struct weft__stack_cache *c, struct wef
     (void)t;
     return 0; /* the slow path unpoisons the stack */
 #else
-    if (__builtin_expect(t->cacheable && c->n < WEFT__STACK_CACHE_MAX, 1)) {
+    if (__builtin_expect(weft__stack_cache_fits(c, t), 1)) {
         t->next = c->head;
         c->head = t;
         c->n++;
@@ -113,8 +121,12 @@ static inline void weft__stack_check(const struct weft_thread *t)
 }
 
 /* SIGSEGV on a guard page: per-process handler and per-kernel-thread
- * alternate signal stack. */
-int weft__overflow_install(void);
+ * alternate signal stack. The report needs two answers from the layers
+ * above, given at install: current, the user thread the faulting kernel
+ * thread runs or acts as (NULL: none), and id, a thread's id; both are
+ * called in the signal handler, so both must be async-signal-safe. */
+int weft__overflow_install(struct weft_thread *(*current)(void),
+                           uint64_t (*id)(const struct weft_thread *t));
 void weft__overflow_uninstall(void);
 void *weft__altstack_push(void); /* returns a token for pop */
 void weft__altstack_pop(void *token);
@@ -137,6 +149,9 @@ struct weft__stack_debug {
     size_t slab_bytes, slab_base, slab_len, slab_cls; /* struct slab: size, offsets */
     size_t cls_slot_bytes; /* offset of a class's slot size */
     size_t desc_bytes;     /* the descriptor's share at the top of each slot */
+    size_t cls_colours;    /* offset of a class's colour count: a slot's descriptor sits
+                              (slot / slot size) % count * colour_step lower (stack.c) */
+    size_t colour_step;
 };
 extern const struct weft__stack_debug weft__stack_debug WEFT_INTERNAL;
 

@@ -142,7 +142,7 @@ int weft_cond_signal(weft_cond *c)
         ;
     weft__sync_unlock(&cv->lock);
     if (w)
-        weft__waiter_finish(w);
+        weft__waiter_wake(w);
     return 0;
 }
 
@@ -164,7 +164,7 @@ int weft_cond_broadcast(weft_cond *c)
     while (chain) {
         w = chain;
         chain = w->next; /* read before finish: the record may vanish after it */
-        weft__waiter_finish(w);
+        weft__waiter_wake(w);
     }
     return 0;
 }

@@ -92,6 +92,29 @@ static void wait_granted(struct rwlock *rw, struct weft__waitq *q, uint64_t nv)
     weft__waiter_block(&self, RWLOCK_SPIN_NS, NULL, 0);
 }
 
+/* The slow step of rdlock and wrlock (me: the caller's owner token), for a
+ * word v the fast path could not take: refuses a wait that would deadlock
+ * or that a task would make, waits for L while another holds it, else
+ * takes L with the queue bit qbit and waits in q until the lock is granted
+ * (0). AGAIN: v moved (reloaded), go round. */
+#define AGAIN (-1)
+static int wait_for_grant(struct rwlock *rw, uint64_t *v, uintptr_t me, uint64_t qbit,
+                          struct weft__waitq *q, unsigned *spins)
+{
+    if (own_write(rw, *v, me))
+        return EDEADLK;
+    if (weft__in_task())
+        return EPERM; /* held: a task must not wait (sched.h) */
+    if (*v & L) {
+        *v = weft__sync_unlocked(&rw->word, L, spins);
+        return AGAIN;
+    }
+    if (!take_l(rw, v, qbit))
+        return AGAIN;
+    wait_granted(rw, q, *v | qbit);
+    return 0;
+}
+
 int weft_rwlock_rdlock(weft_rwlock *l)
 {
     if (!l)
@@ -107,19 +130,10 @@ int weft_rwlock_rdlock(weft_rwlock *l)
                 return 0;
             continue;
         }
-        if (own_write(rw, v, weft__sync_owner()))
-            return EDEADLK;
-        if (weft__in_task())
-            return EPERM; /* held: a task must not wait (sched.h) */
-        if (v & L) {
-            v = weft__sync_unlocked(&rw->word, L, &spins);
-            continue;
-        }
-        if (take_l(rw, &v, RQ))
-            break;
+        int rc = wait_for_grant(rw, &v, weft__sync_owner(), RQ, &rw->rq, &spins);
+        if (rc != AGAIN)
+            return rc;
     }
-    wait_granted(rw, &rw->rq, v | RQ);
-    return 0;
 }
 
 int weft_rwlock_wrlock(weft_rwlock *l)
@@ -140,19 +154,10 @@ int weft_rwlock_wrlock(weft_rwlock *l)
         }
         if (v == 0)
             continue;
-        if (own_write(rw, v, me))
-            return EDEADLK;
-        if (weft__in_task())
-            return EPERM; /* held: a task must not wait (sched.h) */
-        if (v & L) {
-            v = weft__sync_unlocked(&rw->word, L, &spins);
-            continue;
-        }
-        if (take_l(rw, &v, WQ))
-            break;
+        int rc = wait_for_grant(rw, &v, me, WQ, &rw->wq, &spins);
+        if (rc != AGAIN)
+            return rc;
     }
-    wait_granted(rw, &rw->wq, v | WQ);
-    return 0;
 }
 
 /* Under L: grants the lock to the oldest writer and drops L. */

@@ -110,14 +110,10 @@ static uint32_t spin_user(_Atomic uint32_t *word, uint64_t budget_ns, int *cut)
 {
     uint64_t end = weft__now_ns() + budget_ns;
     *cut = 0;
-    for (unsigned i = 1;; i++) {
-        /* acquire: pairs with the release of the waker's final exchange. */
-        uint32_t v = atomic_load_explicit(word, memory_order_acquire);
-        if (weft__word_final(v))
+    for (;;) {
+        uint32_t v = weft__spin_round(word);
+        if (v)
             return v;
-        weft__cpu_relax();
-        if ((i & 7) != 0)
-            continue;
         if (worker_has_ready()) {
             *cut = 1;
             return 0;
@@ -242,11 +238,6 @@ int weft__waiter_claim(struct weft__waiter *w)
                                                   memory_order_relaxed, memory_order_relaxed))
             return 1;
     }
-}
-
-void weft__waiter_finish(struct weft__waiter *w)
-{
-    finish_to(w, WEFT__WORD_WOKEN);
 }
 
 int weft__waiter_expire(struct weft__waiter *w)

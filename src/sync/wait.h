@@ -11,7 +11,7 @@
  *  - An object decides under its own lock that a thread must wait, links
  *    the record in its queue, drops its lock, then calls
  *    weft__waiter_block(). The waker unlinks the record under the object's
- *    lock and calls weft__waiter_wake() (or claim under the lock, finish
+ *    lock and calls weft__waiter_wake() (or claim under the lock, wake
  *    after it). The record is the only thing the waker touches after the
  *    object's lock is released.
  */
@@ -137,8 +137,10 @@ uint32_t weft__waiter_block(struct weft__waiter *w, uint64_t spin_ns,
                             const struct timespec *deadline, int realtime);
 
 /* Wakes a record the caller has unlinked (under the object's lock or after
- * it), for waits that cannot time out. The record may vanish as soon as
- * this returns; read w->next before. Any thread. */
+ * it), for waits that cannot time out, or one it claimed (the second step
+ * of weft__waiter_claim, below): final value WOKEN, and the wake-up. The
+ * record may vanish as soon as this returns; read w->next before. Any
+ * thread. */
 void weft__waiter_wake(struct weft__waiter *w);
 
 /* Wakes a chain of records taken with weft__waitq_take_all, in order, for
@@ -156,11 +158,10 @@ static inline void weft__waiter_wake_list(struct weft__waiter *w)
 /* Two-step waking for records that may time out, or when the waker walks a
  * chain after dropping the object's lock: claim under the object's lock
  * (WAITING → WAKING; returns 0 if the waiter already timed out, and then
- * the record must be left alone), finish after the lock is dropped (final
- * value WOKEN, and the wake-up). Between the two the waiter cannot return,
- * so the record, w->next included, stays valid. */
+ * the record must be left alone), then weft__waiter_wake after the lock
+ * is dropped. Between the two the waiter cannot return, so the record,
+ * w->next included, stays valid. */
 int weft__waiter_claim(struct weft__waiter *w);
-void weft__waiter_finish(struct weft__waiter *w);
 
 /* The timer's side of a user thread's timed wait: WAITING → TIMEDOUT and
  * readies the thread if it is parked. Returns 1 if the timeout won. */

@@ -272,8 +272,9 @@ int weft_task_pread(weft_task *cont, ssize_t *res, int fd, void *buf, size_t n, 
 
 int weft_task_pwrite(weft_task *cont, ssize_t *res, int fd, const void *buf, size_t n, off_t off)
 {
-    struct slow_call c = { .op = SP_PWRITE, .cont = cont, .res = res, .fd = fd,
-                           .buf = (void *)buf, .n = n, .off = off };
+    struct slow_call c = {
+        .op = SP_PWRITE, .cont = cont, .res = res, .fd = fd, .buf = (void *)buf, .n = n, .off = off
+    };
     return issue(&c);
 }
 
@@ -288,8 +289,13 @@ int weft_task_recv(weft_task *cont, ssize_t *res, int fd, void *buf, size_t n, i
 int weft_task_send(weft_task *cont, ssize_t *res, int fd, const void *buf, size_t n, int flags)
 {
     /* never SIGPIPE: the result says EPIPE */
-    struct slow_call c = { .op = SP_SEND, .cont = cont, .res = res, .fd = fd,
-                           .buf = (void *)buf, .n = n, .flags = flags | MSG_NOSIGNAL };
+    struct slow_call c = { .op = SP_SEND,
+                           .cont = cont,
+                           .res = res,
+                           .fd = fd,
+                           .buf = (void *)buf,
+                           .n = n,
+                           .flags = flags | MSG_NOSIGNAL };
     return issue(&c);
 }
 

@@ -24,8 +24,9 @@
  * their idling (a worker sleeps only when weft__task_has_work says no task
  * is ready anywhere, the same Dekker pair as threads: push, then
  * weft__maybe_wake) and their I/O rings. A user thread that readies tasks
- * keeps its worker until it parks or yields to the scheduler; idle workers
- * steal meanwhile.
+ * keeps its worker until it parks or yields (it sets WEFT__ATTN_TASK, which
+ * sends its next yield through the scheduler context); idle workers steal
+ * meanwhile.
  *
  * Records: one cache line each, handed out in address order from a chunk
  * (64 KiB, aligned to its size) that the creating worker owns, by bumping a
@@ -57,27 +58,28 @@
 #include <string.h>
 
 #include "sched/sched.h"
+#include "sched/trace.h"
 
 #define CHUNK_BYTES  ((uintptr_t)64 << 10) /* a chunk of records, aligned to its size */
 #define CHUNK_RECS   ((long)(CHUNK_BYTES / sizeof(struct weft_task))) /* the first: header */
 #define CHUNK_HOLD   ((int64_t)1 << 40) /* live while the chunk's owner still carves it */
-#define CHUNKS_KEPT  4u                  /* empty chunks a worker keeps before the spare list */
-#define DQ_INIT      256   /* first size of a worker's task deque */
-#define ATTEND_EVERY 64u   /* tasks run between two looks at the worker's ring */
-#define STEAL_TRIES  4     /* steal attempts per victim that lost a race */
+#define CHUNKS_KEPT  4u                 /* empty chunks a worker keeps before the spare list */
+#define DQ_INIT      256                /* first size of a worker's task deque */
+#define ATTEND_EVERY 64u                /* tasks run between two looks at the worker's ring */
+#define STEAL_TRIES  4                  /* steal attempts per victim that lost a race */
 
 /* ---- the task deque: Chase-Lev as sched/deque.h, for task records ------- */
 
 struct tdq_array {
-    int64_t mask;                      /* size - 1; immutable */
-    struct tdq_array *retired;         /* older arrays; owner only */
+    int64_t mask;                       /* size - 1; immutable */
+    struct tdq_array *retired;          /* older arrays; owner only */
     _Atomic(struct weft_task *) slot[]; /* release by owner push; acquire by steal */
 };
 
 struct tdq {
-    _Atomic int64_t top WEFT_ALIGNED;           /* thieves and owner CAS */
-    _Atomic int64_t bottom WEFT_ALIGNED;        /* owner writes; thieves read */
-    _Atomic(struct tdq_array *) array;          /* owner replaces (release); thieves read (acquire) */
+    _Atomic int64_t top WEFT_ALIGNED;    /* thieves and owner CAS */
+    _Atomic int64_t bottom WEFT_ALIGNED; /* owner writes; thieves read */
+    _Atomic(struct tdq_array *) array;   /* owner replaces (release); thieves read (acquire) */
 };
 
 #define TDQ_EMPTY ((struct weft_task *)0)
@@ -400,8 +402,7 @@ void weft__task_rec_free(struct weft__worker *w, void *rec)
 
 /* Owner-only counters: load, add, store (release where finalize pairs). */
 #define BUMP(field, order)                                                                         \
-    atomic_store_explicit(&(field), atomic_load_explicit(&(field), memory_order_relaxed) + 1,      \
-                          order)
+    atomic_store_explicit(&(field), atomic_load_explicit(&(field), memory_order_relaxed) + 1, order)
 
 void weft__task_open(struct weft__worker *w)
 {
@@ -475,8 +476,12 @@ static void make_ready(struct weft__worker *w, struct weft_task *t)
         if (WEFT_UNLIKELY(!tdq_push(&tw->dq, t))) {
             t->next = tw->overflow;
             tw->overflow = t;
-            return;
         }
+        /* A user thread readied it: the thread's next yield lets the
+         * scheduler context run it, even if other threads are ready.
+         * relaxed: only w reads the bit, at its scheduling points. */
+        if (w->current && !(atomic_load_explicit(&w->attn, memory_order_relaxed) & WEFT__ATTN_TASK))
+            atomic_fetch_or_explicit(&w->attn, WEFT__ATTN_TASK, memory_order_relaxed);
         weft__maybe_wake();
         return;
     }
@@ -489,6 +494,13 @@ static void make_ready(struct weft__worker *w, struct weft_task *t)
     inj_tail = t;
     atomic_fetch_add_explicit(&ninj, 1, memory_order_relaxed);
     weft__lock_release(&glock);
+    /* Workers busy with user threads take it at their threads' next yield
+     * (WEFT__ATTN_TASK; relaxed: a hint, as for the threads' injection). */
+    for (int i = 0; i < weft__rt.nworkers; i++) {
+        struct weft__worker *v = weft__rt.workers[i];
+        if (!(atomic_load_explicit(&v->attn, memory_order_relaxed) & WEFT__ATTN_TASK))
+            atomic_fetch_or_explicit(&v->attn, WEFT__ATTN_TASK, memory_order_relaxed);
+    }
     /* seq_cst: as weft__inject: no worker may be awake to see it. */
     weft__fence();
     if (atomic_load_explicit(&weft__rt.nsleeping, memory_order_relaxed) > 0)
@@ -684,6 +696,9 @@ static struct weft_task *steal_task(struct weft__worker *w, struct task_worker *
 static int run_tasks(struct weft__worker *w, int steal)
 {
     struct task_worker *tw = tw_of(w);
+    /* relaxed: set and cleared on w's own kernel thread only */
+    if (atomic_load_explicit(&w->attn, memory_order_relaxed) & WEFT__ATTN_TASK)
+        atomic_fetch_and_explicit(&w->attn, ~WEFT__ATTN_TASK, memory_order_relaxed);
     if (WEFT_UNLIKELY(atomic_load_explicit(&ninj, memory_order_relaxed) > 0))
         take_injected(w, tw);
     unsigned n = 0;
@@ -713,8 +728,8 @@ static int has_work(void)
 int weft__task_local(struct weft__worker *w)
 {
     struct task_worker *tw = tw_of(w);
-    return atomic_load_explicit(&ninj, memory_order_relaxed) > 0 ||
-           tdq_size_hint(&tw->dq) > 0 || tw->overflow;
+    return atomic_load_explicit(&ninj, memory_order_relaxed) > 0 || tdq_size_hint(&tw->dq) > 0 ||
+           tw->overflow;
 }
 
 const struct weft__sched_task weft__task_sched = {

@@ -16,12 +16,12 @@ struct weft__worker;
  * ready: the deque, the child-first slot or the injection list holding it;
  * running: the worker running fn; then freed to that worker's cache. */
 struct weft_task {
-    _Atomic uint32_t count;  /* continuations still to come; each one decrements
+    _Atomic uint32_t count; /* continuations still to come; each one decrements
                                 (acq_rel), the one that reaches 0 readies it */
-    uint32_t spare;          /* unused */
-    weft_task_fn fn;         /* immutable after create */
-    void *arg;               /* immutable after create */
-    struct weft_task *next;  /* link in the overflow or injection list; that list's owner */
+    uint32_t spare;         /* unused */
+    weft_task_fn fn;        /* immutable after create */
+    void *arg;              /* immutable after create */
+    struct weft_task *next; /* link in the overflow or injection list; that list's owner */
 } __attribute__((aligned(WEFT_CACHELINE)));
 
 _Static_assert(sizeof(struct weft_task) == WEFT_CACHELINE, "a task record is one cache line");

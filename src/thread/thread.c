@@ -62,18 +62,34 @@ exit_to(struct weft__worker *w, struct weft_thread *self, struct weft_thread *to
     weft__switch_exit(w, to, (uintptr_t)self | XF_EXIT, &self->join, WEFT__J_DONE, &w->nexited);
 }
 
-/* The general exit: a canary to check, a joiner that may be parked (then
- * the exit switches straight to it), attention to serve. */
-static WEFT_NOINLINE __attribute__((noreturn)) void exit_slow(struct weft_thread *self)
+/* The end of a group member's exit, once it has counted itself out of its
+ * group (thread/group.h): it leaves for `to`, and its slot is freed with no
+ * CAS, as nobody else can name it: by the switch itself in the usual case,
+ * else by weft__finish_exit on the next context. */
+static inline __attribute__((always_inline, noreturn)) void
+member_exit_to(struct weft__worker *w, struct weft_thread *self, struct weft_thread *to)
 {
-    /* A thread rescued from a blocked worker (sched/machine.c) ends on a
-     * kernel thread without one: it rejoins first (its old worker's attn
-     * sent it here). */
-    weft__rescue_settle();
-    struct weft__worker *w = weft__worker_now();
+#if !defined(WEFT_SANITIZE_ADDRESS) && !defined(WEFT_SANITIZE_THREAD)
+    /* The switch pushes the slot on the cache's list as weft__stack_cache_push
+     * would. Nothing else runs on w before it does, so the room found here
+     * is still there. */
+    if (WEFT_LIKELY(weft__stack_cache_fits(&w->cache, self))) {
+        /* relaxed: only stale handles read FREED, and a member has none */
+        atomic_store_explicit(&self->join, WEFT__J_FREED, memory_order_relaxed);
+        weft__switch_exit_push(w, self, to, &self->next, &w->cache.head, &w->cache.n,
+                               &w->nexited);
+    }
+#endif
+    exit_jump(w, self, to);
+}
+
+/* What every exit but the usual ones does first: the canary, a priority to
+ * forget (a slot starts NORMAL, thread.h: every exit of a thread with a
+ * priority comes here, as priorities set GATE_POOL first), the trace. */
+static inline __attribute__((always_inline)) void exit_prelude(struct weft__worker *w,
+                                                               struct weft_thread *self)
+{
     weft__stack_check(self);
-    /* A slot starts NORMAL (thread.h): every exit of a thread with a
-     * priority comes here, as priorities set GATE_POOL first. */
     if (self->prio || self->pcls || self->boost) {
         __atomic_store_n(&self->prio, WEFT_PRIO_NORMAL, __ATOMIC_RELAXED);
         __atomic_store_n(&self->pcls, WEFT_PRIO_NORMAL, __ATOMIC_RELAXED);
@@ -81,6 +97,33 @@ static WEFT_NOINLINE __attribute__((noreturn)) void exit_slow(struct weft_thread
     }
     if (WEFT_UNLIKELY(weft__trace_on))
         weft__trace_pending(w, WEFT__RUN_EXITED);
+}
+
+/* A member's exit but for the usual case (thread_exit): a canary to check,
+ * attention to serve, waiters to wake. */
+static WEFT_NOINLINE __attribute__((noreturn)) void exit_member(struct weft__worker *w,
+                                                                struct weft_thread *self)
+{
+    /* A thread rescued from a blocked worker (sched/machine.c) ends on a
+     * kernel thread without one: it rejoins first (its old worker's attn
+     * sent it here; w is stale). */
+    if (WEFT_UNLIKELY(weft__rescue_settle()))
+        w = weft__worker_now();
+    exit_prelude(w, self);
+    weft__group_leave(self->group); /* waking waiters only queues them: still on w */
+    struct weft_thread *to = weft__pick_local(w);
+    if (WEFT_UNLIKELY(weft__trace_on) && !to)
+        weft__trace_leave(w, self);
+    member_exit_to(w, self, to);
+}
+
+/* The general exit: a canary to check, a joiner that may be parked (then
+ * the exit switches straight to it), attention to serve. */
+static WEFT_NOINLINE __attribute__((noreturn)) void exit_slow(struct weft_thread *self)
+{
+    weft__rescue_settle(); /* as in exit_member */
+    struct weft__worker *w = weft__worker_now();
+    exit_prelude(w, self);
     /* acquire: a parked joiner published itself with a CAS after its context
      * was saved; switching to it directly is then safe. */
     uintptr_t s = atomic_load_explicit(&self->join, memory_order_acquire);
@@ -108,9 +151,21 @@ thread_exit(struct weft__worker *w, struct weft_thread *self, void *result)
     self->result = result;
     /* relaxed: only RUNNING is acted on here, and then the next context's
      * CAS (weft__ctx_exit, or weft__finish_exit) orders the exit; exit_slow
-     * re-reads with acquire. */
+     * re-reads with acquire. A member's word never changes. */
+    uintptr_t s = atomic_load_explicit(&self->join, memory_order_relaxed);
+    if (WEFT_UNLIKELY(s != WEFT__J_RUNNING)) {
+        /* A group member, in the usual case with no call before the jump
+         * either. */
+        if (s == WEFT__J_MEMBER) {
+            if (self->guard != WEFT__GUARD_CANARY &&
+                !atomic_load_explicit(&w->attn_any, memory_order_relaxed) &&
+                weft__group_leave_quick(self->group))
+                member_exit_to(w, self, weft__pick_default(w));
+            exit_member(w, self);
+        }
+        exit_slow(self);
+    }
     if (WEFT_UNLIKELY(self->guard == WEFT__GUARD_CANARY ||
-                      atomic_load_explicit(&self->join, memory_order_relaxed) != WEFT__J_RUNNING ||
                       atomic_load_explicit(&w->attn_any, memory_order_relaxed)))
         exit_slow(self);
     exit_to(w, self, weft__pick_default(w));
@@ -333,7 +388,18 @@ static void publish_done(struct weft__worker *w, struct weft_thread *t)
 
 void weft__finish_exit(struct weft__worker *w, struct weft_thread *t)
 {
-    publish_done(w, t);
+    if (atomic_load_explicit(&t->join, memory_order_relaxed) == WEFT__J_MEMBER) {
+        /* A group member, counted out of its group already (thread/group.h):
+         * nobody else can name it, so it goes to FREED and back to a cache
+         * with no CAS. relaxed: only stale handles read FREED. */
+        atomic_store_explicit(&t->join, WEFT__J_FREED, memory_order_relaxed);
+        if (WEFT_LIKELY(weft__stack_cache_push(&w->cache, t)))
+            weft__san_thread_destroyed(t);
+        else
+            weft__free_thread(w, t); /* odd-sized, canary, cache full, sanitizers */
+    } else {
+        publish_done(w, t);
+    }
     /* release: the exit is complete before finalize can count it; pairs
      * with the acquire in runtime.c's live_threads (weft__ctx_exit's plain
      * add is the same store on x86). */
@@ -354,11 +420,17 @@ static struct {
 } bound_list = { PTHREAD_MUTEX_INITIALIZER, NULL, NULL };
 
 /* Bytes of a bound thread's descriptor: room after it for the largest
- * argument copy (thread/group.h), so
- * that any spare descriptor fits any bound thread; a multiple of 64 keeps
- * aligned_alloc's rule. A kernel thread's stack dwarfs it. */
+ * argument copy (thread/group.h), so that any spare descriptor fits any
+ * bound thread; a multiple of the alignment keeps aligned_alloc's rule. A
+ * kernel thread's stack dwarfs it. */
 #define BOUND_BYTES                                                                                \
-    ((sizeof(struct weft_thread) + weft__arg_reserve(WEFT__ARG_COPY_MAX) + 63) & ~(size_t)63)
+    ((sizeof(struct weft_thread) + weft__arg_reserve(WEFT__ARG_COPY_MAX) + WEFT_CACHELINE - 1) &   \
+     ~(size_t)(WEFT_CACHELINE - 1))
+
+/* The least stack a bound thread's kernel thread gets, whatever its
+ * attribute asks: its stack is the kernel thread's, which also runs glibc's
+ * and the unwinder's frames. */
+#define BOUND_STACK_MIN ((size_t)64 << 10)
 
 /* A zeroed descriptor for a bound thread, or NULL. */
 static struct weft_thread *bound_alloc(void)
@@ -369,7 +441,7 @@ static struct weft_thread *bound_alloc(void)
         bound_list.spare = t->next;
     pthread_mutex_unlock(&bound_list.lock);
     if (!t)
-        t = aligned_alloc(64, BOUND_BYTES);
+        t = aligned_alloc(WEFT_CACHELINE, BOUND_BYTES);
     if (t)
         memset(t, 0, BOUND_BYTES);
     return t;
@@ -444,7 +516,12 @@ static void bound_finish(struct weft_thread *t)
     weft__altstack_pop(bound_altstack);
     bound_altstack = NULL;
     weft__tls_bound = NULL;
-    publish_done(NULL, t);
+    if (atomic_load_explicit(&t->join, memory_order_relaxed) == WEFT__J_MEMBER) {
+        weft__group_leave(t->group);
+        weft__free_thread(NULL, t); /* nobody else can name it */
+    } else {
+        publish_done(NULL, t);
+    }
     /* release: the thread's effects are visible to finalize. */
     atomic_fetch_sub_explicit(&weft__rt.bound_live, 1, memory_order_release);
 }
@@ -493,31 +570,33 @@ static int spawn_bound(weft_thread **out, weft_fn fn, const void *arg, size_t ar
     t->name = attr->name;
     t->id = 0; /* assigned on first use: weft_thread_id */
     t->stack_size = attr->stack_size ? attr->stack_size : weft__rt.stack_size;
-    atomic_init(&t->join, attr->detached ? WEFT__J_DETACHED : WEFT__J_RUNNING);
+    atomic_init(&t->join, group            ? WEFT__J_MEMBER
+                          : attr->detached ? WEFT__J_DETACHED
+                                           : WEFT__J_RUNNING);
     pthread_attr_t pa;
     pthread_attr_init(&pa);
     pthread_attr_setdetachstate(&pa, PTHREAD_CREATE_DETACHED);
-    pthread_attr_setstacksize(&pa, t->stack_size < 65536 ? 65536 : t->stack_size);
+    pthread_attr_setstacksize(&pa,
+                              t->stack_size < BOUND_STACK_MIN ? BOUND_STACK_MIN : t->stack_size);
     pthread_attr_setguardsize(&pa, WEFT__STACK_GUARD); /* as large as a user stack's */
     pthread_t pt;
     atomic_fetch_add_explicit(&weft__rt.bound_live, 1, memory_order_relaxed);
     if (out)
         *out = t;
+    if (group) /* before it can finish */
+        weft__group_add(group, t);
     bound_track(t);
     int rc = pthread_create(&pt, &pa, bound_main, t);
     pthread_attr_destroy(&pa);
     if (rc != 0) {
+        if (group) /* a member that never ran is waited for no longer */
+            weft__group_leave(group);
         atomic_fetch_sub_explicit(&weft__rt.bound_live, 1, memory_order_relaxed);
         bound_free(t);
         if (out)
             *out = NULL;
         return EAGAIN;
     }
-    /* Linked in only once it exists (a failed member must not be waited
-     * for); still before this spawn returns, and before the spawning
-     * member, if it is one, can finish. */
-    if (group)
-        weft__group_push(group, t);
     return 0;
 }
 
@@ -535,15 +614,14 @@ WEFT_INLINE int spawn_child_first(struct weft__worker *w, struct weft_thread *se
 
 /* The per-spawn fields of a slot (the stack fields stay from its carving). */
 WEFT_INLINE void init_thread(struct weft__worker *w, struct weft_thread *t, weft_fn fn, void *arg,
-                             const char *name, int detached)
+                             const char *name, uintptr_t join)
 {
     t->fn = fn;
     t->arg = arg;
     t->name = name;
     t->id = 0; /* assigned on first use: weft_thread_id */
     /* relaxed: t is published by the switch or queue that follows */
-    atomic_store_explicit(&t->join, detached ? WEFT__J_DETACHED : WEFT__J_RUNNING,
-                          memory_order_relaxed);
+    atomic_store_explicit(&t->join, join, memory_order_relaxed);
     weft__san_thread_created(t);
 }
 
@@ -590,26 +668,32 @@ WEFT_INLINE void *place_arg(struct weft_thread *t, const void *arg, size_t arg_s
 
 WEFT_INLINE void count_spawn(struct weft__worker *w)
 {
+#if defined(__x86_64__) && !defined(WEFT_SANITIZE_THREAD)
+    /* One add to memory instead of a relaxed load, add and store (a C11
+     * atomic cannot say it): only this worker writes the count, and an
+     * aligned 8-byte store is single-copy atomic, so finalize's reads see
+     * the old count or the new one, as weft__ctx_exit's add of an exit.
+     * TSan builds keep the C11 form, which it can follow. */
+    __asm__("addq $1, %0" : "+m"(*(uint64_t *)&w->nspawned));
+#else
     /* relaxed: only this worker writes it; see live_threads() */
     atomic_store_explicit(&w->nspawned,
                           atomic_load_explicit(&w->nspawned, memory_order_relaxed) + 1,
                           memory_order_relaxed);
+#endif
 }
 
-/* The initial thread spawns help-first under either policy when other
- * workers could take its children: it never leaves worker 0, so under
- * work-first its continuation would not be stealable and a spawn loop in
- * main would run on worker 0 alone. With one worker nobody could take
- * either, and running the child at once is cheaper. */
-WEFT_INLINE int main_spawns_help_first(const struct weft_thread *self)
+/* 1 for the initial thread on several workers (WEFT__PIN_CHOOSE). */
+WEFT_INLINE int main_chooses(const struct weft_thread *self)
 {
-    return self->pinned & WEFT__PIN_HELP_FIRST;
+    return self->pinned & WEFT__PIN_CHOOSE;
 }
 
 /* Everything but the common case: attributes, plain kernel threads,
- * help-first, an empty stack cache. arg_size and group: spawn_into. */
+ * help-first, an empty stack cache. arg_size and group: spawn_into.
+ * main_first: the initial thread may run its child at once (spawn_main). */
 static int spawn_any(weft_thread **out, weft_fn fn, const void *arg, size_t arg_size,
-                     const weft_attr *attr, _Atomic uintptr_t *group)
+                     const weft_attr *attr, _Atomic uintptr_t *group, int main_first)
 {
     static const weft_attr dflt = WEFT_ATTR_INIT;
     if (!attr)
@@ -639,12 +723,15 @@ static int spawn_any(weft_thread **out, weft_fn fn, const void *arg, size_t arg_
     struct weft_thread *t = weft__stack_alloc(w ? &w->cache : NULL, size);
     if (!t)
         return ENOMEM;
-    init_thread(w, t, fn, (void *)arg, attr->name, attr->detached);
+    init_thread(w, t, fn, (void *)arg, attr->name,
+                group            ? WEFT__J_MEMBER
+                : attr->detached ? WEFT__J_DETACHED
+                                 : WEFT__J_RUNNING);
     __atomic_store_n(&t->prio, (int8_t)attr->priority, __ATOMIC_RELAXED);
     __atomic_store_n(&t->pcls, (int8_t)attr->priority, __ATOMIC_RELAXED);
     void *top = place_arg(t, arg, arg_size);
     if (group)
-        weft__group_push(group, t);
+        weft__group_add(group, t);
     if (out)
         *out = t;
     if (w) {
@@ -654,7 +741,7 @@ static int spawn_any(weft_thread **out, weft_fn fn, const void *arg, size_t arg_
          * parent's; a higher child runs at once under either policy. */
         int pcls = self ? weft__cls(self) : WEFT_PRIO_NORMAL;
         if (self && (((weft__rt.policy & ~WEFT__POLICY_TRACED) == WEFT_WORK_FIRST &&
-                      !main_spawns_help_first(self) && attr->priority >= pcls) ||
+                      (!main_chooses(self) || main_first) && attr->priority >= pcls) ||
                      attr->priority > pcls)) {
             weft__stack_check(self); /* it is switched out: see stack/stack.c */
             if (WEFT_UNLIKELY(weft__trace_on))
@@ -686,22 +773,110 @@ int64_t weft__kernel_spawns(void)
     return atomic_load_explicit(&kernel_spawns, memory_order_acquire);
 }
 
+/* ---- the initial thread's spawns on several workers ----------------------
+ *
+ * The initial thread never leaves worker 0, so its continuation cannot be
+ * stolen: were it to run every child at once (work-first), a loop of spawns
+ * in main would run on worker 0 alone, and a child that waits (without a
+ * scheduling point) for a later sibling would wait for ever. So it queues
+ * its children where idle workers take them (help-first), but for one
+ * case: its previous MAIN_PAIRS children were each joined before the next
+ * spawn. That is a loop that spawns and joins one child at a time, where a
+ * queued child would only be taken back by the join, or stolen and waited
+ * for across workers: the child runs at once, as work-first, for the price
+ * of a spawn and join on one worker (33 ns where queueing cost 93). A spawn
+ * whose predecessor is not joined queues and starts the count again, so a
+ * spawn loop after such a loop loses at most its first child to worker 0,
+ * and a few spawns and joins before a loop (a warm-up, a check) lose it
+ * nothing.
+ * Rejected: queueing only while another worker looks for work (a sleeping
+ * worker never learns of a spawn loop's children), and also requiring every
+ * other worker to sleep (an awake worker steals a queued child now and
+ * then, stays awake for it, and a spawn-join loop queues for ever). */
+
+#define MAIN_PAIRS 8
+
+/* The previous child the initial thread spawned with weft_spawn or
+ * weft_spawn_copy (NULL: none yet, a detached one, or a group member since),
+ * and how many spawns in a row found their predecessor joined (up to
+ * MAIN_PAIRS); read and written by the initial thread only, reset by
+ * weft_init. main_prev may be freed and reused since: only its join word is
+ * read, and descriptors stay mapped while the runtime runs (a reused one
+ * reads not FREED: the child is queued, which is always safe). */
+static struct weft_thread *main_prev;
+static unsigned main_pairs;
+
+void weft__spawn_main_reset(void)
+{
+    main_prev = NULL;
+    main_pairs = 0;
+}
+
+/* Counts the spawn about to happen; 1 if its child may run at once. */
+WEFT_INLINE int main_runs_child_first(void)
+{
+    struct weft_thread *p = main_prev;
+    /* relaxed: a hint; a stale answer only picks the other policy. */
+    if (!p || atomic_load_explicit(&p->join, memory_order_relaxed) != WEFT__J_FREED) {
+        main_pairs = 0;
+        return 0;
+    }
+    if (main_pairs < MAIN_PAIRS)
+        main_pairs++;
+    return main_pairs == MAIN_PAIRS;
+}
+
+/* spawn_main but for its usual case: spawn_any, which decides by first. */
+static WEFT_NOINLINE int spawn_main_any(weft_thread **out, weft_fn fn, const void *arg,
+                                        size_t arg_size, const weft_attr *attr,
+                                        _Atomic uintptr_t *group, int first)
+{
+    int rc = spawn_any(out, fn, arg, arg_size, attr, group, first);
+    main_prev = !group && out && rc == 0 ? *out : NULL;
+    return rc;
+}
+
+/* A spawn by the initial thread on several workers under work-first. The
+ * usual child-first case takes the fast path's steps, with no call but the
+ * switch; anything else is spawn_any's, which checks the arguments. */
+static WEFT_NOINLINE int spawn_main(struct weft__worker *w, struct weft_thread *self,
+                                    weft_thread **out, weft_fn fn, const void *arg,
+                                    size_t arg_size, const weft_attr *attr,
+                                    _Atomic uintptr_t *group)
+{
+    int first = !group && main_runs_child_first();
+    struct weft_thread *t;
+    if (WEFT_LIKELY(first && !attr && !arg_size && fn && out &&
+                    self->guard != WEFT__GUARD_CANARY && (t = weft__stack_cache_pop(&w->cache)))) {
+        init_thread(w, t, fn, (void *)arg, NULL, WEFT__J_RUNNING);
+        *out = t;
+        main_prev = t;
+        count_spawn(w);
+        return spawn_child_first(w, self, t, place_arg(t, arg, 0));
+    }
+    return spawn_main_any(out, fn, arg, arg_size, attr, group, first);
+}
+
 static WEFT_NOINLINE int spawn_slow(weft_thread **out, weft_fn fn, const void *arg, size_t arg_size,
                                     const weft_attr *attr, _Atomic uintptr_t *group)
 {
-    if (weft__tls_worker || weft__tls_user()) /* a user thread: finalize waits for it */
-        return spawn_any(out, fn, arg, arg_size, attr, group);
+    struct weft__worker *w = weft__tls_worker;
+    struct weft_thread *self;
+    if (w && (self = w->current) && main_chooses(self) && weft__rt.policy == WEFT_WORK_FIRST)
+        return spawn_main(w, self, out, fn, arg, arg_size, attr, group);
+    if (w || weft__tls_user()) /* a user thread: finalize waits for it */
+        return spawn_any(out, fn, arg, arg_size, attr, group, 0);
     /* seq_cst: counted before spawn_any reads the state (Dekker with the
      * stopping CAS in weft_finalize). */
     atomic_fetch_add_explicit(&kernel_spawns, 1, memory_order_seq_cst);
-    int rc = spawn_any(out, fn, arg, arg_size, attr, group);
+    int rc = spawn_any(out, fn, arg, arg_size, attr, group, 0);
     atomic_fetch_sub_explicit(&kernel_spawns, 1, memory_order_release);
     return rc;
 }
 
-/* The fast path of every spawn: called by a user thread (but the initial
- * one on several workers), work-first, with the slot from the worker's
- * cache. attr is NULL (the default) or one that only sizes the stack or
+/* The fast path of every spawn: called by a user thread, work-first, with
+ * the slot from the worker's cache (the initial thread on several workers
+ * chooses: spawn_main). attr is NULL (the default) or one that only sizes the stack or
  * names the thread (what a program that sizes its stacks passes at every
  * spawn): the slot then comes from the cache for that size, and a canary
  * to check in the spawning thread takes spawn_slow. Anything else, or no
@@ -721,17 +896,18 @@ WEFT_INLINE int spawn_fast(weft_thread **out, weft_fn fn, const void *arg, size_
                       (size && (size < WEFT__STACK_MIN || size > WEFT__STACK_MAX)))) ||
             !w || !fn || (!group && !out) ||
             (arg_size && (arg_size > WEFT__ARG_COPY_MAX || !arg)) || !(self = w->current) ||
-            main_spawns_help_first(self) || (attr && self->guard == WEFT__GUARD_CANARY) ||
+            main_chooses(self) || (attr && self->guard == WEFT__GUARD_CANARY) ||
             weft__rt.policy != WEFT_WORK_FIRST))
         return spawn_slow(out, fn, arg, arg_size, attr, group);
     t = size == 0 || size == weft__rt.stack_size ? weft__stack_cache_pop(&w->cache)
                                                  : weft__stack_cache_pop_sized(&w->cache, size);
     if (WEFT_UNLIKELY(!t))
         return spawn_slow(out, fn, arg, arg_size, attr, group);
-    init_thread(w, t, fn, (void *)arg, attr ? attr->name : NULL, 0);
+    init_thread(w, t, fn, (void *)arg, attr ? attr->name : NULL,
+                group ? WEFT__J_MEMBER : WEFT__J_RUNNING);
     void *top = place_arg(t, arg, arg_size);
     if (group)
-        weft__group_push(group, t);
+        weft__group_add(group, t);
     else
         *out = t;
     count_spawn(w);
@@ -765,10 +941,21 @@ int weft_spawn_copy(weft_thread **out, weft_fn fn, const void *arg, size_t arg_s
     return spawn_into(out, fn, arg, arg_size, attr, NULL);
 }
 
-int weft__spawn_member(_Atomic uintptr_t *head, weft_fn fn, const void *arg, size_t arg_size,
-                       const weft_attr *attr)
+_Atomic(weft__group_wake_fn *) weft__group_wake;
+
+/* A group is a waiting object (sync/group.c); spawning into it is a spawn,
+ * here so that its fast path is weft_spawn's. */
+int weft_group_spawn(weft_group *g, weft_fn fn, const void *arg, size_t arg_size,
+                     const weft_attr *attr)
 {
-    return spawn_into(NULL, fn, arg, arg_size, attr, head);
+    if (WEFT_UNLIKELY(!g))
+        return EINVAL;
+    _Atomic uintptr_t *state = weft__group_word(g);
+    /* The usual member takes its argument as is: a fast path of its own
+     * without the copy's tests and arithmetic. */
+    if (arg_size == 0)
+        return spawn_into(NULL, fn, arg, 0, attr, state);
+    return spawn_into(NULL, fn, arg, arg_size, attr, state);
 }
 
 /* Commit of a user-thread join: publish self as t's joiner, unless t is done. */
@@ -916,6 +1103,12 @@ static WEFT_NOINLINE void yield_slow(void)
     struct weft_thread *self;
     if (WEFT_UNLIKELY(!w || !(self = w->current))) {
         sched_yield();
+        return;
+    }
+    /* tasks readied here wait for the scheduler context: it runs them, then
+     * the ready threads, this one behind the others */
+    if (WEFT_UNLIKELY(atomic_load_explicit(&w->attn, memory_order_relaxed) & WEFT__ATTN_TASK)) {
+        weft__switch(w, self, NULL, (uintptr_t)self | XF_YIELD);
         return;
     }
     struct weft_thread *next = weft__pick_local(w);

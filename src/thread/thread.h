@@ -42,6 +42,9 @@ enum {
 #define WEFT__J_DETACHED ((uintptr_t)4)
 #define WEFT__J_KWAIT    ((uintptr_t)8) /* tag: pointer is a struct weft__kwaiter */
 #define WEFT__J_FREED    ((uintptr_t)16)
+/* A group member (thread/group.h): nobody joins or detaches it; its exit
+ * counts it out of its group and it is freed with no CAS. Set at spawn. */
+#define WEFT__J_MEMBER ((uintptr_t)32)
 #define WEFT__J_PTR(s)   ((s) & ~(uintptr_t)63)
 
 /* A plain kernel thread waiting in the kernel (join from a pthread). */
@@ -50,10 +53,10 @@ struct weft__kwaiter {
 } __attribute__((aligned(64)));
 
 /* weft_thread.pinned: the initial thread runs on worker 0 only; with more
- * than one worker it also spawns help-first (thread.c: main_spawns_help_first),
- * a bit of its own so that the spawn fast path tests one byte. */
-#define WEFT__PIN_WORKER0    1u
-#define WEFT__PIN_HELP_FIRST 2u
+ * than one worker its spawns also choose their policy (thread.c:
+ * spawn_main), a bit of its own so that the spawn fast path tests one byte. */
+#define WEFT__PIN_WORKER0 1u
+#define WEFT__PIN_CHOOSE  2u
 
 struct weft_thread {
     void *sp;                    /* saved context; the thread itself, while it switches out */
@@ -73,17 +76,16 @@ struct weft_thread {
     uint64_t id;  /* immutable after spawn */
     const char *name; /* immutable after spawn */
     /* stack slot, set when carved, immutable afterwards */
-    char *stack_lo;                /* lowest usable byte */
-    size_t stack_size;             /* usable bytes below the descriptor */
-    struct weft__stack_class *cls; /* size class it returns to; NULL: not a slot */
-    unsigned valgrind_id;          /* VALGRIND_STACK_REGISTER id */
-    void *san_fake_stack;          /* ASan fake stack while switched out */
-    void *san_fiber;               /* TSan fiber */
+    char *stack_lo;                 /* lowest usable byte */
+    size_t stack_size;              /* usable bytes below the descriptor */
+    struct weft__stack_class *cls;  /* size class it returns to; NULL: not a slot */
+    unsigned valgrind_id;           /* VALGRIND_STACK_REGISTER id */
+    void *san_fake_stack;           /* ASan fake stack while switched out */
+    void *san_fiber;                /* TSan fiber */
     struct weft_thread *bound_prev; /* bound threads: back link in the live bound list, whose
                                       forward link is ->next; under its lock (thread.c) */
-    _Atomic uintptr_t member_link; /* group members: the next older member (thread/group.h);
-                                      set by the spawn before the push; relaxed atomics, as
-                                      a waiter may read it stale */
+    _Atomic uintptr_t *group;       /* group members: the group's word (thread/group.h); set
+                                       by the spawn before t can run, read by t's exit */
     /* CPU accounting (sched/account.h): statistical, written by the monitor
      * thread (sched/monitor.c) and stamped by park/ready; relaxed atomics
      * (readers want a snapshot). The record is the thread's only while
@@ -96,15 +98,15 @@ struct weft_thread {
     /* Priority (sched/pool_prio.c). Both 0 (NORMAL) in a fresh slot; an exit
      * resets them (exit_slow: every exit once priorities are in use).
      * Relaxed __atomic accesses: others read them racily. */
-    int8_t prio;                  /* the set priority, WEFT_PRIO_* */
-    int8_t pcls;                  /* the class it is scheduled at: prio, or a mutex
+    int8_t prio;              /* the set priority, WEFT_PRIO_* */
+    int8_t pcls;              /* the class it is scheduled at: prio, or a mutex
                                      waiter's while it holds the mutex (inheritance) */
-    int8_t boost;                 /* class inherited from mutex waiters + 2, 0: none
+    int8_t boost;             /* class inherited from mutex waiters + 2, 0: none
                                      (sync/mutex.c); relaxed __atomic accesses */
-    int8_t pq_cls;                /* its list in pq; under pq's lock */
-    struct weft__prio_q *pq;      /* the priority pool's lists holding it, NULL: none;
+    int8_t pq_cls;            /* its list in pq; under pq's lock */
+    struct weft__prio_q *pq;  /* the priority pool's lists holding it, NULL: none;
                                      written under that lock, read racily */
-    struct weft_thread *prev;     /* link in a priority-pool list; under its lock */
+    struct weft_thread *prev; /* link in a priority-pool list; under its lock */
     uint8_t wait; /* WEFT__WAIT_*: what it waits for; set by the thread before it parks or
                      blocks, cleared by its waker (weft__ready) and when it resumes; relaxed
                      atomics (weft__thread_wait), as weft_dump reads it racily */
@@ -113,7 +115,8 @@ struct weft_thread {
 /* What a thread that is not on a CPU waits for (thread->wait): the words
  * weft_dump prints (observe/registry.c). A parked thread whose byte is
  * NONE is ready, or about to be; BLOCKING is a thread inside weft_blocking
- * or a syscall mirror's hand-off, running on a kernel thread of its own. */
+ * or a syscall mirror's hand-off, running on a kernel thread of its own.
+ * share/weft/weft-gdb.py knows these in this order. */
 enum {
     WEFT__WAIT_NONE,
     WEFT__WAIT_MUTEX,
@@ -127,33 +130,6 @@ enum {
     WEFT__WAIT_BLOCKING,
     WEFT__WAIT_KINDS
 };
-
-/* A FIFO of threads linked through ->next, guarded by whatever lock its
- * owner holds (the injection queue, a mailbox, the FIFO pool). */
-struct weft__tqueue {
-    struct weft_thread *head, *tail;
-};
-
-static inline void weft__tq_push(struct weft__tqueue *q, struct weft_thread *t)
-{
-    t->next = NULL;
-    if (q->tail)
-        q->tail->next = t;
-    else
-        q->head = t;
-    q->tail = t;
-}
-
-static inline struct weft_thread *weft__tq_pop(struct weft__tqueue *q)
-{
-    struct weft_thread *t = q->head;
-    if (t) {
-        q->head = t->next;
-        if (!q->head)
-            q->tail = NULL;
-    }
-    return t;
-}
 
 /* The last step of an exit, on the context that follows the exiting thread
  * t (t is off its stack): marks t DONE and hands it on (frees it if
@@ -185,6 +161,10 @@ void weft__blocking_run(void *call);
  * does not end while the runtime runs: pthread_exit in the initial thread
  * would leave the workers running for ever. Call on that kernel thread. */
 void weft__initial_guard(int on);
+
+/* Forgets the initial thread's previous child (thread.c: spawn_main): the
+ * runtime starts, and its descriptors of an earlier run are gone. */
+void weft__spawn_main_reset(void);
 
 /* Calls fn(t, arg) for every bound thread not yet freed, under the bound
  * list's lock (fn must not spawn or free one): weft_dump's registry of the

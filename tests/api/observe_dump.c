@@ -92,8 +92,12 @@ static __attribute__((noinline)) void *park_join(void *a)
     return a;
 }
 
+static weft_thread_info inside_info;
+static int inside_rc = -1;
+
 static void blocking_read(void *a)
 {
+    inside_rc = weft_thread_info_get(NULL, &inside_info); /* the caller, inside the call */
     char c;
     CHECK_EQ(read(blk_pipe[0], &c, 1), 1);
     (void)a;
@@ -177,6 +181,7 @@ int main(void)
     for (int i = 0; i < NT; i++) {
         weft_attr a = WEFT_ATTR_INIT;
         a.name = names[i];
+        a.priority = i == T_SEM ? WEFT_PRIO_HIGH : WEFT_PRIO_NORMAL;
         CHECK_EQ(weft_spawn(&t[i], fns[i], NULL, &a), 0);
     }
     /* One worker, work-first: each child ran at once until it parked. The
@@ -196,7 +201,7 @@ int main(void)
         CHECK_EQ(info.id, weft_thread_id(t[i]));
         CHECK(info.name && strcmp(info.name, names[i]) == 0);
         CHECK_EQ(info.worker, -1);
-        CHECK_EQ(info.priority, WEFT_PRIO_NORMAL);
+        CHECK_EQ(info.priority, i == T_SEM ? WEFT_PRIO_HIGH : WEFT_PRIO_NORMAL);
         int want = i == T_READY ? WEFT_STATE_READY
                    : i == T_BLOCKING ? WEFT_STATE_BLOCKING
                                      : WEFT_STATE_PARKED;
@@ -220,7 +225,7 @@ int main(void)
         CHECK(strstr(line, names[i]) != NULL);
         CHECK(strstr(line, words[i]) != NULL);
         CHECK(strstr(line, "worker -1") != NULL);
-        CHECK(strstr(line, "priority normal") != NULL);
+        CHECK(strstr(line, i == T_SEM ? "priority high" : "priority normal") != NULL);
         if (i != T_READY && i != T_BLOCKING)
             CHECK(strstr(line, "parked") != NULL);
         if (frames[i] && !strstr(b, frames[i])) {
@@ -257,8 +262,14 @@ int main(void)
     CHECK_EQ(write(io_pipe[1], "x", 1), 1);
     CHECK_EQ(write(blk_pipe[1], "x", 1), 1);
     uint64_t joined_id = weft_thread_id(t[T_MUTEX]);
+    CHECK_EQ(weft_join(t[T_BLOCKING], NULL), 0);
+    CHECK_EQ(inside_rc, 0);
+    CHECK_EQ(inside_info.state, WEFT_STATE_BLOCKING);
+    CHECK_EQ(inside_info.worker, -1);
+    CHECK(inside_info.name && strcmp(inside_info.name, "b-blocking") == 0);
     for (int i = 0; i < NT; i++)
-        CHECK_EQ(weft_join(t[i], NULL), 0);
+        if (i != T_BLOCKING)
+            CHECK_EQ(weft_join(t[i], NULL), 0);
     d = dump_text();
     CHECK(thread_block(d, joined_id) == NULL);
     free(d);

@@ -78,6 +78,7 @@ int main(int argc, char **argv)
     expect_dump("USR1", SIGUSR1);
     expect_dump("QUIT", SIGQUIT);
     expect_dump("SIGUSR2", SIGUSR2);
+    expect_dump("usr1", SIGUSR1);
     char num[16];
     snprintf(num, sizeof num, "%d", SIGRTMIN + 1);
     expect_dump(num, SIGRTMIN + 1);

@@ -42,6 +42,11 @@ static void *fib(void *a)
     return (void *)((long)x + (long)y);
 }
 
+static void task_fn(void *arg)
+{
+    (void)arg;
+}
+
 static int child(void)
 {
     alarm(30);
@@ -60,6 +65,8 @@ static int child(void)
         weft_sleep_ns(2000000); /* the waiter parks meanwhile */
         CHECK_EQ(weft_sem_post(&sem), 0);
     }
+    for (int i = 0; i < 4; i++)
+        CHECK_EQ(weft_task_create(NULL, task_fn, NULL, 0), 0);
     CHECK_EQ(weft_spawn(&f, fib, (void *)12L, NULL), 0);
     void *r;
     CHECK_EQ(weft_join(f, &r), 0);
@@ -78,7 +85,7 @@ static const char check_py[] =
     "assert isinstance(d, dict) and isinstance(d['traceEvents'], list)\n"
     "ev = d['traceEvents']\n"
     "names = {e['tid']: e['args']['name'] for e in ev if e['ph'] == 'M' and e['name'] == 'thread_name'}\n"
-    "assert sorted(names.values()) == ['worker %d' % i for i in range(workers)], names\n"
+    "assert names == {i: 'worker %d' % i for i in range(workers)}, names\n"
     "x = [e for e in ev if e['ph'] == 'X']\n"
     "assert x, 'no slices'\n"
     "for e in x:\n"
@@ -93,6 +100,7 @@ static const char check_py[] =
     "assert any(e['args']['end'] == 'park sem' for e in wslices), wslices\n"
     "assert any(e['name'].endswith(' tr-yielder') for e in x)\n"
     "assert any(e['ph'] == 'i' and e['name'].startswith('spawn ') for e in ev)\n"
+    "assert sum(1 for e in ev if e['ph'] == 'i' and e['name'] == 'task run') == 4\n"
     "starts = {e['id']: e for e in ev if e['ph'] == 's'}\n"
     "ends = [e for e in ev if e['ph'] == 'f']\n"
     "assert ends, 'no flows'\n"

@@ -3,8 +3,9 @@
  * order they ran in); count 0 runs at once; continuations from tasks, user
  * threads and plain kernel threads; weft_self() is NULL and weft_worker_id()
  * a worker inside a task; a task spawns a thread and a thread feeds tasks;
- * the argument checks (EINVAL) and EAGAIN before weft_init and after
- * weft_finalize; weft_finalize runs the ready tasks and releases the
+ * a user thread that yields until a task it readied has run (beside another
+ * thread that keeps yielding); the argument checks (EINVAL) and EAGAIN
+ * before weft_init and after weft_finalize; weft_finalize runs the ready tasks and releases the
  * unfired ones; the counters; on 1 to 4 workers. */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -190,8 +191,8 @@ static void task_spawns(void *arg)
     /* a detached thread from a task; the NULL out of a joinable one is EINVAL */
     weft_attr a = WEFT_ATTR_INIT;
     a.detached = 1;
+    atomic_fetch_add(&mixed, 1); /* before the thread that continues the sink */
     CHECK_EQ(weft_spawn(NULL, thread_feeds, NULL, &a), 0);
-    atomic_fetch_add(&mixed, 1);
 }
 
 static void mixed_sink_fn(void *arg)
@@ -207,6 +208,53 @@ static void mixed_run(void)
     CHECK_EQ(weft_task_create(&mixed_sink, mixed_sink_fn, NULL, 1), 0);
     CHECK_EQ(weft_task_create(NULL, task_spawns, NULL, 0), 0);
     CHECK_EQ(weft_sem_wait(&done), 0);
+}
+
+/* ---- a thread that yields until a task ran ------------------------------------- */
+
+static atomic_int flag, stop_spinner;
+
+static void set_flag(void *arg)
+{
+    (void)arg;
+    atomic_store(&flag, 1);
+}
+
+/* Another thread that keeps yielding: the waiter never finds its worker
+ * without a ready thread. */
+static void *spinner(void *arg)
+{
+    (void)arg;
+    while (!atomic_load(&stop_spinner))
+        weft_yield();
+    return NULL;
+}
+
+static void *kernel_creates(void *arg)
+{
+    (void)arg;
+    CHECK_EQ(weft_task_create(NULL, set_flag, NULL, 0), 0);
+    return NULL;
+}
+
+/* The task comes from this thread, or (from_kernel) from a plain pthread. */
+static void yield_until_ran(int from_kernel)
+{
+    atomic_store(&flag, 0);
+    atomic_store(&stop_spinner, 0);
+    weft_thread *sp;
+    CHECK_EQ(weft_spawn(&sp, spinner, NULL, NULL), 0);
+    pthread_t k;
+    if (from_kernel)
+        CHECK_EQ(pthread_create(&k, NULL, kernel_creates, NULL), 0);
+    else
+        CHECK_EQ(weft_task_create(NULL, set_flag, NULL, 0), 0);
+    while (!atomic_load(&flag))
+        weft_yield();
+    atomic_store(&stop_spinner, 1);
+    CHECK_EQ(weft_join(sp, NULL), 0);
+    if (from_kernel)
+        CHECK_EQ(test_pthread_join(k, NULL), 0);
 }
 
 /* ---- finalize ------------------------------------------------------------------- */
@@ -261,6 +309,8 @@ static void run_all(int workers)
     CHECK_EQ(weft_task_continue(NULL), EINVAL);
     weft_stats s0, s1;
     CHECK_EQ(weft_stats_get(&s0), 0);
+    yield_until_ran(0);
+    yield_until_ran(1);
     diamond();
     wavefront();
     mixed_run();

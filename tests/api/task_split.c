@@ -3,7 +3,8 @@
  * recv/send on a socket pair, accept on a loopback listener, sleep_ns, a
  * closed descriptor (-EBADF), each with exactly one continuation and the
  * result the mirror would give; issued from a task, from a user thread and
- * from a plain kernel thread; EINVAL for a NULL continuation; weft_finalize
+ * from a plain kernel thread; 64 calls from one task share few
+ * io_uring_enter calls; EINVAL for a NULL continuation; weft_finalize
  * waits for a call in flight. All of it with io_uring and without
  * (WEFT_IO=blocking, in a child process), on 1 and 2 workers. */
 #define _GNU_SOURCE
@@ -261,8 +262,7 @@ static void issue_accept(void *arg)
 {
     struct io_case *c = arg;
     c->alen = sizeof c->addr;
-    CHECK_EQ(weft_task_accept(c->a->cont, &c->a->res, c->fd, (struct sockaddr *)&c->addr,
-                              &c->alen),
+    CHECK_EQ(weft_task_accept(c->a->cont, &c->a->res, c->fd, (struct sockaddr *)&c->addr, &c->alen),
              0);
 }
 
@@ -324,6 +324,50 @@ static void sleep_case(int where)
     CHECK(check_now() - t0 >= 0.0015);
 }
 
+/* ---- batching: many calls from one task, few kernel crossings ----------------- */
+
+#define BATCHED 64
+
+static weft_sem batch_done;
+static atomic_int batch_left;
+
+static void batch_cont(void *arg)
+{
+    (void)arg;
+    if (atomic_fetch_sub(&batch_left, 1) == 1)
+        CHECK_EQ(weft_sem_post(&batch_done), 0);
+}
+
+static void batch_issue(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < BATCHED; i++) {
+        weft_task *t;
+        CHECK_EQ(weft_task_create(&t, batch_cont, NULL, 1), 0);
+        CHECK_EQ(weft_task_sleep_ns(t, 1000000), 0);
+    }
+}
+
+/* 64 timers from one task go to the kernel in a few io_uring_enter calls
+ * (with a ring; without one there are none to count). */
+static void batch_case(void)
+{
+    CHECK_EQ(weft_sem_init(&batch_done, 0), 0);
+    atomic_store(&batch_left, BATCHED);
+    weft_stats s0, s1;
+    CHECK_EQ(weft_stats_get(&s0), 0);
+    CHECK_EQ(weft_task_create(NULL, batch_issue, NULL, 0), 0);
+    CHECK_EQ(weft_sem_wait(&batch_done), 0);
+    CHECK_EQ(weft_stats_get(&s1), 0);
+    CHECK(s1.task_calls - s0.task_calls >= BATCHED);
+    uint64_t calls = s1.io_calls - s0.io_calls, enters = s1.io_enters - s0.io_enters;
+    if (calls > 0) {
+        CHECK(calls >= BATCHED);
+        CHECK(enters * 4 <= calls); /* at least 4 requests per crossing */
+    }
+    CHECK_EQ(weft_sem_destroy(&batch_done), 0);
+}
+
 /* ---- finalize with a call in flight --------------------------------------------- */
 
 static atomic_int fin_fired;
@@ -373,6 +417,7 @@ static void child(void)
         ssize_t r;
         CHECK_EQ(weft_task_read(NULL, &r, 0, &r, 1), EINVAL);
         CHECK_EQ(weft_task_sleep_ns(NULL, 1), EINVAL);
+        batch_case();
         for (int where = FROM_TASK; where <= FROM_KERNEL; where++) {
             pipe_case(where);
             file_case(where);
@@ -382,7 +427,7 @@ static void child(void)
         }
         weft_stats s;
         CHECK_EQ(weft_stats_get(&s), 0);
-        CHECK(s.task_calls >= 3 * 19); /* 19 calls per context */
+        CHECK(s.task_calls >= 3 * 19 + BATCHED); /* 19 calls per context */
         CHECK_EQ(weft_sem_destroy(&issued), 0);
         CHECK_EQ(weft_finalize(), 0);
         finalize_case(workers);
@@ -398,7 +443,8 @@ int main(int argc, char **argv)
         return 0;
     }
     signal(SIGPIPE, SIG_DFL);
-    static const char *const modes[][2] = { { "WEFT_IO=auto", NULL }, { "WEFT_IO=blocking", NULL } };
+    static const char *const modes[][2] = { { "WEFT_IO=auto", NULL },
+                                            { "WEFT_IO=blocking", NULL } };
     for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++) {
         test_child r;
         test_run_self(&r, "child", NULL, modes[m], NULL);

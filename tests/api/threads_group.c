@@ -164,8 +164,8 @@ static void busy_and_waiters(int nuser, int nplain)
     CHECK_EQ(weft_sem_destroy(&gate), 0);
 }
 
-/* Members that finished without anybody waiting for them: destroy frees
- * them and returns 0 (EBUSY only until every one is marked finished). */
+/* Members that finished without anybody waiting for them: destroy returns
+ * 0 (EBUSY only until every one has counted itself out). */
 static void destroy_unwaited(void)
 {
     weft_group g = WEFT_GROUP_INIT;
@@ -182,10 +182,9 @@ static void destroy_unwaited(void)
     CHECK_EQ(weft_group_wait(&g), 0);
 }
 
-/* A wait that finds every member finished frees them itself: members
- * the stack cache refuses (bound, odd-sized) and lists longer than the
- * few it checks at once must be freed as well (ASan reports a leak
- * otherwise), the group usable again afterwards. */
+/* Members that finished before the wait are freed, those the stack cache
+ * refuses (bound, odd-sized) as well (ASan reports a leak otherwise), and
+ * the group is usable again afterwards. */
 static void finished_members(void)
 {
     weft_attr bound = WEFT_ATTR_INIT, odd = WEFT_ATTR_INIT;

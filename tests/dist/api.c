@@ -28,6 +28,11 @@ static void *refusals(void *arg)
     weft_group g = WEFT_GROUP_INIT;
     CHECK_EQ(weft_group_wait(&g), ENOTSUP);
     CHECK_EQ(weft_init(NULL), ENOTSUP);
+    CHECK_EQ(weft_task_create(NULL, NULL, NULL, 0), ENOTSUP);
+    CHECK_EQ(weft_dump(2), ENOTSUP);
+    CHECK_EQ(weft_set_priority(NULL, WEFT_PRIO_HIGH), ENOTSUP);
+    weft_thread_info info;
+    CHECK_EQ(weft_thread_info_get(NULL, &info), ENOTSUP);
     CHECK_EQ(weft_finalize(), ENOTSUP);
     CHECK_EQ(weft_dist_init(NULL, NULL), ENOTSUP);
     CHECK_EQ(weft_dist_run(child, NULL, NULL), ENOTSUP);
@@ -49,6 +54,12 @@ static void *refusals(void *arg)
     CHECK_EQ(weft_join(weft_self(), &r), EDEADLK);
     CHECK(weft_dist_rank() >= 0 && weft_dist_rank() < weft_dist_size());
     return (void *)7;
+}
+
+static void *self_handle(void *arg)
+{
+    (void)arg;
+    return weft_self();
 }
 
 static void *value(void *arg)
@@ -75,6 +86,11 @@ int main(int argc, char **argv)
     void *r = NULL;
     CHECK_EQ(weft_dist_run(refusals, NULL, &r), 0);
     CHECK_EQ((intptr_t)r, 7);
+    /* a run's thread handle is no single-process thread, run or not */
+    CHECK_EQ(weft_dist_run(self_handle, NULL, &r), 0);
+    CHECK(r != NULL);
+    CHECK(weft_thread_id(r) != 0);
+    CHECK_EQ(weft_detach(r), ENOTSUP);
     /* outside a run, libweft_dist is single-process weft */
     CHECK_EQ(weft_worker_id(), -1);
     CHECK(weft_self() == NULL);

@@ -14,7 +14,7 @@
 #define DIST_TEST_ALARM_S 60 /* a hang becomes a failure, never a stuck CI */
 
 /* weft_dist_init, or skip where the distributed mode is not built in
- * (sanitizer builds refuse it with ENOTSUP). */
+ * (ThreadSanitizer builds refuse it with ENOTSUP). */
 static inline void dist_test_init(int *argc, char ***argv)
 {
     alarm(DIST_TEST_ALARM_S);

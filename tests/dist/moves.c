@@ -5,21 +5,21 @@
 
 #include "dist_test.h"
 
-#define WORKERS    16  /* threads the root spawns */
-#define WORK_FIB   15  /* what each of them computes between its checks */
-#define STEPS      6   /* spawn/join points per worker */
-#define MAX_RUNS   50  /* runs until a move is seen (2 ranks and more) */
+#define WORKERS  16 /* threads the root spawns */
+#define WORK_FIB 15 /* what each of them computes between its checks */
+#define STEPS    6  /* spawn/join points per worker */
+#define MAX_RUNS 50 /* runs until a move is seen (2 ranks and more) */
 
 struct outcome {
-    long moved;   /* workers that resumed on another rank than they started */
-    long off0;    /* workers that finished on a rank other than 0 */
+    long moved; /* workers that resumed on another rank than they started */
+    long off0;  /* workers that finished on a rank other than 0 */
 };
 
 static void *worker(void *arg)
 {
     intptr_t seed = (intptr_t)arg;
     uint64_t id = weft_thread_id(weft_self());
-    volatile long local[4] = {seed, seed * 3, seed * 5, seed * 7};
+    volatile long local[4] = { seed, seed * 3, seed * 5, seed * 7 };
     volatile long *where = local;
     int start = weft_dist_rank(), moved = 0;
     CHECK(id != 0);

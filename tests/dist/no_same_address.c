@@ -35,7 +35,7 @@ int main(int argc, char **argv)
     int rc = weft_dist_init(&argc, &argv);
     fflush(stderr);
     CHECK(dup2(saved, 2) == 2);
-    char buf[1024] = {0};
+    char buf[1024] = { 0 };
     CHECK(pread(fd, buf, sizeof buf - 1, 0) >= 0);
     if (rc == ENOTSUP)
         SKIP("weft_dist is not available in this build");

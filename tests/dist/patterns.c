@@ -1,15 +1,15 @@
 /* patterns.c: join and spawn patterns beyond plain fork-join: a thread
  * joined by a sibling rather than its spawner, a deep chain, the largest
- * copied argument, weft_exit, weft_yield, and twenty runs in a row. */
+ * copied argument, weft_exit, weft_yield, and eight runs in a row. */
 #include <stdint.h>
 #include <string.h>
 
 #include "dist_test.h"
 
-#define CHAIN_DEPTH 2000
+#define CHAIN_DEPTH 1000
 #define SIBLINGS    8
-#define WORK_FIB    14
-#define RUNS        20
+#define WORK_FIB    12
+#define RUNS        8
 
 static void *work(void *arg)
 {

@@ -4,8 +4,8 @@
 
 #include "dist_test.h"
 
-#define FIB_N       20
-#define TREE_DEPTH  14
+#define FIB_N         20
+#define TREE_DEPTH    14
 #define UTS_ROOT_KIDS 40 /* geometric tree, in the manner of UTS T1 but small */
 #define UTS_BRANCH    4  /* mean children of an inner node (expected value) */
 #define UTS_DEPTH     7  /* no node below this depth has children */
@@ -60,7 +60,7 @@ static long uts_serial(struct uts_node n)
     long count = 1;
     int kids = uts_kids(&n);
     for (int i = 0; i < kids; i++) {
-        struct uts_node c = {mix(n.state * 31 + (uint64_t)i + 1), n.depth + 1};
+        struct uts_node c = { mix(n.state * 31 + (uint64_t)i + 1), n.depth + 1 };
         count += uts_serial(c);
     }
     return count;
@@ -73,7 +73,7 @@ static void *uts(void *arg)
     int kids = uts_kids(&n);
     weft_thread *t[4 * UTS_BRANCH + UTS_ROOT_KIDS];
     for (int i = 0; i < kids; i++) {
-        struct uts_node c = {mix(n.state * 31 + (uint64_t)i + 1), n.depth + 1};
+        struct uts_node c = { mix(n.state * 31 + (uint64_t)i + 1), n.depth + 1 };
         CHECK_EQ(weft_spawn_copy(&t[i], uts, &c, sizeof c, NULL), 0);
     }
     long count = 1;
@@ -88,7 +88,7 @@ static void *uts(void *arg)
 static void *uts_root(void *arg)
 {
     (void)arg;
-    struct uts_node root = {0x5eed, 0};
+    struct uts_node root = { 0x5eed, 0 };
     return uts(&root);
 }
 
@@ -101,7 +101,7 @@ int main(int argc, char **argv)
     CHECK_EQ(weft_dist_run(tree, (void *)(intptr_t)TREE_DEPTH, &r), 0);
     CHECK_EQ((intptr_t)r, (1 << (TREE_DEPTH + 1)) - 1);
     CHECK_EQ(weft_dist_run(uts_root, NULL, &r), 0);
-    struct uts_node root = {0x5eed, 0};
+    struct uts_node root = { 0x5eed, 0 };
     long want = uts_serial(root);
     CHECK((intptr_t)r == want && want > 1000);
     CHECK_EQ(weft_dist_finalize(), 0);

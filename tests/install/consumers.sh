@@ -178,7 +178,7 @@ int main(int argc, char **argv)
 {
     void *res = NULL;
     int rc = weft_dist_init(&argc, &argv);
-    if (rc == 95) { /* ENOTSUP: a sanitizer build */
+    if (rc == 95) { /* ENOTSUP: a ThreadSanitizer build */
         puts("weft-consumer-ok");
         return 0;
     }

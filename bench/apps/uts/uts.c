@@ -8,6 +8,9 @@
  *   weft    a node with k children computes their k nodes into an array on
  *           its stack, weft_spawn's a thread for each, then joins them in
  *           order, summing their counts (the root is a spawned thread too)
+ *   weft-group  a thread per node too, with a group per node: each child a
+ *           member spawned with a copy of its node, one wait for them all
+ *           (members give their stacks back as they finish)
  *   openmp  the same with one `omp task` per child and a taskwait (built
  *           when the compiler has OpenMP; it runs last so that libgomp's
  *           spinning threads do not share the CPUs with weft's workers)
@@ -15,11 +18,13 @@
  *   bench_uts [-t TYPE] [-a SHAPE] [-d GEN_MX] [-b B0] [-s ROOT_SEED]
  *             [-q Q] [-m M] [-f SHIFT] [--tree T1|T2|T3|T4]
  *             [-r REPS] [-w LIST] [-p work-first|help-first|both]
- *             [-i all|serial|weft|openmp] [--stack BYTES] [--callgrind]
+ *             [-i all|serial|weft|weft-group|openmp] [--stack BYTES] [--callgrind]
  * The tree options are UTS's, but UTS's -r (root seed) is -s here: -r is the
  * repetitions, as in every weft benchmark. Default: T1 (-t 1 -a 3 -d 10 -b 4
  * -s 19), 4,130,071 nodes. Times are per whole search (median_ns); the human
- * lines add ns and CPU ns per node and the ratios T1/Ts and T1/Tp. The root
+ * lines add ns and CPU ns per node and the ratios T1/Ts and T1/Tp; on one
+ * worker each weft repetition follows a serial one, and the line gives the
+ * median of the pairs' ratios (wall and CPU time). The root
  * thread gets a stack that fits its arrays (T3's root has 2,000 children);
  * --stack gives every spawn a weft_attr with that stack size.
  */
@@ -108,9 +113,45 @@ static void *search_weft(void *arg)
     return (void *)(intptr_t)count;
 }
 
+/* A node for search_group, copied onto the member's stack by the spawn:
+ * the member writes its subtree's count through out. */
+struct group_arg {
+    uts_node node;
+    long *out;
+};
+
+/* The same search with a group per node: each child is a member spawned
+ * with a copy of its node (weft_group_spawn with arg_size), so the parent
+ * keeps no array of nodes or handles, and one wait replaces the joins, as
+ * with OpenMP's taskwait. */
+static void *search_group(void *arg)
+{
+    const struct group_arg *a = arg;
+    int k = uts_num_children(g_tree, &a->node);
+    long count = 1;
+    if (k > 0) {
+        long sub[k];
+        weft_group g = WEFT_GROUP_INIT;
+        for (int i = 0; i < k; i++) {
+            struct group_arg c = { .out = &sub[i] };
+            uts_child(&a->node, i, &c.node);
+            int rc = weft_group_spawn(&g, search_group, &c, sizeof c, g_attr);
+            if (rc != 0)
+                bench_die("weft_group_spawn", rc);
+        }
+        int rc = weft_group_wait(&g);
+        if (rc != 0)
+            bench_die("weft_group_wait", rc);
+        for (int i = 0; i < k; i++)
+            count += sub[i];
+    }
+    *a->out = count;
+    return NULL;
+}
+
 /* The root as a user thread of its own, as a program would start a search,
- * with a stack that fits its arrays of children. */
-static long search_weft_root(const uts_tree *tree)
+ * with a stack that fits its arrays of children; grouped: search_group's. */
+static long search_weft_root(const uts_tree *tree, int grouped)
 {
     uts_node root;
     weft_thread *t;
@@ -124,13 +165,16 @@ static long search_weft_root(const uts_tree *tree)
                                         (sizeof(uts_node) + sizeof(weft_thread *));
     if (need > (attr.stack_size ? attr.stack_size : ROOT_STACK_BASE))
         attr.stack_size = need;
-    int rc = weft_spawn(&t, search_weft, &root, &attr);
+    long nodes = 0;
+    struct group_arg ga = { root, &nodes };
+    int rc = grouped ? weft_spawn(&t, search_group, &ga, &attr)
+                     : weft_spawn(&t, search_weft, &root, &attr);
     if (rc != 0)
         bench_die("weft_spawn", rc);
     rc = weft_join(t, &count);
     if (rc != 0)
         bench_die("weft_join", rc);
-    return (long)(intptr_t)count;
+    return grouped ? nodes : (long)(intptr_t)count;
 }
 
 #ifdef _OPENMP
@@ -215,20 +259,40 @@ static double run_serial(uts_run *u)
     return report(u, "serial", 1, samples, cpu, NULL);
 }
 
-static double run_weft(uts_run *u, long workers, int policy)
+/* grouped: search_group instead of search_weft. paired: before each
+ * repetition, one serial search in the same process, so that on a loaded
+ * machine T1/Ts is read from pairs run side by side (the median of the
+ * per-pair ratios, of wall and of CPU time) rather than from medians taken
+ * minutes apart. */
+static double run_weft(uts_run *u, long workers, int policy, int grouped, int paired)
 {
-    double samples[BENCH_MAX_RUNS], cpu[BENCH_MAX_RUNS];
-    const char *impl = policy == WEFT_HELP_FIRST ? "weft-hf" : "weft";
+    double samples[BENCH_MAX_RUNS], cpu[BENCH_MAX_RUNS], ratio[BENCH_MAX_RUNS],
+        cpu_ratio[BENCH_MAX_RUNS];
+    static const char *const names[2][2] = { { "weft", "weft-hf" },
+                                             { "weft-group", "weft-group-hf" } };
+    const char *impl = names[grouped][policy == WEFT_HELP_FIRST];
     bench_weft_init(workers, policy);
-    BENCH_SINK(search_weft_root(u->warm));
+    BENCH_SINK(search_weft_root(u->warm, grouped));
     weft_stats s0, s1;
     if (weft_stats_get(&s0) != 0)
         memset(&s0, 0, sizeof s0);
+    uts_node root;
+    uts_root(u->tree, &root);
     for (int r = 0; r < u->o->reps; r++) {
+        double ts = 0, cs = 0;
+        if (paired) {
+            g_tree = u->tree;
+            uint64_t c0 = cpu_now_ns(), t0 = bench_now_ns();
+            check(u, "serial", 1, search_serial(&root));
+            ts = (double)(bench_now_ns() - t0);
+            cs = (double)(cpu_now_ns() - c0);
+        }
         uint64_t c0 = cpu_now_ns(), t0 = bench_now_ns();
-        long nodes = search_weft_root(u->tree);
+        long nodes = search_weft_root(u->tree, grouped);
         samples[r] = (double)(bench_now_ns() - t0);
         cpu[r] = (double)(cpu_now_ns() - c0);
+        ratio[r] = paired ? samples[r] / ts : 0;
+        cpu_ratio[r] = paired ? cpu[r] / cs : 0;
         check(u, impl, workers, nodes);
     }
     if (weft_stats_get(&s1) != 0)
@@ -236,9 +300,13 @@ static double run_weft(uts_run *u, long workers, int policy)
     int rc = weft_finalize();
     if (rc != 0)
         bench_die("weft_finalize", rc);
-    char extra[64];
-    snprintf(extra, sizeof extra, ", %.0f steals/run",
-             (double)(s1.steals - s0.steals) / u->o->reps);
+    char extra[128];
+    int n = snprintf(extra, sizeof extra, ", %.0f steals/run",
+                     (double)(s1.steals - s0.steals) / u->o->reps);
+    if (paired)
+        snprintf(extra + n, sizeof extra - (size_t)n, ", T1/Ts paired = %.3f (CPU %.3f)",
+                 bench_summarize(ratio, u->o->reps).median,
+                 bench_summarize(cpu_ratio, u->o->reps).median);
     return report(u, impl, workers, samples, cpu, extra);
 }
 
@@ -293,7 +361,7 @@ static const char usage[] =
     "  3 balanced) -a SHAPE (0 linear, 1 expdec, 2 cyclic, 3 fixed) -d GEN_MX -b B0 -s SEED\n"
     "  -q Q -m M (binomial) -f SHIFT (hybrid); default T1: -t 1 -a 3 -d 10 -b 4 -s 19\n"
     "  --tree T1|T2|T3|T4: UTS's sample trees (later tree options change them)\n"
-    "  -i all|serial|weft|openmp (default all); -n is ignored\n"
+    "  -i all|serial|weft|weft-group|openmp (default all); -n is ignored\n"
     "  --stack BYTES: weft spawns with a weft_attr of that stack_size (64K, 1M, ...)\n";
 
 /* "65536", "64K", "1M": bytes; 0 on a malformed size. */
@@ -426,7 +494,12 @@ int main(int argc, char **argv)
     double ts = 0;
     if (bench_wants(&o, "serial"))
         ts = run_serial(&u);
-    if (bench_wants(&o, "weft") || bench_wants(&o, "weft-hf")) {
+    for (int grouped = 0; grouped < 2; grouped++) {
+        const char *base = grouped ? "weft-group" : "weft";
+        char hf_name[32];
+        snprintf(hf_name, sizeof hf_name, "%s-hf", base);
+        if (!bench_wants(&o, base) && !bench_wants(&o, hf_name))
+            continue;
         for (int hf = 0; hf < 2; hf++) {
             const char *name = hf ? "help-first" : "work-first";
             if (strcmp(o.policy, "both") != 0 && strcmp(o.policy, name) != 0)
@@ -435,7 +508,8 @@ int main(int argc, char **argv)
             long p = 1;
             for (int wi = 0; wi < o.workers.len; wi++) {
                 long w = o.workers.v[wi];
-                double t = run_weft(&u, w, hf ? WEFT_HELP_FIRST : WEFT_WORK_FIRST);
+                double t = run_weft(&u, w, hf ? WEFT_HELP_FIRST : WEFT_WORK_FIRST, grouped,
+                                    w == 1 && !o.callgrind);
                 if (w == 1)
                     t1 = t;
                 if (w >= p) {
@@ -443,7 +517,7 @@ int main(int argc, char **argv)
                     tp = t;
                 }
             }
-            summary(&u, hf ? "weft-hf" : "weft", ts, t1, p, tp);
+            summary(&u, hf ? hf_name : base, ts, t1, p, tp);
         }
     }
 #ifdef _OPENMP

@@ -4,7 +4,7 @@
 // (see bench/common/bench.h), with impl=go. GOMAXPROCS is set from -w for each
 // configuration; -b picks the benchmark.
 //
-//	baseline_go -b create_join|yield|fib [-n LIST] [-r REPS] [-w LIST] [-k LIST] [--callgrind]
+//	baseline_go -b create_join|yield|fib [-n LIST] [-r REPS] [-w LIST] [-k LIST] [--callgrind] [-trace FILE]
 package main
 
 import (
@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/trace"
 	"sort"
 	"strconv"
 	"strings"
@@ -31,6 +32,7 @@ type options struct {
 	wGiven    bool
 	threads   []int
 	callgrind bool
+	trace     string
 }
 
 func parseList(s string) ([]int64, error) {
@@ -55,6 +57,7 @@ func parseOptions() options {
 	fs.StringVar(&w, "w", "1,0", "GOMAXPROCS list, 0 = all CPUs")
 	fs.StringVar(&k, "k", "2,100", "goroutines for yield (list)")
 	fs.BoolVar(&o.callgrind, "callgrind", false, "one repetition, first -w only, no human lines")
+	fs.StringVar(&o.trace, "trace", "", "write a runtime/trace execution trace of the whole run to this file (weft's WEFT_TRACE counterpart)")
 	fs.Parse(os.Args[1:])
 	fs.Visit(func(f *flag.Flag) {
 		if f.Name == "w" {
@@ -291,6 +294,19 @@ func benchFib(o *options) {
 
 func main() {
 	o := parseOptions()
+	if o.trace != "" {
+		f, err := os.Create(o.trace)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "baseline_go:", err)
+			os.Exit(2)
+		}
+		if err := trace.Start(f); err != nil {
+			fmt.Fprintln(os.Stderr, "baseline_go:", err)
+			os.Exit(2)
+		}
+		defer f.Close()
+		defer trace.Stop()
+	}
 	switch o.bench {
 	case "create_join":
 		benchCreateJoin(&o)

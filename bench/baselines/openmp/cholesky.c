@@ -4,8 +4,8 @@
  * one it writes; GFLOPS.
  *   baseline_openmp_cholesky [-n N] [-r REPS] [-w LIST]   (tiles of 256)
  */
-#include "bench.h"
 #include "cholesky.h"
+#include "bench.h"
 
 #include <omp.h>
 

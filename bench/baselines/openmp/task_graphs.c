@@ -9,8 +9,8 @@
  * data, made before the timer; the team persists between regions.
  *   baseline_openmp_task_graphs [-i all|<benchmark>] [-n SIZES] [-r REPS] [-w LIST]
  */
-#include "bench.h"
 #include "task_graphs.h"
+#include "bench.h"
 
 #include <omp.h>
 #include <stdatomic.h>

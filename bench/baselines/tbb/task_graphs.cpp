@@ -6,8 +6,8 @@
  * global_control (it counts the calling thread).
  *   baseline_tbb_task_graphs [-i all|<benchmark>] [-n SIZES] [-r REPS] [-w LIST]
  */
-#include "bench.h"
 #include "task_graphs.h"
+#include "bench.h"
 
 #include <atomic>
 #include <memory>
@@ -35,8 +35,9 @@ static void wavefront(long size)
     std::vector<std::unique_ptr<node_t>> nodes(mb * mb);
     for (long i = 0; i < mb; i++)
         for (long j = 0; j < mb; j++)
-            nodes[i * mb + j] = std::make_unique<node_t>(
-                g, [i, j](const msg_t &) { BENCH_SINK(block_computation(i, j)); });
+            nodes[i * mb + j] = std::make_unique<node_t>(g, [i, j](const msg_t &) {
+                BENCH_SINK(block_computation(i, j));
+            });
     for (long i = 0; i < mb; i++)
         for (long j = 0; j < mb; j++) {
             if (i + 1 < mb)
@@ -77,8 +78,9 @@ static void binary_tree(long l)
     tbb::flow::graph g;
     std::vector<std::unique_ptr<node_t>> nodes(n + 1);
     for (long i = 1; i <= n; i++)
-        nodes[i] = std::make_unique<node_t>(
-            g, [](const msg_t &) { tree_counter.fetch_add(1, std::memory_order_relaxed); });
+        nodes[i] = std::make_unique<node_t>(g, [](const msg_t &) {
+            tree_counter.fetch_add(1, std::memory_order_relaxed);
+        });
     for (long i = 1; 2 * i + 1 <= n; i++) {
         tbb::flow::make_edge(*nodes[i], *nodes[2 * i]);
         tbb::flow::make_edge(*nodes[i], *nodes[2 * i + 1]);

@@ -148,6 +148,30 @@ weft__ctx_exit:
     .cfi_endproc
     .size   weft__ctx_exit, .-weft__ctx_exit
 
+/* void weft__ctx_exit_push(void *to_sp [rdi], void *node [rsi], void **link [rdx],
+ *                          void **head [rcx], unsigned *n [r8], uint64_t *count [r9])
+ * For plain builds: abandons the current context for good and resumes to_sp,
+ * then, on the resumed stack, pushes node on the list *head (*link = *head;
+ * *head = node), adds 1 to *n and to *count, all plain (their only writer is
+ * the caller's kernel thread), and returns into the resumed code. The
+ * scheduler uses it to put a finished group member's slot, whose stack is
+ * the abandoned one, in the worker's stack cache. */
+    .globl  weft__ctx_exit_push
+    .hidden weft__ctx_exit_push
+    .type   weft__ctx_exit_push, @function
+    .p2align 4
+weft__ctx_exit_push:
+    .cfi_startproc
+    RESTORE_CONTEXT %rdi
+    movq    (%rcx), %rax
+    movq    %rax, (%rdx)
+    movq    %rsi, (%rcx)
+    addl    $1, (%r8)
+    addq    $1, (%r9)
+    ret
+    .cfi_endproc
+    .size   weft__ctx_exit_push, .-weft__ctx_exit_push
+
 /* First resume of a fresh context lands here (after weft__ctx_resumed, if
  * called) with the entry function in r12 and its data in r13 (placed by
  * weft__ctx_make). The stack is 16-byte aligned; the entry never returns. */
