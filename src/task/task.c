@@ -604,6 +604,8 @@ static unsigned run_chain(struct weft__worker *w, struct task_worker *tw, struct
     unsigned n = 0;
     do {
         tw->next = NULL;
+        if (WEFT_UNLIKELY(weft__trace_on)) /* WEFT_TRACE: a "task" instant per task */
+            weft__trace(w, WEFT__EV_TASK, NULL, 0);
         tw->depth = 1;
         t->fn(t->arg);
         tw->depth = 0;

@@ -25,6 +25,18 @@ struct op {
     weft_sem sem; /* posted by the continuation */
 };
 
+/* Closes fd and returns a descriptor number that stays closed: the
+ * runtime's own threads may open files at any time and would take the
+ * lowest free number, fd's own, so the test names a high one. */
+static int retire(int fd)
+{
+    int hi = fcntl(fd, F_DUPFD, 900);
+    CHECK(hi >= 900);
+    CHECK_EQ(close(hi), 0);
+    CHECK_EQ(close(fd), 0);
+    return hi;
+}
+
 static void cont_fn(void *arg)
 {
     struct op *o = arg;
@@ -139,7 +151,7 @@ static void pipe_case(int where)
     CHECK_EQ(weft_task_pread(a.cont, &a.res, p[0], buf, 4, 0), 0);
     op_wait(&a);
     CHECK_EQ(a.res, -ESPIPE);
-    close(p[0]);
+    c.fd = retire(p[0]);
     /* a closed descriptor: -EBADF and one continuation */
     op_init(&a);
     issue_from(where, issue_read, &c);
@@ -250,7 +262,7 @@ static void socket_case(int where)
     issue_from(where, issue_send, &c);
     op_wait(&b);
     CHECK(b.res == -EPIPE || b.res == -ECONNRESET);
-    close(sv[0]);
+    c.fd2 = retire(sv[0]);
     /* closed: EBADF */
     op_init(&b);
     issue_from(where, issue_send, &c);
@@ -300,7 +312,7 @@ static void accept_case(int where)
     CHECK_EQ(ch, 'x');
     close((int)a.res);
     CHECK_EQ(test_pthread_join(k, NULL), 0);
-    close(l);
+    c.fd = retire(l);
     /* a closed listener: EBADF */
     op_init(&a);
     issue_from(where, issue_accept, &c);
