@@ -50,7 +50,7 @@
 #define PERIOD_NS     ((uint64_t)1000000)  /* the base period: 1 ms */
 #define PERIOD_MIN_NS ((uint64_t)100000)   /* the shortest: a quantum below it is watched at it */
 #define PERIOD_MAX_NS ((uint64_t)10000000) /* backed off to while nothing changes (Go: 10 ms) */
-#define RETRY_NS      ((uint64_t)20000)    /* while a preemption waits for a safe point */
+#define RETRY_NS      ((uint64_t)200000)   /* while a preemption waits for a safe point */
 #define RESCUE_AFTER_NS ((uint64_t)2000000) /* past the quantum: a blocked thread is rescued */
 
 #if defined(WEFT_SANITIZE_THREAD)
