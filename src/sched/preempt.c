@@ -24,7 +24,8 @@
  * interrupted value. The rule: the interrupted instruction must be in the
  * program's own code, never in libweft (whose code holds worker state in
  * registers), the C library or the dynamic loader, libgcc, libstdc++,
- * liburing or a sanitizer runtime (which hold locks a thread resumed
+ * liburing, the vDSO, libdw or a sanitizer runtime (which hold locks, or
+ * libweft's own state in the registers of a caller below, that a thread resumed
  * elsewhere, or another thread on this worker, could need: malloc's
  * arenas, stdio's FILE locks, the loader lock). The handler otherwise
  * leaves the request pending and the monitor signals again a period later:
@@ -115,6 +116,9 @@ static const char *const deny[] = {
     "libc.so", "ld-linux", "libpthread", "libgcc_s", "libstdc++", "liburing",
     "libweft", "libasan", "libtsan", "libubsan", "liblsan", "libm.so", "libdl.so", "librt.so",
     "vgpreload",
+    /* the vDSO (clock_gettime from libweft's own park and ready) and the
+     * libraries libweft calls into (weft_dump's unwinder) */
+    "linux-vdso", "libdw", "libelf", "libz.so", "liblzma", "libbz2", "libzstd",
 };
 
 static void add_range(uintptr_t lo, uintptr_t hi)
