@@ -337,11 +337,11 @@ typedef struct weft_stats {
     uint64_t io_calls;                        /* requests queued in io_uring rings */
     uint64_t io_enters;                       /* io_uring_enter crossings */
     uint64_t io_completions;                  /* completions reaped */
-    uint64_t io_offloaded; /* blocking calls run in place: no kernel thread to be had */
-    uint64_t io_handoffs;  /* workers handed to another kernel thread (weft_blocking) */
-    uint64_t tasks_run;    /* zero-wait tasks run to completion */
-    uint64_t tasks_stolen; /* tasks a worker took from another one's deque */
-    uint64_t task_calls;   /* split-phase calls issued (weft_task_read ...); those on a
+    uint64_t io_offloaded;     /* blocking calls run in place: no kernel thread to be had */
+    uint64_t io_handoffs;      /* workers handed to another kernel thread (weft_blocking) */
+    uint64_t tasks_run;        /* zero-wait tasks run to completion */
+    uint64_t tasks_stolen;     /* tasks a worker took from another one's deque */
+    uint64_t task_calls;       /* split-phase calls issued (weft_task_read ...); those on a
                               ring count in io_calls too: io_calls / io_enters is the
                               requests per kernel crossing */
     uint64_t preempt_quantum;  /* threads preempted for keeping their worker past the quantum */
@@ -370,17 +370,22 @@ WEFT_API int weft_blocking(void (*fn)(void *arg), void *arg);
  * Observability (docs/debugging.md): what each user thread is doing.
  * ------------------------------------------------------------------------ */
 
-enum { WEFT_STATE_RUNNING, WEFT_STATE_READY, WEFT_STATE_PARKED,
-       WEFT_STATE_BLOCKING, WEFT_STATE_DONE };
+enum {
+    WEFT_STATE_RUNNING,
+    WEFT_STATE_READY,
+    WEFT_STATE_PARKED,
+    WEFT_STATE_BLOCKING,
+    WEFT_STATE_DONE
+};
 
 typedef struct weft_thread_info {
-    uint64_t    id;       /* weft_thread_id */
-    const char *name;     /* attr.name or NULL */
-    int         state;    /* WEFT_STATE_*; BLOCKING = in weft_blocking or a syscall mirror */
-    int         worker;   /* worker running it, else -1 */
-    int         priority; /* WEFT_PRIO_* */
-    uint64_t    cpu_ns;   /* time it has run so far, the current stretch included */
-    uint64_t    state_ns; /* time in its current state */
+    uint64_t id;       /* weft_thread_id */
+    const char *name;  /* attr.name or NULL */
+    int state;         /* WEFT_STATE_*; BLOCKING = in weft_blocking or a syscall mirror */
+    int worker;        /* worker running it, else -1 */
+    int priority;      /* WEFT_PRIO_* */
+    uint64_t cpu_ns;   /* time it has run so far, the current stretch included */
+    uint64_t state_ns; /* time in its current state */
 } weft_thread_info;
 
 /* A snapshot of t (NULL: the caller). Does not block; any thread, while
@@ -463,12 +468,10 @@ WEFT_API int weft_task_continue(weft_task *t); /* one continuation arrives */
 
 WEFT_API int weft_task_read(weft_task *cont, ssize_t *res, int fd, void *buf, size_t n);
 WEFT_API int weft_task_write(weft_task *cont, ssize_t *res, int fd, const void *buf, size_t n);
-WEFT_API int weft_task_pread(weft_task *cont, ssize_t *res, int fd, void *buf, size_t n,
-                             off_t off);
+WEFT_API int weft_task_pread(weft_task *cont, ssize_t *res, int fd, void *buf, size_t n, off_t off);
 WEFT_API int weft_task_pwrite(weft_task *cont, ssize_t *res, int fd, const void *buf, size_t n,
                               off_t off);
-WEFT_API int weft_task_recv(weft_task *cont, ssize_t *res, int fd, void *buf, size_t n,
-                            int flags);
+WEFT_API int weft_task_recv(weft_task *cont, ssize_t *res, int fd, void *buf, size_t n, int flags);
 WEFT_API int weft_task_send(weft_task *cont, ssize_t *res, int fd, const void *buf, size_t n,
                             int flags);
 WEFT_API int weft_task_accept(weft_task *cont, ssize_t *res, int fd, struct sockaddr *addr,

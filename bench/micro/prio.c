@@ -19,8 +19,8 @@
 #include "bench.h"
 #include "bench_weft.h"
 
-#include <stdatomic.h>
 #include <dirent.h>
+#include <stdatomic.h>
 #include <sys/resource.h>
 
 #include "weft.h"
@@ -197,8 +197,8 @@ static void latency(const bench_opts *o, const bench_list *qs, double secs)
                         s999 = bench_summarize(p[2], o->reps);
             printf("RESULT bench=prio_latency impl=%s workers=2 param=flood=%s p50_ns=%.0f "
                    "p99_ns=%.0f p999_ns=%.0f runs=%d commit=%s\n",
-                   qname(qs->v[qi], name, sizeof name), f ? "normal" : "bg", s50.median,
-                   s99.median, s999.median, o->reps, BENCH_COMMIT);
+                   qname(qs->v[qi], name, sizeof name), f ? "normal" : "bg", s50.median, s99.median,
+                   s999.median, o->reps, BENCH_COMMIT);
             printf("  prio_latency %-10s flood=%-6s p50 %8.1f us  p99 %8.1f us  p99.9 %8.1f us\n",
                    name, f ? "normal" : "bg", s50.median / 1e3, s99.median / 1e3,
                    s999.median / 1e3);
@@ -276,8 +276,10 @@ static void overhead(const bench_opts *o, long n)
     snprintf(param, sizeof param, "%ld", n);
     bench_stats on = bench_report(o, "prio_fib", "weft-q1ms", workers, param, t[0], o->reps, "ns");
     bench_stats off = bench_report(o, "prio_fib", "weft-off", workers, param, t[1], o->reps, "ns");
-    bench_stats con = bench_report(o, "prio_fib_cpu", "weft-q1ms", workers, param, c[0], o->reps, "ns");
-    bench_stats coff = bench_report(o, "prio_fib_cpu", "weft-off", workers, param, c[1], o->reps, "ns");
+    bench_stats con =
+        bench_report(o, "prio_fib_cpu", "weft-q1ms", workers, param, c[0], o->reps, "ns");
+    bench_stats coff =
+        bench_report(o, "prio_fib_cpu", "weft-off", workers, param, c[1], o->reps, "ns");
     bench_stats ms = bench_summarize(mon, o->reps);
     printf("RESULT bench=prio_fib_monitor impl=weft-q1ms workers=%d param=%s monitor_cpu_pct=%.3f "
            "preemptions=%llu runs=%d commit=%s\n",

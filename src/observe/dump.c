@@ -66,16 +66,11 @@ static __attribute__((format(printf, 2, 3))) void put(struct out *o, const char 
 static const char *prio_word(int p)
 {
     switch (p) {
-    case WEFT_PRIO_BACKGROUND:
-        return "background";
-    case WEFT_PRIO_NORMAL:
-        return "normal";
-    case WEFT_PRIO_HIGH:
-        return "high";
-    case WEFT_PRIO_URGENT:
-        return "urgent";
-    default:
-        return "?";
+    case WEFT_PRIO_BACKGROUND: return "background";
+    case WEFT_PRIO_NORMAL: return "normal";
+    case WEFT_PRIO_HIGH: return "high";
+    case WEFT_PRIO_URGENT: return "urgent";
+    default: return "?";
     }
 }
 
@@ -124,8 +119,8 @@ static void put_thread(struct out *o, struct weft__unwinder *u, const struct wef
     else
         snprintf(state, sizeof state, "%s", weft__obs_state_word(t->state));
     put(o, "thread %llu \"%s\": %s, worker %d, priority %s, cpu %.3f ms, in state %.3f ms\n",
-        (unsigned long long)t->id, t->name ? t->name : "", state, t->worker,
-        prio_word(t->priority), (double)t->cpu_ns / NS_PER_MS, (double)t->state_ns / NS_PER_MS);
+        (unsigned long long)t->id, t->name ? t->name : "", state, t->worker, prio_word(t->priority),
+        (double)t->cpu_ns / NS_PER_MS, (double)t->state_ns / NS_PER_MS);
     if (self_pcs) {
         put_frames(o, u, self_pcs, self_n);
     } else if (t->sp) {
@@ -202,10 +197,10 @@ int weft_dump(int fd)
 /* ---- WEFT_DUMP_SIGNAL ------------------------------------------------------ */
 
 static struct {
-    int signo;                /* 0: off; immutable while the service runs */
-    int pipe[2];              /* the handler writes [1], the dumper reads [0] */
-    pthread_t dumper;         /* joined by weft__dump_signal_stop */
-    struct sigaction old;     /* restored at stop */
+    int signo;            /* 0: off; immutable while the service runs */
+    int pipe[2];          /* the handler writes [1], the dumper reads [0] */
+    pthread_t dumper;     /* joined by weft__dump_signal_stop */
+    struct sigaction old; /* restored at stop */
 } ds = { .pipe = { -1, -1 } };
 
 static void on_signal(int signo)

@@ -45,8 +45,8 @@ struct weft__obs_thread {
     int worker;   /* -1 unless RUNNING on a worker */
     int priority;
     uint64_t cpu_ns, state_ns;
-    void *sp;       /* saved context (READY, PARKED), else NULL */
-    char *lo, *hi;  /* its stack's bounds; the unwinder reads nothing else */
+    void *sp;      /* saved context (READY, PARKED), else NULL */
+    char *lo, *hi; /* its stack's bounds; the unwinder reads nothing else */
 };
 
 /* Snapshot of t; ESRCH when it is not a live user thread. */

@@ -14,9 +14,10 @@
  * our feet (observe.h, the design block), so the sanitizers must not
  * take these deliberate races for bugs; the validation below is what makes
  * them harmless. */
-__attribute__((no_sanitize("address", "thread"))) static int
-read_desc(const struct weft_thread *t, struct weft__obs_thread *o, struct weft_thread *self,
-          int want_done)
+__attribute__((no_sanitize("address", "thread"))) static int read_desc(const struct weft_thread *t,
+                                                                       struct weft__obs_thread *o,
+                                                                       struct weft_thread *self,
+                                                                       int want_done)
 {
     struct weft_thread *m = (struct weft_thread *)t;
     uintptr_t j0 = __atomic_load_n((uintptr_t *)&m->join, __ATOMIC_ACQUIRE);
@@ -135,11 +136,11 @@ int weft__obs_collect(struct weft__obs_thread **out, size_t *n)
 const char *weft__obs_wait_word(uint8_t kind)
 {
     static const char *const words[WEFT__WAIT_KINDS] = {
-        [WEFT__WAIT_NONE] = "none",     [WEFT__WAIT_MUTEX] = "mutex",
-        [WEFT__WAIT_COND] = "cond",     [WEFT__WAIT_RWLOCK] = "rwlock",
+        [WEFT__WAIT_NONE] = "none",       [WEFT__WAIT_MUTEX] = "mutex",
+        [WEFT__WAIT_COND] = "cond",       [WEFT__WAIT_RWLOCK] = "rwlock",
         [WEFT__WAIT_BARRIER] = "barrier", [WEFT__WAIT_SEM] = "sem",
-        [WEFT__WAIT_JOIN] = "join",     [WEFT__WAIT_IO] = "io",
-        [WEFT__WAIT_SLEEP] = "sleep",   [WEFT__WAIT_BLOCKING] = "blocking",
+        [WEFT__WAIT_JOIN] = "join",       [WEFT__WAIT_IO] = "io",
+        [WEFT__WAIT_SLEEP] = "sleep",     [WEFT__WAIT_BLOCKING] = "blocking",
     };
     return kind < WEFT__WAIT_KINDS ? words[kind] : "?";
 }

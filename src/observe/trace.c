@@ -172,8 +172,9 @@ static void instant(struct writer *wr, int worker, uint64_t tsc, const char *wha
                     const struct weft__trace_event *e, const char *extra)
 {
     sep(wr);
-    fprintf(wr->f, "{\"ph\":\"i\",\"s\":\"t\",\"pid\":1,\"tid\":%d,\"ts\":%.3f,\"cat\":\"%s\","
-                   "\"name\":\"%s %llu",
+    fprintf(wr->f,
+            "{\"ph\":\"i\",\"s\":\"t\",\"pid\":1,\"tid\":%d,\"ts\":%.3f,\"cat\":\"%s\","
+            "\"name\":\"%s %llu",
             worker, us_of(wr, tsc), what, what, (unsigned long long)e->id);
     if (e->name) {
         fputc(' ', wr->f);
@@ -219,12 +220,14 @@ static int write_trace(struct ev *v, size_t n, uint64_t tsc1, uint64_t ns1, uint
     fputs("{\"ph\":\"M\",\"pid\":1,\"name\":\"process_name\",\"args\":{\"name\":\"weft\"}}", f);
     for (int i = 0; i < tr.nworkers; i++) {
         sep(&wr);
-        fprintf(f, "{\"ph\":\"M\",\"pid\":1,\"tid\":%d,\"name\":\"thread_name\","
-                   "\"args\":{\"name\":\"worker %d\"}}",
+        fprintf(f,
+                "{\"ph\":\"M\",\"pid\":1,\"tid\":%d,\"name\":\"thread_name\","
+                "\"args\":{\"name\":\"worker %d\"}}",
                 i, i);
         sep(&wr);
-        fprintf(f, "{\"ph\":\"M\",\"pid\":1,\"tid\":%d,\"name\":\"thread_sort_index\","
-                   "\"args\":{\"sort_index\":%d}}",
+        fprintf(f,
+                "{\"ph\":\"M\",\"pid\":1,\"tid\":%d,\"name\":\"thread_sort_index\","
+                "\"args\":{\"sort_index\":%d}}",
                 i, i);
     }
     for (size_t i = 0; i < n; i++) {
@@ -235,10 +238,10 @@ static int write_trace(struct ev *v, size_t n, uint64_t tsc1, uint64_t ns1, uint
         switch (e->kind) {
         case WEFT__EV_RUN: {
             close_slice(&wr, k, w, e->tsc,
-                        (e->arg & WEFT__RUN_EXITED)   ? "exit"
-                        : (e->arg & WEFT__RUN_PARKED) ? park_word(e->arg >> 8)
+                        (e->arg & WEFT__RUN_EXITED)    ? "exit"
+                        : (e->arg & WEFT__RUN_PARKED)  ? park_word(e->arg >> 8)
                         : (e->arg & WEFT__RUN_SPAWNED) ? "spawn"
-                                                        : "switch");
+                                                       : "switch");
             if (e->arg & WEFT__RUN_SPAWNED)
                 instant(&wr, w, e->tsc, "spawn", e, "");
             k->open = 1;
@@ -248,31 +251,27 @@ static int write_trace(struct ev *v, size_t n, uint64_t tsc1, uint64_t ns1, uint
             uint64_t *fid = flow_slot(&fl, e->id);
             if (*fid) {
                 sep(&wr);
-                fprintf(f, "{\"ph\":\"f\",\"bp\":\"e\",\"pid\":1,\"tid\":%d,\"ts\":%.3f,"
-                           "\"id\":%llu,\"cat\":\"wake\",\"name\":\"wake\"}",
+                fprintf(f,
+                        "{\"ph\":\"f\",\"bp\":\"e\",\"pid\":1,\"tid\":%d,\"ts\":%.3f,"
+                        "\"id\":%llu,\"cat\":\"wake\",\"name\":\"wake\"}",
                         w, us_of(&wr, e->tsc), (unsigned long long)*fid);
                 *fid = 0;
             }
             break;
         }
-        case WEFT__EV_PARK:
-            close_slice(&wr, k, w, e->tsc, park_word(e->arg));
-            break;
-        case WEFT__EV_EXIT:
-            close_slice(&wr, k, w, e->tsc, "exit");
-            break;
+        case WEFT__EV_PARK: close_slice(&wr, k, w, e->tsc, park_word(e->arg)); break;
+        case WEFT__EV_EXIT: close_slice(&wr, k, w, e->tsc, "exit"); break;
         case WEFT__EV_WAKE: {
             uint64_t id = next_flow++;
             *flow_slot(&fl, e->id) = id;
             sep(&wr);
-            fprintf(f, "{\"ph\":\"s\",\"pid\":1,\"tid\":%d,\"ts\":%.3f,\"id\":%llu,"
-                       "\"cat\":\"wake\",\"name\":\"wake\"}",
+            fprintf(f,
+                    "{\"ph\":\"s\",\"pid\":1,\"tid\":%d,\"ts\":%.3f,\"id\":%llu,"
+                    "\"cat\":\"wake\",\"name\":\"wake\"}",
                     w, us_of(&wr, e->tsc), (unsigned long long)id);
             break;
         }
-        case WEFT__EV_SPAWN:
-            instant(&wr, w, e->tsc, "spawn", e, "");
-            break;
+        case WEFT__EV_SPAWN: instant(&wr, w, e->tsc, "spawn", e, ""); break;
         case WEFT__EV_STEAL:
             snprintf(extra, sizeof extra, " from worker %d", e->arg);
             instant(&wr, w, e->tsc, "steal", e, extra);
@@ -288,12 +287,12 @@ static int write_trace(struct ev *v, size_t n, uint64_t tsc1, uint64_t ns1, uint
         case WEFT__EV_TASK:
             /* an instant, not a slice: slices are user threads' runs */
             sep(&wr);
-            fprintf(f, "{\"ph\":\"i\",\"s\":\"t\",\"pid\":1,\"tid\":%d,\"ts\":%.3f,"
-                       "\"cat\":\"task\",\"name\":\"task run\"}",
+            fprintf(f,
+                    "{\"ph\":\"i\",\"s\":\"t\",\"pid\":1,\"tid\":%d,\"ts\":%.3f,"
+                    "\"cat\":\"task\",\"name\":\"task run\"}",
                     w, us_of(&wr, e->tsc));
             break;
-        default:
-            break;
+        default: break;
         }
     }
     for (int i = 0; i < tr.nworkers; i++)

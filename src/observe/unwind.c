@@ -153,9 +153,8 @@ static const Dwfl_Thread_Callbacks thread_callbacks = {
  * separate debug files (/usr/lib/debug): loading the C library's costs
  * tens of milliseconds per dump, for file:line of frames nobody debugs. */
 static int no_separate_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
-                                 Dwarf_Addr base, const char *file_name,
-                                 const char *debuglink_file, GElf_Word debuglink_crc,
-                                 char **debuginfo_file_name)
+                                 Dwarf_Addr base, const char *file_name, const char *debuglink_file,
+                                 GElf_Word debuglink_crc, char **debuginfo_file_name)
 {
     (void)mod;
     (void)userdata;
@@ -199,8 +198,9 @@ static int dwfl_open(struct weft__unwinder *u)
 }
 
 /* DWARF numbers of the registers a rule keeps, in R_* order. */
-static const int rule_regno[R_KEPT] = { DW_RBX, DW_RBP, DW_R12, DW_R12 + 1, DW_R12 + 2,
-                                        DW_R12 + 3, -1 /* the return address column */ };
+static const int
+    rule_regno[R_KEPT] = { DW_RBX,     DW_RBP,     DW_R12, DW_R12 + 1,
+                           DW_R12 + 2, DW_R12 + 3, -1 /* the return address column */ };
 
 /* A register's rule in fr as LOC_* and an offset from the CFA; 0 if it is
  * anything but same value, undefined or saved at CFA + offset. */
@@ -281,8 +281,13 @@ static const struct rule *rule_for(struct weft__unwinder *u, uintptr_t pc)
  * libdw's general unwinder walks the whole stack). */
 static int walk_rules(struct weft__unwinder *u)
 {
-    uint64_t v[R_KEPT] = { u->regs[CTX_RBX], u->regs[CTX_RBP], u->regs[CTX_R12],
-                           u->regs[CTX_R13], u->regs[CTX_R14], u->regs[CTX_R15], 0 };
+    uint64_t v[R_KEPT] = { u->regs[CTX_RBX],
+                           u->regs[CTX_RBP],
+                           u->regs[CTX_R12],
+                           u->regs[CTX_R13],
+                           u->regs[CTX_R14],
+                           u->regs[CTX_R15],
+                           0 };
     uint64_t rsp = u->regs[CTX_WORDS], pc = u->regs[CTX_RIP];
     u->n = 0;
     while (pc && u->n < u->max) {
@@ -391,8 +396,8 @@ static void name_of(struct weft__unwinder *u, uintptr_t pc, int inner, char *buf
     if (u->dwfl) {
         GElf_Off entry = 1;
         Dwfl_Module *pm = dwfl_addrmodule(u->dwfl, pc);
-        if (!inner && pm && dwfl_module_addrinfo(pm, pc, &entry, &(GElf_Sym){ 0 }, NULL, NULL, NULL) &&
-            entry == 0)
+        if (!inner && pm &&
+            dwfl_module_addrinfo(pm, pc, &entry, &(GElf_Sym){ 0 }, NULL, NULL, NULL) && entry == 0)
             at = pc; /* a function's first byte: a context never run yet resumes there */
         Dwfl_Module *m = dwfl_addrmodule(u->dwfl, at);
         if (m) {
@@ -421,8 +426,8 @@ static void name_of(struct weft__unwinder *u, uintptr_t pc, int inner, char *buf
 #endif
     Dl_info di;
     if (dladdr((void *)at, &di) && di.dli_sname)
-        snprintf(buf, n, "%s+0x%lx (%s)", di.dli_sname, (unsigned long)(pc - (uintptr_t)di.dli_saddr),
-                 di.dli_fname ? di.dli_fname : "?");
+        snprintf(buf, n, "%s+0x%lx (%s)", di.dli_sname,
+                 (unsigned long)(pc - (uintptr_t)di.dli_saddr), di.dli_fname ? di.dli_fname : "?");
     else if (dladdr((void *)at, &di) && di.dli_fname)
         snprintf(buf, n, "? (%s)", di.dli_fname);
     else

@@ -23,7 +23,6 @@
 #include "base/base.h"
 #include "stack/stack.h"
 
-
 int weft__cpus_in_mask(void)
 {
     cpu_set_t set;

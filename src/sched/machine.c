@@ -580,7 +580,7 @@ int weft__handoff_call(void (*fn)(void *), void *arg)
  * (weft__machines_reserve). */
 
 struct rescue {
-    struct weft__worker *w;  /* the worker let go; NULL: none */
+    struct weft__worker *w;   /* the worker let go; NULL: none */
     struct weft_thread *self; /* the thread, now on its own */
     struct machine *m;        /* the machine the worker was lent to */
     uint64_t lend;            /* the lend word value */
@@ -644,9 +644,10 @@ int weft__rescue_settle(void)
     atomic_fetch_sub_explicit(&w->attn, WEFT__ATTN_RESCUE_ONE, memory_order_relaxed);
     uint64_t expect = r.lend;
     /* acq_rel: on success we own w again (the machine never took it). */
-    int cancelled = atomic_compare_exchange_strong_explicit(
-        &w->lend, &expect, (r.lend & ~(uint64_t)3) | LEND_CANCELLED, memory_order_acq_rel,
-        memory_order_relaxed);
+    int cancelled =
+        atomic_compare_exchange_strong_explicit(&w->lend, &expect,
+                                                (r.lend & ~(uint64_t)3) | LEND_CANCELLED,
+                                                memory_order_acq_rel, memory_order_relaxed);
     struct weft__home *home = weft__tls_home;
     if (cancelled || !home) {
         if (cancelled)

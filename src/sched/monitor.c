@@ -47,11 +47,11 @@
 #include "sched/preempt.h"
 #include "sched/sched.h"
 
-#define PERIOD_NS     ((uint64_t)1000000)  /* the base period: 1 ms */
-#define PERIOD_MIN_NS ((uint64_t)100000)   /* the shortest: a quantum below it is watched at it */
-#define PERIOD_MAX_NS ((uint64_t)10000000) /* backed off to while nothing changes (Go: 10 ms) */
-#define RETRY_NS      ((uint64_t)200000)   /* while a preemption waits for a safe point */
-#define RESCUE_AFTER_NS ((uint64_t)2000000) /* past the quantum: a blocked thread is rescued */
+#define PERIOD_NS       ((uint64_t)1000000)  /* the base period: 1 ms */
+#define PERIOD_MIN_NS   ((uint64_t)100000)   /* the shortest: a quantum below it is watched at it */
+#define PERIOD_MAX_NS   ((uint64_t)10000000) /* backed off to while nothing changes (Go: 10 ms) */
+#define RETRY_NS        ((uint64_t)200000)   /* while a preemption waits for a safe point */
+#define RESCUE_AFTER_NS ((uint64_t)2000000)  /* past the quantum: a blocked thread is rescued */
 
 #if defined(WEFT_SANITIZE_THREAD)
 #define RACY __attribute__((no_sanitize("thread")))
@@ -209,11 +209,10 @@ RACY static int look_at(struct weft__worker *w, struct look *l, uint64_t now, ui
             /* Still not at a safe point long past the quantum: blocked in
              * the kernel, most likely, holding the worker (see stuck). */
             l->stuck = !moved && now - l->since >= (uint64_t)mon.quantum_ns + RESCUE_AFTER_NS;
-        }
-        else if (!moved && now - l->since >= (uint64_t)mon.quantum_ns &&
-                 (ready_at_least(weft__cls(cur)) ||
-                  /* the main kernel thread claims the worker back */
-                  (atomic_load_explicit(&w->attn, memory_order_relaxed) & WEFT__ATTN_RECLAIM))) {
+        } else if (!moved && now - l->since >= (uint64_t)mon.quantum_ns &&
+                   (ready_at_least(weft__cls(cur)) ||
+                    /* the main kernel thread claims the worker back */
+                    (atomic_load_explicit(&w->attn, memory_order_relaxed) & WEFT__ATTN_RECLAIM))) {
             /* Kept past the quantum while its class or higher waits. */
             weft__preempt_request(w, tick, WEFT__PREEMPT_QUANTUM);
             mon.pending = 1;
@@ -331,8 +330,8 @@ void weft__monitor_wake(void)
 {
     uint32_t one = 1;
     /* acq_rel: the waker's state before the monitor's next look. */
-    if (atomic_compare_exchange_strong_explicit(&weft__monitor_idle, &one, 0,
-                                                memory_order_acq_rel, memory_order_relaxed))
+    if (atomic_compare_exchange_strong_explicit(&weft__monitor_idle, &one, 0, memory_order_acq_rel,
+                                                memory_order_relaxed))
         weft__futex_wake(&weft__monitor_idle, 1);
 }
 

@@ -34,8 +34,8 @@
 #include "sched/sched.h"
 #include "sched/switch.h"
 
-#define NCLASS 4 /* WEFT_PRIO_BACKGROUND..WEFT_PRIO_URGENT */
-#define IDX(c) ((c) - WEFT_PRIO_BACKGROUND)
+#define NCLASS     4 /* WEFT_PRIO_BACKGROUND..WEFT_PRIO_URGENT */
+#define IDX(c)     ((c)-WEFT_PRIO_BACKGROUND)
 #define NORMAL_BIT (1u << IDX(WEFT_PRIO_NORMAL))
 
 /* Inheritance reads other workers' running threads racily (a hint the
@@ -52,14 +52,14 @@ struct prio_list {
 
 struct weft__prio_q {
     weft__lock lock;
-    _Atomic uint32_t mask;         /* bit IDX(c): list c is not empty; written under
+    _Atomic uint32_t mask;      /* bit IDX(c): list c is not empty; written under
                                       lock, read racily as a hint */
-    struct prio_list l[NCLASS];    /* under lock */
+    struct prio_list l[NCLASS]; /* under lock */
 } __attribute__((aligned(WEFT_CACHELINE)));
 
 static struct {
-    pthread_mutex_t lock;     /* serialises activation */
-    struct weft__prio_q *qs;  /* one per worker; set before rt.pool, freed at finalize */
+    pthread_mutex_t lock;    /* serialises activation */
+    struct weft__prio_q *qs; /* one per worker; set before rt.pool, freed at finalize */
 } prio = { PTHREAD_MUTEX_INITIALIZER, NULL };
 
 static inline struct weft__prio_q *q_of(struct weft__worker *w)

@@ -64,9 +64,9 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <stdio.h>
 #include <link.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -98,27 +98,45 @@ struct range {
 };
 
 static struct {
-    int on;                      /* set up; written before the handler is installed */
-    int nr;                      /* ranges; immutable while on */
-    struct range r[MAX_RANGES];  /* code the handler must not interrupt */
-    struct sigaction old;        /* the disposition we replaced */
+    int on;                     /* set up; written before the handler is installed */
+    int nr;                     /* ranges; immutable while on */
+    struct range r[MAX_RANGES]; /* code the handler must not interrupt */
+    struct sigaction old;       /* the disposition we replaced */
     pid_t pid;
-    struct range weft;           /* libweft's code (the shared object or weft_text) */
-    struct range entry;          /* the section weft.entry */
-    char weft_path[512];         /* the file libweft was loaded from */
-    uintptr_t weft_base;         /* its load bias */
+    struct range weft;                /* libweft's code (the shared object or weft_text) */
+    struct range entry;               /* the section weft.entry */
+    char weft_path[512];              /* the file libweft was loaded from */
+    uintptr_t weft_base;              /* its load bias */
     _Atomic int rescued[MAX_RESCUED]; /* kernel threads running a rescued thread, 0: free */
 } pre;
 
 /* ---- which code may be interrupted ---------------------------------------- */
 
 static const char *const deny[] = {
-    "libc.so", "ld-linux", "libpthread", "libgcc_s", "libstdc++", "liburing",
-    "libweft", "libasan", "libtsan", "libubsan", "liblsan", "libm.so", "libdl.so", "librt.so",
+    "libc.so",
+    "ld-linux",
+    "libpthread",
+    "libgcc_s",
+    "libstdc++",
+    "liburing",
+    "libweft",
+    "libasan",
+    "libtsan",
+    "libubsan",
+    "liblsan",
+    "libm.so",
+    "libdl.so",
+    "librt.so",
     "vgpreload",
     /* the vDSO (clock_gettime from libweft's own park and ready) and the
      * libraries libweft calls into (weft_dump's unwinder) */
-    "linux-vdso", "libdw", "libelf", "libz.so", "liblzma", "libbz2", "libzstd",
+    "linux-vdso",
+    "libdw",
+    "libelf",
+    "libz.so",
+    "liblzma",
+    "libbz2",
+    "libzstd",
 };
 
 static void add_range(uintptr_t lo, uintptr_t hi)
@@ -257,8 +275,8 @@ static int note_rescued(int tid)
 {
     for (int i = 0; i < MAX_RESCUED; i++) {
         int z = 0;
-        if (atomic_compare_exchange_strong_explicit(&pre.rescued[i], &z, tid,
-                                                    memory_order_relaxed, memory_order_relaxed))
+        if (atomic_compare_exchange_strong_explicit(&pre.rescued[i], &z, tid, memory_order_relaxed,
+                                                    memory_order_relaxed))
             return 1;
     }
     return 0;
@@ -350,8 +368,7 @@ static void preempted(struct weft__worker *w, struct weft_thread *t, int cause, 
     __atomic_store_n(&w->npreempt[cause - 1], w->npreempt[cause - 1] + 1, __ATOMIC_RELAXED);
     errno = saved_errno; /* saved as t's by the switch */
     struct weft__parkx inj = { t, to_injection, NULL };
-    weft__switch(w, t, next,
-                 spread ? (uintptr_t)&inj | XF_PARK : (uintptr_t)t | XF_YIELD);
+    weft__switch(w, t, next, spread ? (uintptr_t)&inj | XF_PARK : (uintptr_t)t | XF_YIELD);
     /* Resumed, maybe on another kernel thread: its errno holds ours. */
     own_altstack(uc);
 }
@@ -440,7 +457,7 @@ int weft__preempt_escalate(struct weft__worker *v, uint64_t tick)
     if (!req || (req >> 2) != tick || (req & 3) == WEFT__PREEMPT_RESCUE)
         return 0;
     if (atomic_load_explicit(&v->attn, memory_order_relaxed) & WEFT__ATTN_RESCUE)
-        return 0; /* one rescue per worker at a time */
+        return 0;             /* one rescue per worker at a time */
     weft__machines_reserve(); /* the handler takes an idle machine, never makes one */
     return atomic_compare_exchange_strong_explicit(&v->preempt_req, &req,
                                                    (req & ~(uint64_t)3) | WEFT__PREEMPT_RESCUE,

@@ -258,7 +258,8 @@ static int has_work_anywhere(struct weft__worker *w)
     /* Own yielded threads and mail; others' deques. Others' yield FIFOs do
      * not count: only their owners run them (or hand them over on request,
      * waking us through weft__maybe_wake). */
-    if (w->yq || (atomic_load_explicit(&w->attn, memory_order_relaxed) & ~(WEFT__ATTN_IO | WEFT__ATTN_RESCUE)))
+    if (w->yq || (atomic_load_explicit(&w->attn, memory_order_relaxed) &
+                  ~(WEFT__ATTN_IO | WEFT__ATTN_RESCUE)))
         return 1;
     if (weft__rt.task->has_work())
         return 1;

@@ -33,9 +33,9 @@ enum {
     WEFT__EV_RUN = 1, /* arg: WEFT__RUN_* bits | WEFT__WAIT_* << 8 for PARKED */
     WEFT__EV_PARK,    /* arg: WEFT__WAIT_* */
     WEFT__EV_EXIT,
-    WEFT__EV_WAKE,    /* id: the thread made ready */
-    WEFT__EV_SPAWN,   /* id: the child */
-    WEFT__EV_STEAL,   /* id: the thread taken; arg: the victim worker */
+    WEFT__EV_WAKE,  /* id: the thread made ready */
+    WEFT__EV_SPAWN, /* id: the child */
+    WEFT__EV_STEAL, /* id: the thread taken; arg: the victim worker */
     WEFT__EV_PREEMPT,
     WEFT__EV_HANDOFF, /* the worker goes to another kernel thread (weft_blocking) */
     WEFT__EV_TASK,    /* a zero-wait task starts on the scheduler context */
@@ -60,7 +60,7 @@ struct weft__trace_ring {
     struct weft__trace_event *ev; /* mask + 1 events */
     uint64_t head;                /* events ever recorded; owner worker only */
     uint64_t mask;
-    int32_t pending;              /* owner only: ORed into the next RUN's arg */
+    int32_t pending; /* owner only: ORed into the next RUN's arg */
 } __attribute__((aligned(64)));
 
 /* 1 while tracing; written by weft_init and weft_finalize only, when no

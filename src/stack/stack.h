@@ -144,12 +144,12 @@ int weft__stack_each(void (*fn)(struct weft_thread *t, void *arg), void *arg);
 
 /* The slab list as a debugger reads it (no calls: core files too). */
 struct weft__stack_debug {
-    void *const *slabs;  /* address of the array of slabs */
+    void *const *slabs; /* address of the array of slabs */
     const size_t *nslabs;
     size_t slab_bytes, slab_base, slab_len, slab_cls; /* struct slab: size, offsets */
-    size_t cls_slot_bytes; /* offset of a class's slot size */
-    size_t desc_bytes;     /* the descriptor's share at the top of each slot */
-    size_t cls_colours;    /* offset of a class's colour count: a slot's descriptor sits
+    size_t cls_slot_bytes;                            /* offset of a class's slot size */
+    size_t desc_bytes;  /* the descriptor's share at the top of each slot */
+    size_t cls_colours; /* offset of a class's colour count: a slot's descriptor sits
                               (slot / slot size) % count * colour_step lower (stack.c) */
     size_t colour_step;
 };

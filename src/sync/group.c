@@ -64,7 +64,8 @@ static_assert(offsetof(struct weft__group, state) == 0, "weft__group_word");
 /* weft__group_wake (thread/group.h): a member's exit calls it. */
 static void wake_waiters(_Atomic uintptr_t *state)
 {
-    struct weft__group *g = (struct weft__group *)((char *)state - offsetof(struct weft__group, state));
+    struct weft__group *g =
+        (struct weft__group *)((char *)state - offsetof(struct weft__group, state));
     struct weft__waiter *w = weft__waitq_take_all(&g->q);
     /* release: the queue emptied before the next LOCK holder's acquire;
      * spawns and exits may change the count meanwhile, hence an RMW. */

@@ -31,7 +31,8 @@
 #include "weft.h"
 
 /* state flags */
-#define WEFT__G_WAITERS ((uintptr_t)1) /* waiter records are queued; the member whose
+#define WEFT__G_WAITERS                                                                            \
+    ((uintptr_t)1) /* waiter records are queued; the member whose
                                           exit makes the count 0 wakes them */
 #define WEFT__G_LOCK                                                                               \
     ((uintptr_t)2) /* the waiter queue and WAITERS are being changed; only the
@@ -115,8 +116,8 @@ WEFT_INLINE int weft__group_leave_quick(_Atomic uintptr_t *state)
     if (WEFT_UNLIKELY(v & WEFT__G_WAITERS))
         return 0;
     /* release: as in weft__group_leave. */
-    return atomic_compare_exchange_strong_explicit(state, &v, v - WEFT__G_ONE,
-                                                   memory_order_release, memory_order_relaxed);
+    return atomic_compare_exchange_strong_explicit(state, &v, v - WEFT__G_ONE, memory_order_release,
+                                                   memory_order_relaxed);
 }
 
 /* The word of group g: the first of its storage (sync/group.c asserts it). */

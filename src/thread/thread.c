@@ -76,8 +76,7 @@ member_exit_to(struct weft__worker *w, struct weft_thread *self, struct weft_thr
     if (WEFT_LIKELY(weft__stack_cache_fits(&w->cache, self))) {
         /* relaxed: only stale handles read FREED, and a member has none */
         atomic_store_explicit(&self->join, WEFT__J_FREED, memory_order_relaxed);
-        weft__switch_exit_push(w, self, to, &self->next, &w->cache.head, &w->cache.n,
-                               &w->nexited);
+        weft__switch_exit_push(w, self, to, &self->next, &w->cache.head, &w->cache.n, &w->nexited);
     }
 #endif
     exit_jump(w, self, to);
@@ -840,14 +839,13 @@ static WEFT_NOINLINE int spawn_main_any(weft_thread **out, weft_fn fn, const voi
  * usual child-first case takes the fast path's steps, with no call but the
  * switch; anything else is spawn_any's, which checks the arguments. */
 static WEFT_NOINLINE int spawn_main(struct weft__worker *w, struct weft_thread *self,
-                                    weft_thread **out, weft_fn fn, const void *arg,
-                                    size_t arg_size, const weft_attr *attr,
-                                    _Atomic uintptr_t *group)
+                                    weft_thread **out, weft_fn fn, const void *arg, size_t arg_size,
+                                    const weft_attr *attr, _Atomic uintptr_t *group)
 {
     int first = !group && main_runs_child_first();
     struct weft_thread *t;
-    if (WEFT_LIKELY(first && !attr && !arg_size && fn && out &&
-                    self->guard != WEFT__GUARD_CANARY && (t = weft__stack_cache_pop(&w->cache)))) {
+    if (WEFT_LIKELY(first && !attr && !arg_size && fn && out && self->guard != WEFT__GUARD_CANARY &&
+                    (t = weft__stack_cache_pop(&w->cache)))) {
         init_thread(w, t, fn, (void *)arg, NULL, WEFT__J_RUNNING);
         *out = t;
         main_prev = t;

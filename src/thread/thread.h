@@ -45,7 +45,7 @@ enum {
 /* A group member (thread/group.h): nobody joins or detaches it; its exit
  * counts it out of its group and it is freed with no CAS. Set at spawn. */
 #define WEFT__J_MEMBER ((uintptr_t)32)
-#define WEFT__J_PTR(s)   ((s) & ~(uintptr_t)63)
+#define WEFT__J_PTR(s) ((s) & ~(uintptr_t)63)
 
 /* A plain kernel thread waiting in the kernel (join from a pthread). */
 struct weft__kwaiter {

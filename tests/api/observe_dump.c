@@ -112,15 +112,15 @@ static void *blocker(void *a)
 }
 
 enum { T_MUTEX, T_COND, T_RWLOCK, T_BARRIER, T_SEM, T_IO, T_JOIN, T_READY, T_BLOCKING, NT };
-static const char *const names[NT] = { "p-mutex",   "p-cond",  "p-rwlock", "p-barrier", "p-sem",
-                                       "p-io",      "p-join",  "r-ready",  "b-blocking" };
-static weft_fn const fns[NT] = { park_mutex,   park_cond, park_rwlock,    park_barrier, park_sem,
-                                 park_io,      park_join, park_sem_ready, blocker };
-static const char *const words[NT] = { "mutex", "cond",  "rwlock", "barrier", "sem",
-                                       "io",    "join",  "ready",  "blocking" };
-static const char *const frames[NT] = { "park_mutex", "park_cond",      "park_rwlock",
-                                        "park_barrier", "park_sem",     "park_io",
-                                        "park_join",  "park_sem_ready", NULL };
+static const char *const names[NT] = { "p-mutex", "p-cond", "p-rwlock", "p-barrier", "p-sem",
+                                       "p-io",    "p-join", "r-ready",  "b-blocking" };
+static weft_fn const fns[NT] = { park_mutex, park_cond, park_rwlock,    park_barrier, park_sem,
+                                 park_io,    park_join, park_sem_ready, blocker };
+static const char *const words[NT] = { "mutex", "cond", "rwlock", "barrier", "sem",
+                                       "io",    "join", "ready",  "blocking" };
+static const char *const frames[NT] = { "park_mutex",   "park_cond",      "park_rwlock",
+                                        "park_barrier", "park_sem",       "park_io",
+                                        "park_join",    "park_sem_ready", NULL };
 
 /* The dump, read back from a memory file. */
 static char *dump_text(void)
@@ -202,7 +202,7 @@ int main(void)
         CHECK(info.name && strcmp(info.name, names[i]) == 0);
         CHECK_EQ(info.worker, -1);
         CHECK_EQ(info.priority, i == T_SEM ? WEFT_PRIO_HIGH : WEFT_PRIO_NORMAL);
-        int want = i == T_READY ? WEFT_STATE_READY
+        int want = i == T_READY      ? WEFT_STATE_READY
                    : i == T_BLOCKING ? WEFT_STATE_BLOCKING
                                      : WEFT_STATE_PARKED;
         if (info.state != want)

@@ -93,7 +93,8 @@ static void expect(const char *out, const char *what)
 
 static const char *const gdb_checks =
     "-ex 'source %s' -ex 'info weft-threads' "
-    "-ex 'python gdb.execute(\"weft-bt %%d\" %% int(gdb.parse_and_eval(\"*(long *)&observe_gdb_parked_id\")))' ";
+    "-ex 'python gdb.execute(\"weft-bt %%d\" %% int(gdb.parse_and_eval(\"*(long "
+    "*)&observe_gdb_parked_id\")))' ";
 
 int main(int argc, char **argv)
 {
@@ -136,7 +137,8 @@ int main(int argc, char **argv)
 
     /* the core file */
     if (access(core, R_OK) == 0) {
-        snprintf(cmd, sizeof cmd, "timeout 120 " GDB " -nx -batch -ex 'set debuginfod enabled off' %s %s %s 2>&1",
+        snprintf(cmd, sizeof cmd,
+                 "timeout 120 " GDB " -nx -batch -ex 'set debuginfod enabled off' %s %s %s 2>&1",
                  exe, core, checks);
         out = run(cmd);
         expect(out, "\"gdb-mutex\": parked on mutex");

@@ -84,7 +84,8 @@ static const char check_py[] =
     "d = json.load(open(path))\n"
     "assert isinstance(d, dict) and isinstance(d['traceEvents'], list)\n"
     "ev = d['traceEvents']\n"
-    "names = {e['tid']: e['args']['name'] for e in ev if e['ph'] == 'M' and e['name'] == 'thread_name'}\n"
+    "names = {e['tid']: e['args']['name'] for e in ev if e['ph'] == 'M' and e['name'] == "
+    "'thread_name'}\n"
     "assert names == {i: 'worker %d' % i for i in range(workers)}, names\n"
     "x = [e for e in ev if e['ph'] == 'X']\n"
     "assert x, 'no slices'\n"
@@ -108,7 +109,8 @@ static const char check_py[] =
     "    s = starts[f['id']]\n"
     "    assert s['ts'] <= f['ts'] + 0.002, (s, f)\n"
     "    assert any(e['tid'] == f['tid'] and abs(e['ts'] - f['ts']) < 0.002 for e in x), f\n"
-    "woke = [f for f in ends if any(e['tid'] == f['tid'] and abs(e['ts'] - f['ts']) < 0.002 for e in wslices)]\n"
+    "woke = [f for f in ends if any(e['tid'] == f['tid'] and abs(e['ts'] - f['ts']) < 0.002 for e "
+    "in wslices)]\n"
     "assert len(woke) >= 3, ('wakes of the waiter', len(woke))\n"
     "print('trace ok', len(ev))\n";
 

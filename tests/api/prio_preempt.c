@@ -256,8 +256,8 @@ static void inheritance(void)
     low.priority = WEFT_PRIO_BACKGROUND;
     high.priority = WEFT_PRIO_HIGH;
     weft_thread *l, *m, *h;
-    CHECK_EQ(weft_spawn(&l, low_holder, NULL, &low), 0); /* queued: lower */
-    CHECK_EQ(weft_sem_wait(&locked), 0);                 /* l holds mx */
+    CHECK_EQ(weft_spawn(&l, low_holder, NULL, &low), 0);     /* queued: lower */
+    CHECK_EQ(weft_sem_wait(&locked), 0);                     /* l holds mx */
     CHECK_EQ(weft_spawn(&m, medium_spinner, NULL, NULL), 0); /* runs; the quantum brings us back */
     atomic_store(&release_low, 1);
     CHECK_EQ(weft_spawn(&h, high_locker, NULL, &high), 0); /* runs at once, waits for l */

@@ -11,7 +11,7 @@
 #include "stack/stack.h"
 #include "testutil.h"
 
-#define KiB ((size_t)1 << 10)
+#define KiB        ((size_t)1 << 10)
 #define PAGE_BYTES ((uintptr_t)4096)
 /* A tree a dozen deep must find its slots on this many offsets at least. */
 #define OFFSETS_MIN 8
