@@ -17,6 +17,10 @@
  * (an intrusive list) with no allocation. Reserving a slot per thread at
  * spawn was rejected: any thread may be readied on any worker, so every
  * deque would have to hold every live thread.
+ *
+ * Slots hold `void *`: the scheduler's deques hold threads (the typed
+ * weft__deque_push/pop/steal below), task.c's hold task records (through
+ * weft__deque_try_push, weft__deque_pop_any and weft__deque_steal_any).
  */
 #ifndef WEFT_SCHED_DEQUE_H
 #define WEFT_SCHED_DEQUE_H
@@ -29,9 +33,9 @@
 struct weft_thread;
 
 struct weft__deque_array {
-    int64_t mask;                         /* size - 1; immutable */
-    struct weft__deque_array *retired;    /* older arrays; owner only */
-    _Atomic(struct weft_thread *) slot[]; /* release by owner push; acquire by steal */
+    int64_t mask;                      /* size - 1; immutable */
+    struct weft__deque_array *retired; /* older arrays; owner only */
+    _Atomic(void *) slot[];            /* release by owner push; acquire by steal */
 };
 
 struct weft__deque {
@@ -53,6 +57,8 @@ void weft__deque_push_grow(struct weft__deque *d, struct weft_thread *x, int64_t
  * worker's, x joins that worker's yield FIFO). */
 void weft__deque_overflow(struct weft__deque *d, struct weft_thread *x);
 
+#define WEFT__DEQUE_EMPTY ((void *)0)
+#define WEFT__DEQUE_ABORT ((void *)1)
 #define WEFT__STEAL_EMPTY ((struct weft_thread *)0)
 #define WEFT__STEAL_ABORT ((struct weft_thread *)1)
 
@@ -75,7 +81,7 @@ WEFT_INLINE void weft__deque_push(struct weft__deque *d, struct weft_thread *x)
 }
 
 /* Owner only; NULL when empty. */
-WEFT_INLINE struct weft_thread *weft__deque_pop(struct weft__deque *d)
+WEFT_INLINE void *weft__deque_pop_any(struct weft__deque *d)
 {
     int64_t b = atomic_load_explicit(&d->bottom, memory_order_relaxed) - 1;
     struct weft__deque_array *a = atomic_load_explicit(&d->array, memory_order_relaxed);
@@ -84,7 +90,7 @@ WEFT_INLINE struct weft_thread *weft__deque_pop(struct weft__deque *d)
      * fence in steal (the classic store-load race for the last element). */
     weft__fence();
     int64_t t = atomic_load_explicit(&d->top, memory_order_relaxed);
-    struct weft_thread *x = NULL;
+    void *x = NULL;
     if (t <= b) {
         x = atomic_load_explicit(&a->slot[b & a->mask], memory_order_relaxed);
         if (t == b) {
@@ -100,8 +106,8 @@ WEFT_INLINE struct weft_thread *weft__deque_pop(struct weft__deque *d)
     return x;
 }
 
-/* Any thread; EMPTY, ABORT (lost a race: retry elsewhere) or a thread. */
-static inline struct weft_thread *weft__deque_steal(struct weft__deque *d)
+/* Any thread; EMPTY, ABORT (lost a race: retry elsewhere) or an element. */
+static inline void *weft__deque_steal_any(struct weft__deque *d)
 {
     /* acquire: pairs with the CAS of other thieves and the owner. */
     int64_t t = atomic_load_explicit(&d->top, memory_order_acquire);
@@ -110,15 +116,45 @@ static inline struct weft_thread *weft__deque_steal(struct weft__deque *d)
     /* acquire: pairs with the release store of bottom in push. */
     int64_t b = atomic_load_explicit(&d->bottom, memory_order_acquire);
     if (t >= b)
-        return WEFT__STEAL_EMPTY;
+        return WEFT__DEQUE_EMPTY;
     /* acquire: pairs with the release in grow. */
     struct weft__deque_array *a = atomic_load_explicit(&d->array, memory_order_acquire);
     /* acquire: pairs with the release in push; publishes the descriptor. */
-    struct weft_thread *x = atomic_load_explicit(&a->slot[t & a->mask], memory_order_acquire);
+    void *x = atomic_load_explicit(&a->slot[t & a->mask], memory_order_acquire);
     if (!atomic_compare_exchange_strong_explicit(&d->top, &t, t + 1, memory_order_seq_cst,
                                                  memory_order_relaxed))
-        return WEFT__STEAL_ABORT;
+        return WEFT__DEQUE_ABORT;
     return x;
+}
+
+/* Owner only; 0 when full and the array cannot grow (x is not pushed). */
+WEFT_INLINE int weft__deque_try_push(struct weft__deque *d, void *x)
+{
+    int64_t b = atomic_load_explicit(&d->bottom, memory_order_relaxed);
+    /* acquire: as in weft__deque_push. */
+    int64_t t = atomic_load_explicit(&d->top, memory_order_acquire);
+    struct weft__deque_array *a = atomic_load_explicit(&d->array, memory_order_relaxed);
+    if (WEFT_UNLIKELY(b - t > a->mask)) {
+        a = weft__deque_grow(d, t, b);
+        if (!a)
+            return 0;
+    }
+    /* release: as in weft__deque_push. */
+    atomic_store_explicit(&a->slot[b & a->mask], x, memory_order_release);
+    atomic_store_explicit(&d->bottom, b + 1, memory_order_release);
+    return 1;
+}
+
+/* The scheduler's typed views: deques of threads. */
+WEFT_INLINE struct weft_thread *weft__deque_pop(struct weft__deque *d)
+{
+    return weft__deque_pop_any(d);
+}
+
+/* Any thread; WEFT__STEAL_EMPTY, WEFT__STEAL_ABORT or a thread. */
+static inline struct weft_thread *weft__deque_steal(struct weft__deque *d)
+{
+    return weft__deque_steal_any(d);
 }
 
 /* Racy size hint (any thread): exact for the owner when no thief runs. */

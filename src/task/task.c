@@ -68,22 +68,9 @@
 #define ATTEND_EVERY 64u                /* tasks run between two looks at the worker's ring */
 #define STEAL_TRIES  4                  /* steal attempts per victim that lost a race */
 
-/* ---- the task deque: Chase-Lev as sched/deque.h, for task records ------- */
-
-struct tdq_array {
-    int64_t mask;                       /* size - 1; immutable */
-    struct tdq_array *retired;          /* older arrays; owner only */
-    _Atomic(struct weft_task *) slot[]; /* release by owner push; acquire by steal */
-};
-
-struct tdq {
-    _Atomic int64_t top WEFT_ALIGNED;    /* thieves and owner CAS */
-    _Atomic int64_t bottom WEFT_ALIGNED; /* owner writes; thieves read */
-    _Atomic(struct tdq_array *) array;   /* owner replaces (release); thieves read (acquire) */
-};
-
-#define TDQ_EMPTY ((struct weft_task *)0)
-#define TDQ_ABORT ((struct weft_task *)1)
+/* The task deque is sched/deque.h's Chase-Lev deque, holding task records. */
+#define TDQ_EMPTY ((struct weft_task *)WEFT__DEQUE_EMPTY)
+#define TDQ_ABORT ((struct weft_task *)WEFT__DEQUE_ABORT)
 
 /* The header of a chunk of records: its first record. */
 struct chunk {
@@ -103,7 +90,7 @@ struct arena {
 
 /* Per-worker task state, indexed by worker id. */
 struct task_worker {
-    struct tdq dq;
+    struct weft__deque dq;
     struct weft_task *next WEFT_ALIGNED; /* child-first slot; owner only */
     int depth;                           /* 1 while a task's fn runs here; owner only */
     unsigned tick;                       /* tasks run, for ATTEND_EVERY; owner only */
@@ -135,121 +122,6 @@ static _Atomic int ninj;            /* hint: tasks in the injection list */
 static _Atomic uint64_t ext_open;   /* units opened by plain kernel threads */
 static _Atomic uint64_t ext_calls;  /* split-phase calls from plain kernel threads */
 static _Atomic int64_t kernel_busy; /* plain kernel threads inside a task call */
-
-/* ---- deque ------------------------------------------------------------------ */
-
-static struct tdq_array *tdq_array_new(int64_t size)
-{
-    struct tdq_array *a = malloc(sizeof *a + (size_t)size * sizeof a->slot[0]);
-    if (!a)
-        return NULL;
-    a->mask = size - 1;
-    a->retired = NULL;
-    for (int64_t i = 0; i < size; i++)
-        atomic_init(&a->slot[i], NULL);
-    return a;
-}
-
-static void tdq_destroy(struct tdq *d)
-{
-    struct tdq_array *a = atomic_load_explicit(&d->array, memory_order_relaxed);
-    while (a) {
-        struct tdq_array *r = a->retired;
-        free(a);
-        a = r;
-    }
-}
-
-/* Owner only: the array is full; 0 when it cannot grow. */
-static WEFT_NOINLINE int tdq_grow(struct tdq *d, int64_t t, int64_t b)
-{
-    struct tdq_array *old = atomic_load_explicit(&d->array, memory_order_relaxed);
-    struct tdq_array *a = tdq_array_new(2 * (old->mask + 1));
-    if (!a)
-        return 0;
-    for (int64_t i = t; i < b; i++)
-        atomic_store_explicit(&a->slot[i & a->mask],
-                              atomic_load_explicit(&old->slot[i & old->mask], memory_order_relaxed),
-                              memory_order_relaxed);
-    a->retired = old;
-    /* release: the copied slots are visible before the new array; pairs with
-     * the acquire in tdq_steal. */
-    atomic_store_explicit(&d->array, a, memory_order_release);
-    return 1;
-}
-
-/* Owner only; 0 when full and out of memory. */
-WEFT_INLINE int tdq_push(struct tdq *d, struct weft_task *x)
-{
-    int64_t b = atomic_load_explicit(&d->bottom, memory_order_relaxed);
-    /* acquire: pairs with the CAS on top in steal (a slot is reused only
-     * after the thief that took it has read it). */
-    int64_t t = atomic_load_explicit(&d->top, memory_order_acquire);
-    struct tdq_array *a = atomic_load_explicit(&d->array, memory_order_relaxed);
-    if (WEFT_UNLIKELY(b - t > a->mask)) {
-        if (!tdq_grow(d, t, b))
-            return 0;
-        a = atomic_load_explicit(&d->array, memory_order_relaxed);
-    }
-    /* release: publishes the record; pairs with the acquire in steal. */
-    atomic_store_explicit(&a->slot[b & a->mask], x, memory_order_release);
-    /* release: the slot is written before the new bottom is seen. */
-    atomic_store_explicit(&d->bottom, b + 1, memory_order_release);
-    return 1;
-}
-
-/* Owner only; NULL when empty. */
-WEFT_INLINE struct weft_task *tdq_pop(struct tdq *d)
-{
-    int64_t b = atomic_load_explicit(&d->bottom, memory_order_relaxed) - 1;
-    struct tdq_array *a = atomic_load_explicit(&d->array, memory_order_relaxed);
-    atomic_store_explicit(&d->bottom, b, memory_order_relaxed);
-    /* seq_cst: orders the bottom store before the top load; pairs with the
-     * fence in steal. */
-    weft__fence();
-    int64_t t = atomic_load_explicit(&d->top, memory_order_relaxed);
-    struct weft_task *x = NULL;
-    if (t <= b) {
-        x = atomic_load_explicit(&a->slot[b & a->mask], memory_order_relaxed);
-        if (t == b) {
-            if (!atomic_compare_exchange_strong_explicit(&d->top, &t, t + 1, memory_order_seq_cst,
-                                                         memory_order_relaxed))
-                x = NULL;
-            atomic_store_explicit(&d->bottom, b + 1, memory_order_relaxed);
-        }
-    } else {
-        atomic_store_explicit(&d->bottom, b + 1, memory_order_relaxed);
-    }
-    return x;
-}
-
-/* Any thread; TDQ_EMPTY, TDQ_ABORT (lost a race) or a record. */
-static struct weft_task *tdq_steal(struct tdq *d)
-{
-    /* acquire: pairs with the CAS of other thieves and the owner. */
-    int64_t t = atomic_load_explicit(&d->top, memory_order_acquire);
-    /* seq_cst: pairs with the fence in pop. */
-    weft__fence();
-    /* acquire: pairs with the release store of bottom in push. */
-    int64_t b = atomic_load_explicit(&d->bottom, memory_order_acquire);
-    if (t >= b)
-        return TDQ_EMPTY;
-    /* acquire: pairs with the release in grow. */
-    struct tdq_array *a = atomic_load_explicit(&d->array, memory_order_acquire);
-    /* acquire: pairs with the release in push; publishes the record. */
-    struct weft_task *x = atomic_load_explicit(&a->slot[t & a->mask], memory_order_acquire);
-    if (!atomic_compare_exchange_strong_explicit(&d->top, &t, t + 1, memory_order_seq_cst,
-                                                 memory_order_relaxed))
-        return TDQ_ABORT;
-    return x;
-}
-
-WEFT_INLINE int64_t tdq_size_hint(struct tdq *d)
-{
-    /* relaxed: a hint; callers that need certainty pop or steal. */
-    return atomic_load_explicit(&d->bottom, memory_order_relaxed) -
-           atomic_load_explicit(&d->top, memory_order_relaxed);
-}
 
 /* ---- records ---------------------------------------------------------------- */
 
@@ -473,7 +345,7 @@ static void make_ready(struct weft__worker *w, struct weft_task *t)
             tw->next = t; /* child-first: runs next on this worker */
             return;
         }
-        if (WEFT_UNLIKELY(!tdq_push(&tw->dq, t))) {
+        if (WEFT_UNLIKELY(!weft__deque_try_push(&tw->dq, t))) {
             t->next = tw->overflow;
             tw->overflow = t;
         }
@@ -637,7 +509,7 @@ static WEFT_NOINLINE void take_injected(struct weft__worker *w, struct task_work
     weft__lock_release(&glock);
     while (t) {
         struct weft_task *n = t->next;
-        if (!tdq_push(&tw->dq, t)) {
+        if (!weft__deque_try_push(&tw->dq, t)) {
             t->next = tw->overflow;
             tw->overflow = t;
         }
@@ -648,7 +520,7 @@ static WEFT_NOINLINE void take_injected(struct weft__worker *w, struct task_work
 
 static struct weft_task *pop_local(struct task_worker *tw)
 {
-    struct weft_task *t = tdq_size_hint(&tw->dq) > 0 ? tdq_pop(&tw->dq) : NULL;
+    struct weft_task *t = weft__deque_size_hint(&tw->dq) > 0 ? weft__deque_pop_any(&tw->dq) : NULL;
     if (!t && WEFT_UNLIKELY(tw->overflow != NULL)) {
         t = tw->overflow;
         tw->overflow = t->next;
@@ -678,12 +550,12 @@ static struct weft_task *steal_task(struct weft__worker *w, struct task_worker *
         if (v == tw)
             continue;
         for (int tries = 0; tries < STEAL_TRIES; tries++) {
-            struct weft_task *t = tdq_steal(&v->dq);
+            struct weft_task *t = weft__deque_steal_any(&v->dq);
             if (t == TDQ_EMPTY)
                 break;
             if (t != TDQ_ABORT) {
                 BUMP(tw->nstolen, memory_order_relaxed); /* a statistic */
-                if (tdq_size_hint(&v->dq) > 0)
+                if (weft__deque_size_hint(&v->dq) > 0)
                     weft__maybe_wake(); /* more left there: pass the wake on */
                 return t;
             }
@@ -722,7 +594,7 @@ static int has_work(void)
     if (atomic_load_explicit(&ninj, memory_order_relaxed) > 0)
         return 1;
     for (int i = 0; i < ntws; i++)
-        if (tdq_size_hint(&tws[i]->dq) > 0 || tws[i]->overflow)
+        if (weft__deque_size_hint(&tws[i]->dq) > 0 || tws[i]->overflow)
             return 1;
     return 0;
 }
@@ -730,8 +602,8 @@ static int has_work(void)
 int weft__task_local(struct weft__worker *w)
 {
     struct task_worker *tw = tw_of(w);
-    return atomic_load_explicit(&ninj, memory_order_relaxed) > 0 || tdq_size_hint(&tw->dq) > 0 ||
-           tw->overflow;
+    return atomic_load_explicit(&ninj, memory_order_relaxed) > 0 ||
+           weft__deque_size_hint(&tw->dq) > 0 || tw->overflow;
 }
 
 const struct weft__sched_task weft__task_sched = {
@@ -749,14 +621,13 @@ int weft__task_init(int nworkers)
     ntws = nworkers;
     for (int i = 0; i < nworkers; i++) {
         struct task_worker *tw = aligned_alloc(WEFT_CACHELINE, sizeof *tw);
-        struct tdq_array *a = tw ? tdq_array_new(DQ_INIT) : NULL;
-        if (!a) {
+        if (tw)
+            memset(tw, 0, sizeof *tw);
+        if (!tw || weft__deque_init(&tw->dq, DQ_INIT) != 0) {
             free(tw);
             weft__task_fini();
             return ENOMEM;
         }
-        memset(tw, 0, sizeof *tw);
-        atomic_init(&tw->dq.array, a);
         tw->rng = 0x2545F4914F6CDD1Dull * (uint64_t)(i + 1);
         tws[i] = tw;
     }
@@ -767,7 +638,7 @@ void weft__task_fini(void)
 {
     for (int i = 0; tws && i < ntws; i++)
         if (tws[i]) {
-            tdq_destroy(&tws[i]->dq);
+            weft__deque_destroy(&tws[i]->dq);
             free(tws[i]);
         }
     free(tws);
