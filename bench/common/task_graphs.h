@@ -255,6 +255,48 @@ static inline void tg_sizes(const bench_opts *o, int b, bench_list *out)
     }
 }
 
+/* ---- the driver ------------------------------------------------------------------- */
+
+/* After one timed call started at t0: its time, the graph_traversal check
+ * (outside the timer), and the sample unless r is the warm-up (r = -1). */
+static inline void tg_record(int b, struct tg_level_graph *g, uint64_t t0, double *samples, int r)
+{
+    double dt = (double)(bench_now_ns() - t0);
+    if (b == TG_GRAPH_TRAVERSAL)
+        tg_level_graph_check(g);
+    if (r >= 0)
+        samples[r] = dt;
+}
+
+/* Releases what run set up for benchmark b: the layered graph, the matrix. */
+static inline void tg_release(int b, struct tg_level_graph *g, int stencil)
+{
+    if (b == TG_GRAPH_TRAVERSAL)
+        tg_level_graph_destroy(g);
+    if (stencil)
+        tg_matrix_destroy();
+}
+
+/* main: parses the options and runs each selected benchmark for each size
+ * and worker count. */
+typedef void (*tg_run_fn)(const bench_opts *o, int b, long size, long workers);
+
+static inline int tg_main(int argc, char **argv, const char *usage, tg_run_fn run)
+{
+    bench_opts o;
+    bench_parse(argc, argv, &o, usage);
+    for (int b = 0; b < TG_COUNT; b++) {
+        if (!tg_wants(&o, b))
+            continue;
+        bench_list sizes;
+        tg_sizes(&o, b, &sizes);
+        for (int si = 0; si < sizes.len; si++)
+            for (int wi = 0; wi < o.workers.len; wi++)
+                run(&o, b, sizes.v[si], o.workers.v[wi]);
+    }
+    return 0;
+}
+
 #ifdef __cplusplus
 }
 #endif

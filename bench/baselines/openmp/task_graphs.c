@@ -145,34 +145,18 @@ static void run(const bench_opts *o, int b, long size, long workers)
         case TG_BINARY_TREE: binary_tree(size); break;
         default: graph_traversal(size); break;
         }
-        double dt = (double)(bench_now_ns() - t0);
-        if (b == TG_GRAPH_TRAVERSAL)
-            tg_level_graph_check(&lg);
-        if (r >= 0)
-            samples[r] = dt;
+        tg_record(b, &lg, t0, samples, r);
     }
-    if (b == TG_GRAPH_TRAVERSAL)
-        tg_level_graph_destroy(&lg);
-    if (stencil)
-        tg_matrix_destroy();
+    tg_release(b, &lg, stencil);
     free(tok);
     tg_report(o, b, "omp", workers, size, samples, o->reps);
 }
 
 int main(int argc, char **argv)
 {
-    bench_opts o;
-    bench_parse(argc, argv, &o,
-                "  -i all|wavefront|linear_chain|binary_tree|graph_traversal\n"
-                "  -n sizes: S (wavefront), l (linear_chain, binary_tree), n (graph_traversal)\n");
-    for (int b = 0; b < TG_COUNT; b++) {
-        if (!tg_wants(&o, b))
-            continue;
-        bench_list sizes;
-        tg_sizes(&o, b, &sizes);
-        for (int si = 0; si < sizes.len; si++)
-            for (int wi = 0; wi < o.workers.len; wi++)
-                run(&o, b, sizes.v[si], o.workers.v[wi]);
-    }
-    return 0;
+    return tg_main(argc, argv,
+                   "  -i all|wavefront|linear_chain|binary_tree|graph_traversal\n"
+                   "  -n sizes: S (wavefront), l (linear_chain, binary_tree), n "
+                   "(graph_traversal)\n",
+                   run);
 }
