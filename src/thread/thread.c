@@ -116,10 +116,34 @@ static WEFT_NOINLINE __attribute__((noreturn)) void exit_member(struct weft__wor
     member_exit_to(w, self, to);
 }
 
+/* thread_exit's usual case while tracing (WEFT_TRACE), which sent it to
+ * exit_slow only for the trace's gate bit: the same steps and the event.
+ * Returns when it does not apply. */
+static inline __attribute__((always_inline)) void exit_traced(struct weft_thread *self)
+{
+    struct weft__worker *w = self->worker;
+    /* relaxed, as thread_exit's test: a bit set meanwhile is served at the
+     * next switch. attn holds a rescued thread's count (exit_slow). */
+    if (atomic_load_explicit(&w->attn, memory_order_relaxed) != 0 ||
+        atomic_load_explicit(&w->gate, memory_order_relaxed) != WEFT__GATE_TRACE ||
+        self->guard == WEFT__GUARD_CANARY ||
+        atomic_load_explicit(&self->join, memory_order_relaxed) != WEFT__J_RUNNING)
+        return;
+    struct weft_thread *to = weft__pick_default(w);
+    struct weft__trace_ring *r = weft__trace_ring(w);
+    if (to)
+        weft__trace_run_as(r, to, WEFT__RUN_EXITED, weft__trace_id(r, to));
+    else
+        weft__trace_put(r, WEFT__EV_EXIT, 0, weft__trace_id(r, self));
+    exit_to(w, self, to);
+}
+
 /* The general exit: a canary to check, a joiner that may be parked (then
  * the exit switches straight to it), attention to serve. */
 static WEFT_NOINLINE __attribute__((noreturn)) void exit_slow(struct weft_thread *self)
 {
+    if (weft__trace_on)
+        exit_traced(self);
     weft__rescue_settle(); /* as in exit_member */
     struct weft__worker *w = weft__worker_now();
     exit_prelude(w, self);
@@ -733,6 +757,8 @@ static int spawn_any(weft_thread **out, weft_fn fn, const void *arg, size_t arg_
         weft__group_add(group, t);
     if (out)
         *out = t;
+    if (w && WEFT_UNLIKELY(weft__trace_on)) /* nobody else can name t yet */
+        t->id = weft__trace_new_id(weft__trace_ring(w));
     if (w) {
         count_spawn(w);
         struct weft_thread *self = w->current;
@@ -855,8 +881,10 @@ static WEFT_NOINLINE int spawn_main(struct weft__worker *w, struct weft_thread *
     return spawn_main_any(out, fn, arg, arg_size, attr, group, first);
 }
 
-static WEFT_NOINLINE int spawn_slow(weft_thread **out, weft_fn fn, const void *arg, size_t arg_size,
-                                    const weft_attr *attr, _Atomic uintptr_t *group)
+/* Every spawn but spawn_fast's, and spawn_traced's. */
+static WEFT_NOINLINE int spawn_other(weft_thread **out, weft_fn fn, const void *arg,
+                                     size_t arg_size, const weft_attr *attr,
+                                     _Atomic uintptr_t *group)
 {
     struct weft__worker *w = weft__tls_worker;
     struct weft_thread *self;
@@ -872,6 +900,9 @@ static WEFT_NOINLINE int spawn_slow(weft_thread **out, weft_fn fn, const void *a
     return rc;
 }
 
+static int spawn_slow(weft_thread **out, weft_fn fn, const void *arg, size_t arg_size,
+                      const weft_attr *attr, _Atomic uintptr_t *group);
+
 /* The fast path of every spawn: called by a user thread, work-first, with
  * the slot from the worker's cache (the initial thread on several workers
  * chooses: spawn_main). attr is NULL (the default) or one that only sizes the stack or
@@ -882,9 +913,10 @@ static WEFT_NOINLINE int spawn_slow(weft_thread **out, weft_fn fn, const void *a
  * group: the copied argument and, for weft_group_spawn, the group. So the
  * only call but tail calls is the switch, and nothing is kept in
  * callee-saved registers. A worker's TLS is set only while the runtime
- * runs. */
+ * runs. traced: the copy for WEFT_TRACE (spawn_traced), which records the
+ * child's run and gives it its id. */
 WEFT_INLINE int spawn_fast(weft_thread **out, weft_fn fn, const void *arg, size_t arg_size,
-                           const weft_attr *attr, _Atomic uintptr_t *group)
+                           const weft_attr *attr, _Atomic uintptr_t *group, int traced)
 {
     struct weft__worker *w = weft__tls_worker;
     struct weft_thread *self, *t;
@@ -895,12 +927,14 @@ WEFT_INLINE int spawn_fast(weft_thread **out, weft_fn fn, const void *arg, size_
             !w || !fn || (!group && !out) ||
             (arg_size && (arg_size > WEFT__ARG_COPY_MAX || !arg)) || !(self = w->current) ||
             main_chooses(self) || (attr && self->guard == WEFT__GUARD_CANARY) ||
-            weft__rt.policy != WEFT_WORK_FIRST))
-        return spawn_slow(out, fn, arg, arg_size, attr, group);
+            (!traced && weft__rt.policy != WEFT_WORK_FIRST)))
+        return traced ? spawn_other(out, fn, arg, arg_size, attr, group)
+                      : spawn_slow(out, fn, arg, arg_size, attr, group);
     t = size == 0 || size == weft__rt.stack_size ? weft__stack_cache_pop(&w->cache)
                                                  : weft__stack_cache_pop_sized(&w->cache, size);
     if (WEFT_UNLIKELY(!t))
-        return spawn_slow(out, fn, arg, arg_size, attr, group);
+        return traced ? spawn_other(out, fn, arg, arg_size, attr, group)
+                      : spawn_slow(out, fn, arg, arg_size, attr, group);
     init_thread(w, t, fn, (void *)arg, attr ? attr->name : NULL,
                 group ? WEFT__J_MEMBER : WEFT__J_RUNNING);
     void *top = place_arg(t, arg, arg_size);
@@ -909,7 +943,29 @@ WEFT_INLINE int spawn_fast(weft_thread **out, weft_fn fn, const void *arg, size_
     else
         *out = t;
     count_spawn(w);
+    if (traced) {
+        struct weft__trace_ring *r = weft__trace_ring(w);
+        uint64_t id = weft__trace_new_id(r);
+        t->id = id; /* nobody else can name t yet */
+        weft__trace_run_as(r, t, WEFT__RUN_SPAWNED, id);
+    }
     return spawn_child_first(w, self, t, top);
+}
+
+/* spawn_fast while tracing (WEFT_TRACE) under work-first. */
+static WEFT_NOINLINE int spawn_traced(weft_thread **out, weft_fn fn, const void *arg,
+                                      size_t arg_size, const weft_attr *attr,
+                                      _Atomic uintptr_t *group)
+{
+    return spawn_fast(out, fn, arg, arg_size, attr, group, 1);
+}
+
+static WEFT_NOINLINE int spawn_slow(weft_thread **out, weft_fn fn, const void *arg, size_t arg_size,
+                                    const weft_attr *attr, _Atomic uintptr_t *group)
+{
+    if (weft__rt.policy == (WEFT_WORK_FIRST | WEFT__POLICY_TRACED))
+        return spawn_traced(out, fn, arg, arg_size, attr, group);
+    return spawn_other(out, fn, arg, arg_size, attr, group);
 }
 
 /* spawn_fast for a given attr, out of line so that the default one's
@@ -917,7 +973,7 @@ WEFT_INLINE int spawn_fast(weft_thread **out, weft_fn fn, const void *arg, size_
 static WEFT_NOINLINE int spawn_attr(weft_thread **out, weft_fn fn, const void *arg, size_t arg_size,
                                     const weft_attr *attr, _Atomic uintptr_t *group)
 {
-    return spawn_fast(out, fn, arg, arg_size, attr, group);
+    return spawn_fast(out, fn, arg, arg_size, attr, group, 0);
 }
 
 WEFT_INLINE int spawn_into(weft_thread **out, weft_fn fn, const void *arg, size_t arg_size,
@@ -925,7 +981,7 @@ WEFT_INLINE int spawn_into(weft_thread **out, weft_fn fn, const void *arg, size_
 {
     if (attr)
         return spawn_attr(out, fn, arg, arg_size, attr, group);
-    return spawn_fast(out, fn, arg, arg_size, NULL, group);
+    return spawn_fast(out, fn, arg, arg_size, NULL, group, 0);
 }
 
 int weft_spawn(weft_thread **out, weft_fn fn, void *arg, const weft_attr *attr)
