@@ -5,12 +5,17 @@
  * The file: one track per worker (tid: the worker's id), named "worker
  * N"; a complete slice ("X") per run of a user thread, named "<id>
  * <name>", from its RUN event to the next event that ends it on that
- * worker (PARK, EXIT, HANDOFF, PREEMPT or another RUN); instants for spawn, steal, preempt,
- * hand-off, and "task run" for each zero-wait task a worker starts on
- * its scheduler context; a flow arrow from each wake (in the waker's
- * slice) to the woken thread's next run. Times are the time stamp
- * counter's, mapped onto CLOCK_MONOTONIC by the two readings taken at
- * start and finish, in microseconds since weft_init.
+ * worker (PARK, EXIT, HANDOFF, PREEMPT or another RUN, whose arg says
+ * why); instants for spawn, steal, preempt, hand-off, and "task run" for
+ * each zero-wait task a worker starts on its scheduler context; a flow
+ * arrow from each wake (in the waker's slice) to the woken thread's next
+ * run. The recording keeps what cannot be derived afterwards
+ * (sched/trace.h): a work-first spawn's instant and a preemption's are
+ * read off the RUN that follows, names off NAME records, and each
+ * record's full time stamp off its low bits and the newer records'.
+ * Times are the time stamp counter's, mapped onto CLOCK_MONOTONIC by the
+ * two readings taken at start and finish, in microseconds since
+ * weft_init.
  */
 #include "observe/observe.h"
 

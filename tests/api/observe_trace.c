@@ -3,8 +3,12 @@
  * and checked: one object with traceEvents, a named track per worker,
  * slices named "<id> <name>" that never overlap on a track, spawn
  * instants, and flows from each wake to the woken thread's next run. The
- * dropped-event line is on stderr; an unwritable path is one notice. */
+ * dropped-event line is on stderr; an unwritable path is one notice.
+ * Then two spinners on one worker, which only a preemption lets both run:
+ * a preempt instant names the preempted thread and its slice ends
+ * "preempt" (not under ThreadSanitizer, where preemption is off). */
 #define _GNU_SOURCE
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,6 +82,63 @@ static int child(void)
     return 0;
 }
 
+/* ---- preemption ---------------------------------------------------------- */
+
+static atomic_int started[2];
+
+/* Spins, calling nothing, until the other spinner has started too. */
+static void *spinner(void *arg)
+{
+    int me = (int)(intptr_t)arg;
+    atomic_store_explicit(&started[me], 1, memory_order_relaxed);
+    while (!atomic_load_explicit(&started[!me], memory_order_relaxed))
+        ;
+    return NULL;
+}
+
+static int child_preempt(void)
+{
+    alarm(30); /* no preemption: a hang, then a failure */
+    weft_config cfg;
+    weft_config_default(&cfg);
+    cfg.workers = 1;
+    cfg.quantum_us = 1000;
+    CHECK_EQ(weft_init(&cfg), 0);
+    weft_attr a = WEFT_ATTR_INIT;
+    a.name = "tr-spinner";
+    weft_thread *t[2];
+    for (int i = 0; i < 2; i++)
+        CHECK_EQ(weft_spawn(&t[i], spinner, (void *)(intptr_t)i, &a), 0);
+    for (int i = 0; i < 2; i++)
+        CHECK_EQ(weft_join(t[i], NULL), 0);
+    CHECK_EQ(weft_finalize(), 0);
+    return 0;
+}
+
+static int preemption_possible(void)
+{
+#if defined(__SANITIZE_THREAD__)
+    return 0; /* the runtime stays cooperative under ThreadSanitizer */
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+    return 0;
+#endif
+#endif
+    return 1;
+}
+
+static const char preempt_py[] =
+    "import json, sys\n"
+    "ev = json.load(open(sys.argv[1]))['traceEvents']\n"
+    "x = [e for e in ev if e['ph'] == 'X' and e['name'].endswith(' tr-spinner')]\n"
+    "assert any(e['args']['end'] == 'preempt' for e in x), x\n"
+    "p = [e for e in ev if e['ph'] == 'i' and e['name'].startswith('preempt ')]\n"
+    "assert p and all(e['name'].endswith(' tr-spinner') for e in p), p\n"
+    "for e in p:\n"
+    "    assert any(s['tid'] == e['tid'] and abs(s['ts'] + s['dur'] - e['ts']) < 0.002 and "
+    "s['args']['end'] == 'preempt' and s['name'] == e['name'][len('preempt '):] for s in x), e\n"
+    "print('preempt ok', len(p))\n";
+
 static const char check_py[] =
     "import json, sys\n"
     "path, waiter, workers = sys.argv[1], sys.argv[2], int(sys.argv[3])\n"
@@ -118,6 +179,8 @@ int main(int argc, char **argv)
 {
     if (argc >= 2 && strcmp(argv[1], "child") == 0)
         return child();
+    if (argc >= 2 && strcmp(argv[1], "preempt") == 0)
+        return child_preempt();
     if (system("python3 -c 'import json' >/dev/null 2>&1") != 0) {
         fprintf(stderr, "skipped: no python3\n");
         return 77;
@@ -158,6 +221,23 @@ int main(int argc, char **argv)
     test_run_self(&r, "child", NULL, e, NULL);
     CHECK(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0);
     CHECK(strstr(r.err, "WEFT_TRACE: cannot write") != NULL);
+
+    if (preemption_possible()) {
+        snprintf(env, sizeof env, "WEFT_TRACE=%s", path);
+        const char *const e1[] = { env, NULL };
+        test_run_self(&r, "preempt", NULL, e1, NULL);
+        if (!WIFEXITED(r.status) || WEXITSTATUS(r.status) != 0)
+            fprintf(stderr, "preempt child: status %d\nerr:\n%s\n", r.status, r.err);
+        CHECK(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0);
+        f = fopen(py, "w");
+        CHECK(f != NULL);
+        fputs(preempt_py, f);
+        fclose(f);
+        snprintf(cmd, sizeof cmd, "python3 %s %s", py, path);
+        CHECK_EQ(system(cmd), 0);
+        unlink(py);
+        unlink(path);
+    }
     rmdir(dir);
     return 0;
 }
