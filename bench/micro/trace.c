@@ -6,7 +6,10 @@
  * both alike. The traced runs write their file to a temporary folder (the
  * conversion at weft_finalize is outside the timed part) and count their
  * events from weft_finalize's notice. Reports the medians, the ratio of the
- * medians and the nanoseconds per event: (traced - untraced) / events.
+ * medians and the nanoseconds per event: (traced - untraced) / events, of
+ * the wall-clock time and of the process's CPU time (which leaves out the
+ * time other processes took the CPU: steadier on a loaded machine, and on
+ * one worker nearly all of it is the worker's).
  *
  *   bench_trace [-n LIST] [-r REPS] [-w LIST] [-i all|untraced|traced] [--callgrind]
  * Default -n 30 -r 11 -w 1,0. --callgrind runs one kind (-i) once and prints
@@ -70,9 +73,17 @@ static unsigned long long finalize_counting(void)
     return events;
 }
 
+static uint64_t cpu_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 /* One runtime on workers workers, traced or not: the time of fib(n) in ns,
- * and *events the events traced (warm-up included). */
-static double run_once(long n, long workers, int traced, unsigned long long *events)
+ * *cpu the process's CPU time meanwhile and *events the events traced
+ * (warm-up included). */
+static double run_once(long n, long workers, int traced, double *cpu, unsigned long long *events)
 {
     char path[128];
     snprintf(path, sizeof path, "%s/fib.json", trace_dir);
@@ -83,9 +94,10 @@ static double run_once(long n, long workers, int traced, unsigned long long *eve
     bench_weft_init(workers, WEFT_WORK_FIRST);
     unsetenv("WEFT_TRACE");
     BENCH_SINK(bench_weft_fib((void *)(intptr_t)(n < 15 ? n : 15))); /* warm-up */
-    uint64_t t0 = bench_now_ns();
+    uint64_t c0 = cpu_now_ns(), t0 = bench_now_ns();
     long v = (long)(intptr_t)bench_weft_fib((void *)(intptr_t)n);
-    uint64_t t1 = bench_now_ns();
+    uint64_t t1 = bench_now_ns(), c1 = cpu_now_ns();
+    *cpu = (double)(c1 - c0);
     if (v != bench_fib_expected(n)) {
         fprintf(stderr, "bench: fib(%ld) = %ld, expected %ld\n", n, v, bench_fib_expected(n));
         exit(1);
@@ -95,9 +107,23 @@ static double run_once(long n, long workers, int traced, unsigned long long *eve
     return (double)(t1 - t0);
 }
 
+/* The ratio and the cost per event of traced against plain medians. */
+static void report_cost(const char *clock, long n, long workers, const char *param, double plain,
+                        double traced, double events)
+{
+    printf("RESULT bench=trace_cost impl=weft workers=%ld param=%s clock=%s ratio=%.3f "
+           "ns_per_event=%.2f events=%.0f commit=%s\n",
+           workers, param, clock, traced / plain, (traced - plain) / events, events, BENCH_COMMIT);
+    printf("  fib(%ld) on %ld workers, %-4s time: traced/untraced %.3f, %.2f ns per event "
+           "(%.0f events, %.2f per spawn)\n",
+           n, workers, clock, traced / plain, (traced - plain) / events, events,
+           events / (double)(bench_fib_expected(n + 1) - 1));
+}
+
 static void run(const bench_opts *o, long n, long workers)
 {
     double plain[BENCH_MAX_RUNS], traced[BENCH_MAX_RUNS], ev[BENCH_MAX_RUNS];
+    double plain_cpu[BENCH_MAX_RUNS], traced_cpu[BENCH_MAX_RUNS];
     int want_plain = bench_wants(o, "untraced"), want_traced = bench_wants(o, "traced");
     char param[32];
     snprintf(param, sizeof param, "%ld", n);
@@ -106,31 +132,28 @@ static void run(const bench_opts *o, long n, long workers)
         for (int k = 0; k < 2; k++) {
             int tr = (k + r) % 2; /* the first of each pair alternates */
             if (tr && want_traced) {
-                traced[r] = run_once(n, workers, 1, &events);
+                traced[r] = run_once(n, workers, 1, &traced_cpu[r], &events);
                 ev[r] = (double)events;
             } else if (!tr && want_plain) {
-                plain[r] = run_once(n, workers, 0, &events);
+                plain[r] = run_once(n, workers, 0, &plain_cpu[r], &events);
             }
         }
     }
-    bench_stats sp = { 0 }, st = { 0 };
-    if (want_plain)
+    bench_stats sp = { 0 }, st = { 0 }, cp = { 0 }, ct = { 0 };
+    if (want_plain) {
         sp = bench_report(o, "trace_fib", "untraced", workers, param, plain, o->reps, "ns");
+        cp = bench_report(o, "trace_fib_cpu", "untraced", workers, param, plain_cpu, o->reps, "ns");
+    }
     if (!want_traced)
         return;
     st = bench_report(o, "trace_fib", "traced", workers, param, traced, o->reps, "ns");
+    ct = bench_report(o, "trace_fib_cpu", "traced", workers, param, traced_cpu, o->reps, "ns");
     double events = bench_summarize(ev, o->reps).median;
     printf("RESULT bench=trace_events impl=traced workers=%ld param=%s events=%.0f commit=%s\n",
            workers, param, events, BENCH_COMMIT);
     if (want_plain && events > 0) {
-        printf("RESULT bench=trace_cost impl=weft workers=%ld param=%s ratio=%.3f "
-               "ns_per_event=%.2f events=%.0f commit=%s\n",
-               workers, param, st.median / sp.median, (st.median - sp.median) / events, events,
-               BENCH_COMMIT);
-        printf("  fib(%ld) on %ld workers: traced/untraced %.3f, %.2f ns per event "
-               "(%.0f events, %.2f per spawn)\n",
-               n, workers, st.median / sp.median, (st.median - sp.median) / events, events,
-               events / (double)(bench_fib_expected(n + 1) - 1));
+        report_cost("wall", n, workers, param, sp.median, st.median, events);
+        report_cost("cpu", n, workers, param, cp.median, ct.median, events);
     }
     fflush(stdout);
 }
