@@ -116,34 +116,10 @@ static WEFT_NOINLINE __attribute__((noreturn)) void exit_member(struct weft__wor
     member_exit_to(w, self, to);
 }
 
-/* thread_exit's usual case while tracing (WEFT_TRACE), which sent it to
- * exit_slow only for the trace's gate bit: the same steps and the event.
- * Returns when it does not apply. */
-static inline __attribute__((always_inline)) void exit_traced(struct weft_thread *self)
-{
-    struct weft__worker *w = self->worker;
-    /* relaxed, as thread_exit's test: a bit set meanwhile is served at the
-     * next switch. attn holds a rescued thread's count (exit_slow). */
-    if (atomic_load_explicit(&w->attn, memory_order_relaxed) != 0 ||
-        atomic_load_explicit(&w->gate, memory_order_relaxed) != WEFT__GATE_TRACE ||
-        self->guard == WEFT__GUARD_CANARY ||
-        atomic_load_explicit(&self->join, memory_order_relaxed) != WEFT__J_RUNNING)
-        return;
-    struct weft_thread *to = weft__pick_default(w);
-    struct weft__trace_ring *r = weft__trace_ring(w);
-    if (to)
-        weft__trace_run_as(r, to, WEFT__RUN_EXITED, weft__trace_id(r, to));
-    else
-        weft__trace_put(r, WEFT__EV_EXIT, 0, weft__trace_id(r, self));
-    exit_to(w, self, to);
-}
-
 /* The general exit: a canary to check, a joiner that may be parked (then
  * the exit switches straight to it), attention to serve. */
-static WEFT_NOINLINE __attribute__((noreturn)) void exit_slow(struct weft_thread *self)
+static WEFT_NOINLINE __attribute__((noreturn)) void exit_other(struct weft_thread *self)
 {
-    if (weft__trace_on)
-        exit_traced(self);
     weft__rescue_settle(); /* as in exit_member */
     struct weft__worker *w = weft__worker_now();
     exit_prelude(w, self);
@@ -165,6 +141,35 @@ static WEFT_NOINLINE __attribute__((noreturn)) void exit_slow(struct weft_thread
     exit_jump(w, self, to);
 }
 
+/* thread_exit's usual case while tracing (WEFT_TRACE), which sent it to
+ * exit_slow only for the trace's gate bit: the same steps and the event. */
+static WEFT_NOINLINE __attribute__((noreturn)) void exit_traced(struct weft_thread *self)
+{
+    struct weft__worker *w = self->worker;
+    /* relaxed, as thread_exit's test: a bit set meanwhile is served at the
+     * next switch. attn holds a rescued thread's count (exit_other). */
+    if (atomic_load_explicit(&w->attn, memory_order_relaxed) != 0 ||
+        atomic_load_explicit(&w->gate, memory_order_relaxed) != WEFT__GATE_TRACE ||
+        self->guard == WEFT__GUARD_CANARY ||
+        atomic_load_explicit(&self->join, memory_order_relaxed) != WEFT__J_RUNNING)
+        exit_other(self);
+    struct weft_thread *to = weft__pick_default(w);
+    struct weft__trace_ring *r = weft__trace_ring(w);
+    if (to)
+        weft__trace_run_as(r, to, WEFT__RUN_EXITED, weft__trace_id(r, to));
+    else
+        weft__trace_put(r, WEFT__EV_EXIT, 0, weft__trace_id(r, self));
+    exit_to(w, self, to);
+}
+
+/* Every exit but thread_exit's fast path. */
+static WEFT_NOINLINE __attribute__((noreturn)) void exit_slow(struct weft_thread *self)
+{
+    if (weft__trace_on)
+        exit_traced(self);
+    exit_other(self);
+}
+
 /* Ends self (running on w) with `result`. Inline only for the usual case,
  * with no call before the final jump (so callers need no callee-saved
  * registers): no canary, nobody joined or detached yet, nothing to attend. */
@@ -173,7 +178,7 @@ thread_exit(struct weft__worker *w, struct weft_thread *self, void *result)
 {
     self->result = result;
     /* relaxed: only RUNNING is acted on here, and then the next context's
-     * CAS (weft__ctx_exit, or weft__finish_exit) orders the exit; exit_slow
+     * CAS (weft__ctx_exit, or weft__finish_exit) orders the exit; exit_other
      * re-reads with acquire. A member's word never changes. */
     uintptr_t s = atomic_load_explicit(&self->join, memory_order_relaxed);
     if (WEFT_UNLIKELY(s != WEFT__J_RUNNING)) {
@@ -960,11 +965,20 @@ static WEFT_NOINLINE int spawn_traced(weft_thread **out, weft_fn fn, const void 
     return spawn_fast(out, fn, arg, arg_size, attr, group, 1);
 }
 
+/* spawn_traced for weft_spawn's usual arguments, with their tests folded. */
+static WEFT_NOINLINE int spawn_traced_plain(weft_thread **out, weft_fn fn, const void *arg)
+{
+    return spawn_fast(out, fn, arg, 0, NULL, NULL, 1);
+}
+
 static WEFT_NOINLINE int spawn_slow(weft_thread **out, weft_fn fn, const void *arg, size_t arg_size,
                                     const weft_attr *attr, _Atomic uintptr_t *group)
 {
-    if (weft__rt.policy == (WEFT_WORK_FIRST | WEFT__POLICY_TRACED))
+    if (weft__rt.policy == (WEFT_WORK_FIRST | WEFT__POLICY_TRACED)) {
+        if (!attr && !arg_size && !group)
+            return spawn_traced_plain(out, fn, arg);
         return spawn_traced(out, fn, arg, arg_size, attr, group);
+    }
     return spawn_other(out, fn, arg, arg_size, attr, group);
 }
 
@@ -1018,7 +1032,7 @@ static int join_commit(void *arg, struct weft_thread *self)
     struct weft_thread *t = arg;
     uintptr_t s = WEFT__J_RUNNING;
     /* release: our context is saved before the exiting thread may switch to
-     * us; pairs with the acquire load in exit_slow / the CAS in
+     * us; pairs with the acquire load in exit_other / the CAS in
      * publish_done. */
     return atomic_compare_exchange_strong_explicit(&t->join, &s, (uintptr_t)self,
                                                    memory_order_acq_rel, memory_order_acquire);
