@@ -58,9 +58,12 @@ int weft__trace_start(const char *path)
     if (!path)
         return 0;
     int n = weft__rt.nworkers;
-    struct weft__trace_ring *r = calloc((size_t)n, sizeof *r);
+    /* aligned: each worker's ring head on a line of its own */
+    size_t bytes = (size_t)n * sizeof(struct weft__trace_ring);
+    struct weft__trace_ring *r = aligned_alloc(_Alignof(struct weft__trace_ring), bytes);
     if (!r)
         return ENOMEM;
+    memset(r, 0, bytes);
     for (int i = 0; i < n; i++) {
         /* untouched until written: a short program's rings stay small */
         r[i].ev = malloc(WEFT__TRACE_RING * sizeof *r[i].ev);
