@@ -141,6 +141,19 @@ static WEFT_NOINLINE __attribute__((noreturn)) void exit_other(struct weft_threa
     exit_jump(w, self, to);
 }
 
+/* exit_traced's end for a next thread (or, with none, an exiting one)
+ * without an id yet. */
+static WEFT_NOINLINE __attribute__((noreturn)) void
+exit_traced_id(struct weft__worker *w, struct weft_thread *self, struct weft_thread *to)
+{
+    struct weft__trace_ring *r = weft__trace_ring(w);
+    if (to)
+        weft__trace_run_as(r, to, WEFT__RUN_EXITED, weft__trace_id(r, to));
+    else
+        weft__trace_put(r, WEFT__EV_EXIT, 0, weft__trace_id(r, self));
+    exit_to(w, self, to);
+}
+
 /* thread_exit's usual case while tracing (WEFT_TRACE), which sent it to
  * exit_slow only for the trace's gate bit: the same steps and the event. */
 static WEFT_NOINLINE __attribute__((noreturn)) void exit_traced(struct weft_thread *self)
@@ -155,10 +168,14 @@ static WEFT_NOINLINE __attribute__((noreturn)) void exit_traced(struct weft_thre
         exit_other(self);
     struct weft_thread *to = weft__pick_default(w);
     struct weft__trace_ring *r = weft__trace_ring(w);
+    /* relaxed: the id is the only datum (weft_thread_id) */
+    uint64_t id = __atomic_load_n(to ? &to->id : &self->id, __ATOMIC_RELAXED);
+    if (WEFT_UNLIKELY(!id)) /* no call here but the switch */
+        exit_traced_id(w, self, to);
     if (to)
-        weft__trace_run_as(r, to, WEFT__RUN_EXITED, weft__trace_id(r, to));
+        weft__trace_run_as(r, to, WEFT__RUN_EXITED, id);
     else
-        weft__trace_put(r, WEFT__EV_EXIT, 0, weft__trace_id(r, self));
+        weft__trace_put(r, WEFT__EV_EXIT, 0, id);
     exit_to(w, self, to);
 }
 
@@ -925,6 +942,7 @@ WEFT_INLINE int spawn_fast(weft_thread **out, weft_fn fn, const void *arg, size_
 {
     struct weft__worker *w = weft__tls_worker;
     struct weft_thread *self, *t;
+    struct weft__trace_ring *r = NULL;
     size_t size = attr ? attr->stack_size : 0;
     if (WEFT_UNLIKELY(
             (attr && (attr->detached || attr->bound || attr->priority != WEFT_PRIO_NORMAL ||
@@ -935,6 +953,10 @@ WEFT_INLINE int spawn_fast(weft_thread **out, weft_fn fn, const void *arg, size_
             (!traced && weft__rt.policy != WEFT_WORK_FIRST)))
         return traced ? spawn_other(out, fn, arg, arg_size, attr, group)
                       : spawn_slow(out, fn, arg, arg_size, attr, group);
+    /* a worker whose block of ids ran out takes spawn_any, which draws
+     * more: no call here but the switch */
+    if (traced && (r = weft__trace_ring(w), WEFT_UNLIKELY(r->id_next == r->id_end)))
+        return spawn_other(out, fn, arg, arg_size, attr, group);
     t = size == 0 || size == weft__rt.stack_size ? weft__stack_cache_pop(&w->cache)
                                                  : weft__stack_cache_pop_sized(&w->cache, size);
     if (WEFT_UNLIKELY(!t))
@@ -949,8 +971,7 @@ WEFT_INLINE int spawn_fast(weft_thread **out, weft_fn fn, const void *arg, size_
         *out = t;
     count_spawn(w);
     if (traced) {
-        struct weft__trace_ring *r = weft__trace_ring(w);
-        uint64_t id = weft__trace_new_id(r);
+        uint64_t id = r->id_next++;
         t->id = id; /* nobody else can name t yet */
         weft__trace_run_as(r, t, WEFT__RUN_SPAWNED, id);
     }
