@@ -659,12 +659,12 @@ WEFT_INLINE int spawn_child_first(struct weft__worker *w, struct weft_thread *se
 
 /* The per-spawn fields of a slot (the stack fields stay from its carving). */
 WEFT_INLINE void init_thread(struct weft__worker *w, struct weft_thread *t, weft_fn fn, void *arg,
-                             const char *name, uintptr_t join)
+                             const char *name, uintptr_t join, uint64_t id)
 {
     t->fn = fn;
     t->arg = arg;
     t->name = name;
-    t->id = 0; /* assigned on first use: weft_thread_id */
+    t->id = id; /* 0: assigned on first use (weft_thread_id); a traced spawn gives one */
     /* relaxed: t is published by the switch or queue that follows */
     atomic_store_explicit(&t->join, join, memory_order_relaxed);
     weft__san_thread_created(t);
@@ -771,7 +771,8 @@ static int spawn_any(weft_thread **out, weft_fn fn, const void *arg, size_t arg_
     init_thread(w, t, fn, (void *)arg, attr->name,
                 group            ? WEFT__J_MEMBER
                 : attr->detached ? WEFT__J_DETACHED
-                                 : WEFT__J_RUNNING);
+                                 : WEFT__J_RUNNING,
+                w && WEFT_UNLIKELY(weft__trace_on) ? weft__trace_new_id(weft__trace_ring(w)) : 0);
     __atomic_store_n(&t->prio, (int8_t)attr->priority, __ATOMIC_RELAXED);
     __atomic_store_n(&t->pcls, (int8_t)attr->priority, __ATOMIC_RELAXED);
     void *top = place_arg(t, arg, arg_size);
@@ -779,8 +780,6 @@ static int spawn_any(weft_thread **out, weft_fn fn, const void *arg, size_t arg_
         weft__group_add(group, t);
     if (out)
         *out = t;
-    if (w && WEFT_UNLIKELY(weft__trace_on)) /* nobody else can name t yet */
-        t->id = weft__trace_new_id(weft__trace_ring(w));
     if (w) {
         count_spawn(w);
         struct weft_thread *self = w->current;
@@ -894,7 +893,7 @@ static WEFT_NOINLINE int spawn_main(struct weft__worker *w, struct weft_thread *
     struct weft_thread *t;
     if (WEFT_LIKELY(first && !attr && !arg_size && fn && out && self->guard != WEFT__GUARD_CANARY &&
                     (t = weft__stack_cache_pop(&w->cache)))) {
-        init_thread(w, t, fn, (void *)arg, NULL, WEFT__J_RUNNING);
+        init_thread(w, t, fn, (void *)arg, NULL, WEFT__J_RUNNING, 0);
         *out = t;
         main_prev = t;
         count_spawn(w);
@@ -962,19 +961,17 @@ WEFT_INLINE int spawn_fast(weft_thread **out, weft_fn fn, const void *arg, size_
     if (WEFT_UNLIKELY(!t))
         return traced ? spawn_other(out, fn, arg, arg_size, attr, group)
                       : spawn_slow(out, fn, arg, arg_size, attr, group);
+    /* nobody else can name t yet: its id is a plain store */
     init_thread(w, t, fn, (void *)arg, attr ? attr->name : NULL,
-                group ? WEFT__J_MEMBER : WEFT__J_RUNNING);
+                group ? WEFT__J_MEMBER : WEFT__J_RUNNING, traced ? r->id_next++ : 0);
     void *top = place_arg(t, arg, arg_size);
     if (group)
         weft__group_add(group, t);
     else
         *out = t;
     count_spawn(w);
-    if (traced) {
-        uint64_t id = r->id_next++;
-        t->id = id; /* nobody else can name t yet */
-        weft__trace_run_as(r, t, WEFT__RUN_SPAWNED, id);
-    }
+    if (traced)
+        weft__trace_run_as(r, t, WEFT__RUN_SPAWNED, t->id);
     return spawn_child_first(w, self, t, top);
 }
 
