@@ -145,6 +145,13 @@ struct weft__worker {
                                      that tick; 0: none. Set by CAS (monitor, readiers),
                                      cleared by the owner (its signal handler) */
     uint64_t npreempt[2];         /* preemptions by cause (quantum, priority); owner only */
+    /* The fast retry of a request the handler had to refuse (preempt.c):
+     * a one-shot kernel timer that signals the kernel thread running w.
+     * Owner only (the handler), and the worker's teardown. */
+    int retry_timer;     /* kernel timer id + 1; 0: none yet */
+    int retry_tid;       /* the kernel thread that timer signals */
+    uint64_t retry_req;  /* the request being retried */
+    unsigned retry_n;    /* retries of it so far */
 
     struct weft__deque dq; /* default pool: owner bottom, thieves top */
 
