@@ -71,32 +71,19 @@ static inline struct weft__prio_q *q_of(struct weft__worker *w)
 
 /* ---- lists (under q->lock) ----------------------------------------------- */
 
-static void link_front(struct weft__prio_q *q, int i, struct weft_thread *t)
+/* Puts t at the front (a preempted or inheriting thread: it runs next in
+ * its class) or the back (ready, yielded) of q's list i. */
+static void link_at(struct weft__prio_q *q, int i, struct weft_thread *t, int front)
 {
     struct prio_list *l = &q->l[i];
-    t->prev = NULL;
-    t->next = l->front;
-    if (l->front)
-        l->front->prev = t;
+    struct weft_thread *nb = front ? l->front : l->back; /* its neighbour-to-be */
+    t->next = front ? nb : NULL;
+    t->prev = front ? NULL : nb;
+    if (nb)
+        *(front ? &nb->prev : &nb->next) = t;
     else
-        l->back = t;
-    l->front = t;
-    __atomic_store_n(&t->pq, q, __ATOMIC_RELAXED);
-    t->pq_cls = (int8_t)i;
-    atomic_store_explicit(&q->mask, atomic_load_explicit(&q->mask, memory_order_relaxed) | 1u << i,
-                          memory_order_relaxed);
-}
-
-static void link_back(struct weft__prio_q *q, int i, struct weft_thread *t)
-{
-    struct prio_list *l = &q->l[i];
-    t->next = NULL;
-    t->prev = l->back;
-    if (l->back)
-        l->back->next = t;
-    else
-        l->front = t;
-    l->back = t;
+        *(front ? &l->back : &l->front) = t;
+    *(front ? &l->front : &l->back) = t;
     __atomic_store_n(&t->pq, q, __ATOMIC_RELAXED);
     t->pq_cls = (int8_t)i;
     atomic_store_explicit(&q->mask, atomic_load_explicit(&q->mask, memory_order_relaxed) | 1u << i,
@@ -139,7 +126,7 @@ static void prio_push(struct weft__worker *w, struct weft_thread *t)
     struct weft__prio_q *q = q_of(w);
     int c = weft__cls(t);
     weft__lock_acquire(&q->lock);
-    link_front(q, IDX(c), t);
+    link_at(q, IDX(c), t, 1);
     weft__lock_release(&q->lock);
     weft__preempt_for_class(c);
 }
@@ -148,7 +135,7 @@ static void prio_push_yield(struct weft__worker *w, struct weft_thread *t)
 {
     struct weft__prio_q *q = q_of(w);
     weft__lock_acquire(&q->lock);
-    link_back(q, IDX(weft__cls(t)), t);
+    link_at(q, IDX(weft__cls(t)), t, 0);
     weft__lock_release(&q->lock);
 }
 
@@ -318,7 +305,7 @@ void weft__prio_requeue(struct weft_thread *t)
     weft__lock_acquire(&q->lock);
     if (t->pq == q) {
         unlink_t(q, t);
-        link_front(q, IDX(weft__cls(t)), t);
+        link_at(q, IDX(weft__cls(t)), t, 1);
     }
     weft__lock_release(&q->lock);
 }
@@ -399,7 +386,7 @@ RACY_PRIO void weft__prio_inherit(uint64_t id, int c)
                     if (raise_to(t, c)) {
                         __atomic_store_n(&t->pcls, (int8_t)c, __ATOMIC_RELAXED);
                         unlink_t(q, t);
-                        link_front(q, IDX(c), t);
+                        link_at(q, IDX(c), t, 1);
                     }
                     weft__lock_release(&q->lock);
                     weft__preempt_for_class(c);
