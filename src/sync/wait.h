@@ -135,23 +135,12 @@ static inline void weft__spin_learn(_Atomic uint32_t *hint, unsigned verdict)
 static inline void weft__sync_lock(_Atomic uint32_t *l);
 static inline void weft__sync_unlock(_Atomic uint32_t *l);
 
-/* ---- helpers for the objects' internal lock bits ------------------------------ */
+/* ---- helpers for the objects' internal locks ------------------------------------ */
 
-/* One step of a wait for a lock bit held for a few instructions: pause,
- * and every 64 steps sched_yield (the holder may have lost its CPU). */
+/* One step of a wait for a lock (or lock bit, sync/lbit.h) held for a few
+ * instructions: pause, and every 64 steps sched_yield (the holder may have
+ * lost its CPU). */
 void weft__sync_backoff(unsigned *spins);
-
-/* Waits while the lock bit l of *word is set (an object's internal lock,
- * held for a few instructions; weft__sync_backoff between looks) and returns
- * the first value without it. relaxed: the caller's CAS on that value
- * decides, and orders what it must. */
-static inline uint64_t weft__sync_unlocked(_Atomic uint64_t *word, uint64_t l, unsigned *spins)
-{
-    uint64_t v;
-    while ((v = atomic_load_explicit(word, memory_order_relaxed)) & l)
-        weft__sync_backoff(spins);
-    return v;
-}
 
 /* The caller's identity as a lock owner: from its id for a user thread
  * (weft_self(), so inside weft_blocking the caller), never reused by a
