@@ -36,41 +36,38 @@
         return q->head == NULL;                                                                    \
     }                                                                                              \
                                                                                                    \
-    /* Behind every record queued. */                                                             \
-    static inline void prefix##_push(struct tag *q, type *x)                                       \
+    /* Makes a and b neighbours, a first (a NULL: b is the head; b NULL: a is the tail). */        \
+    /* Every change of the links is this step. */                                                  \
+    static inline void prefix##_join(struct tag *q, type *a, type *b)                              \
     {                                                                                              \
-        x->next = NULL;                                                                            \
-        x->prev = q->tail;                                                                         \
-        if (q->tail)                                                                               \
-            q->tail->next = x;                                                                     \
+        if (a)                                                                                     \
+            a->next = b;                                                                           \
         else                                                                                       \
-            q->head = x;                                                                           \
-        q->tail = x;                                                                               \
+            q->head = b;                                                                           \
+        if (b)                                                                                     \
+            b->prev = a;                                                                           \
+        else                                                                                       \
+            q->tail = a;                                                                           \
+    }                                                                                              \
+                                                                                                   \
+    /* Behind every record queued. */                                                              \
+    __attribute__((nonnull)) static inline void prefix##_push(struct tag *q, type *x)              \
+    {                                                                                              \
+        prefix##_join(q, q->tail, x);                                                              \
+        prefix##_join(q, x, NULL);                                                                 \
     }                                                                                              \
                                                                                                    \
     /* Ahead of every record queued. */                                                            \
-    static inline void prefix##_push_front(struct tag *q, type *x)                                 \
+    __attribute__((nonnull)) static inline void prefix##_push_front(struct tag *q, type *x)        \
     {                                                                                              \
-        x->prev = NULL;                                                                            \
-        x->next = q->head;                                                                         \
-        if (q->head)                                                                               \
-            q->head->prev = x;                                                                     \
-        else                                                                                       \
-            q->tail = x;                                                                           \
-        q->head = x;                                                                               \
+        prefix##_join(q, x, q->head);                                                              \
+        prefix##_join(q, NULL, x);                                                                 \
     }                                                                                              \
                                                                                                    \
     /* x must be in q. */                                                                          \
-    static inline void prefix##_remove(struct tag *q, type *x)                                     \
+    __attribute__((nonnull)) static inline void prefix##_remove(struct tag *q, type *x)            \
     {                                                                                              \
-        if (x->prev)                                                                               \
-            x->prev->next = x->next;                                                               \
-        else                                                                                       \
-            q->head = x->next;                                                                     \
-        if (x->next)                                                                               \
-            x->next->prev = x->prev;                                                               \
-        else                                                                                       \
-            q->tail = x->prev;                                                                     \
+        prefix##_join(q, x->prev, x->next);                                                        \
         x->next = x->prev = NULL;                                                                  \
     }                                                                                              \
                                                                                                    \
@@ -83,7 +80,7 @@
         return x;                                                                                  \
     }                                                                                              \
                                                                                                    \
-    /* Empties q; returns its records, oldest first, chained through next. */                     \
+    /* Empties q; returns its records, oldest first, chained through next. */                      \
     static inline type *prefix##_take_all(struct tag *q)                                           \
     {                                                                                              \
         type *x = q->head;                                                                         \
