@@ -22,29 +22,29 @@ static void fifo_init(void)
     atomic_store_explicit(&q.n, 0, memory_order_relaxed);
 }
 
-/* Under q.lock: one more thread queued. */
-static void count_in(void)
+/* Queues t at the tail, or at the head (yield-to-first). */
+static void push_at(struct weft_thread *t, int head)
 {
+    weft__lock_acquire(&q.lock);
+    if (head)
+        weft__tq_push_front(&q.tq, t);
+    else
+        weft__tq_push(&q.tq, t);
     atomic_store_explicit(&q.n, atomic_load_explicit(&q.n, memory_order_relaxed) + 1,
                           memory_order_relaxed);
+    weft__lock_release(&q.lock);
 }
 
 static void push_tail(struct weft__worker *w, struct weft_thread *t)
 {
     (void)w;
-    weft__lock_acquire(&q.lock);
-    weft__tq_push(&q.tq, t);
-    count_in();
-    weft__lock_release(&q.lock);
+    push_at(t, 0);
 }
 
 static void push_head(struct weft__worker *w, struct weft_thread *t)
 {
     (void)w;
-    weft__lock_acquire(&q.lock);
-    weft__tq_push_front(&q.tq, t);
-    count_in();
-    weft__lock_release(&q.lock);
+    push_at(t, 1);
 }
 
 static struct weft_thread *pop_head(struct weft__worker *w)

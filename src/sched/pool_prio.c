@@ -48,7 +48,7 @@
 
 struct weft__prio_q {
     weft__lock lock;
-    _Atomic uint32_t mask;      /* bit IDX(c): list c is not empty; written under
+    _Atomic uint32_t mask;         /* bit IDX(c): list c is not empty; written under
                                       lock, read racily as a hint */
     struct weft__tqueue l[NCLASS]; /* under lock; head: the front */
 } __attribute__((aligned(WEFT_CACHELINE)));
