@@ -14,6 +14,7 @@
 #ifndef WEFT_SYNC_LBIT_H
 #define WEFT_SYNC_LBIT_H
 
+#include <errno.h>
 #include <stdatomic.h>
 #include <stdint.h>
 
@@ -75,6 +76,15 @@ static inline void weft__lbit_drop(_Atomic uint64_t *word, uint64_t nv, uint64_t
     WEFT_ASSERT(!(nv & l));
     (void)l;
     atomic_store_explicit(word, nv, memory_order_release);
+}
+
+/* The destroy of an L-bit object whose word is 0 exactly when nobody holds
+ * it or waits for it (mutex, rwlock): EBUSY, else 0. acquire: a destroy
+ * after the last unlock sees everything before it (pairs with that
+ * unlock's release). */
+static inline int weft__lbit_destroy(_Atomic uint64_t *word)
+{
+    return atomic_load_explicit(word, memory_order_acquire) != 0 ? EBUSY : 0;
 }
 
 #endif

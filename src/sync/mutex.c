@@ -61,10 +61,7 @@ int weft_mutex_init(weft_mutex *m)
 
 int weft_mutex_destroy(weft_mutex *m)
 {
-    if (!m)
-        return EINVAL;
-    /* acquire: a destroy after the last unlock sees everything before it. */
-    return atomic_load_explicit(&impl(m)->word, memory_order_acquire) != 0 ? EBUSY : 0;
+    return m ? weft__lbit_destroy(&impl(m)->word) : EINVAL;
 }
 
 int weft__mutex_held(weft_mutex *m, uintptr_t owner)

@@ -53,10 +53,7 @@ int weft_rwlock_init(weft_rwlock *l)
 
 int weft_rwlock_destroy(weft_rwlock *l)
 {
-    if (!l)
-        return EINVAL;
-    /* acquire: a destroy after the last unlock sees everything before it. */
-    return atomic_load_explicit(&impl(l)->word, memory_order_acquire) != 0 ? EBUSY : 0;
+    return l ? weft__lbit_destroy(&impl(l)->word) : EINVAL;
 }
 
 static int own_write(struct rwlock *rw, uint64_t v, uintptr_t me)
@@ -118,43 +115,38 @@ static enum weft__lbit_op write_or_queue(uint64_t v, uint64_t *nv, void *look)
     return refuse_or_queue(v, nv, look, WQ);
 }
 
-/* Runs a lock decision from v; after TAKE waits in q (queue bit qbit)
- * until an unlock grants the lock. Returns the op that ended the update,
- * with *rc 0 or, for KEEP, the error. */
-WEFT_INLINE enum weft__lbit_op lock(struct rwlock *rw, uint64_t v, weft__lbit_decide *decide,
-                                    struct weft__waitq *q, uint64_t qbit, int *rc)
+/* rdlock (write 0) and wrlock (1): runs decide on the word; after TAKE
+ * waits in the queue until an unlock grants the lock. */
+WEFT_INLINE int lock(weft_rwlock *l, weft__lbit_decide *decide, int write)
 {
+    if (!l)
+        return EINVAL;
+    struct rwlock *rw = impl(l);
     struct look k = { rw, 0 };
+    /* A writer starts from 0, the one value it takes lock-free. */
+    uint64_t v = write ? 0 : atomic_load_explicit(&rw->word, memory_order_relaxed);
     /* acquire: pairs with the release of the unlock that let us in (a
      * grant's, through the wake, for a queued waiter). */
-    enum weft__lbit_op op = weft__lbit_update(&rw->word, &v, L, decide, &k, memory_order_acquire);
-    if (op == WEFT__LBIT_TAKE)
-        wait_granted(rw, q, v | qbit);
-    *rc = k.rc;
-    return op;
+    switch (weft__lbit_update(&rw->word, &v, L, decide, &k, memory_order_acquire)) {
+    case WEFT__LBIT_TAKE: wait_granted(rw, write ? &rw->wq : &rw->rq, v | (write ? WQ : RQ)); break;
+    case WEFT__LBIT_SET:
+        /* A granted writer was named by its granter; this one names itself. */
+        if (write)
+            atomic_store_explicit(&rw->owner, weft__sync_owner(), memory_order_relaxed);
+        break;
+    case WEFT__LBIT_KEEP: break;
+    }
+    return k.rc;
 }
 
 int weft_rwlock_rdlock(weft_rwlock *l)
 {
-    if (!l)
-        return EINVAL;
-    struct rwlock *rw = impl(l);
-    int rc;
-    lock(rw, atomic_load_explicit(&rw->word, memory_order_relaxed), read_or_queue, &rw->rq, RQ,
-         &rc);
-    return rc;
+    return lock(l, read_or_queue, 0);
 }
 
 int weft_rwlock_wrlock(weft_rwlock *l)
 {
-    if (!l)
-        return EINVAL;
-    struct rwlock *rw = impl(l);
-    int rc;
-    /* From 0, the value it takes lock-free. */
-    if (lock(rw, 0, write_or_queue, &rw->wq, WQ, &rc) == WEFT__LBIT_SET)
-        atomic_store_explicit(&rw->owner, weft__sync_owner(), memory_order_relaxed);
-    return rc;
+    return lock(l, write_or_queue, 1);
 }
 
 /* Under L: grants the lock to the oldest writer and drops L. */

@@ -88,63 +88,60 @@ static enum weft__lbit_op add_unit_or_hand_off(uint64_t v, uint64_t *nv, void *r
     return WEFT__LBIT_SET;
 }
 
-/* Runs decide on the sem's word (weft__lbit_update): 0 or decide's error
- * once done without L, 1 holding L (*v: the value before L was set).
- * order: of a lock-free SET, as the caller's comment says. */
-WEFT_INLINE int update(struct sem *sm, uint64_t *v, weft__lbit_decide *decide, int *rc,
-                       memory_order order)
+/* wait, holding L taken on v: queues the caller, drops L, waits. */
+static void queue_and_wait(struct sem *sm, uint64_t v)
 {
-    *rc = 0;
-    *v = atomic_load_explicit(&sm->word, memory_order_relaxed);
-    return weft__lbit_update(&sm->word, v, L, decide, rc, order) == WEFT__LBIT_TAKE;
-}
-
-int weft_sem_trywait(weft_sem *s)
-{
-    if (!s)
-        return EINVAL;
-    int rc;
-    uint64_t v;
-    /* acquire: takes the unit a post published with release. */
-    update(impl(s), &v, take_unit, &rc, memory_order_acquire);
-    return rc;
-}
-
-int weft_sem_wait(weft_sem *s)
-{
-    if (!s)
-        return EINVAL;
-    struct sem *sm = impl(s);
-    int rc;
-    uint64_t v;
-    /* acquire: takes the unit a post published with release. */
-    if (!update(sm, &v, take_unit_or_queue, &rc, memory_order_acquire))
-        return rc;
     struct weft__waiter self;
     weft__waiter_init(&self, WEFT__WAIT_SEM);
     weft__waitq_push(&sm->q, &self);
     weft__lbit_drop(&sm->word, v | W, L); /* publishes the queue to post */
     weft__waiter_block(&self, weft__spin_budget(&sm->spin_hint, SEM_SPIN_NS), NULL, 0);
     weft__spin_learn(&sm->spin_hint, self.spin);
-    return 0;
 }
 
-int weft_sem_post(weft_sem *s)
+/* post, holding L taken on v: hands the unit to the oldest waiter. */
+static void hand_off(struct sem *sm, uint64_t v)
 {
-    if (!s)
-        return EINVAL;
-    struct sem *sm = impl(s);
-    int rc;
-    uint64_t v;
-    /* release: publishes what precedes the post to the waiter that takes
-     * this unit. */
-    if (!update(sm, &v, add_unit_or_hand_off, &rc, memory_order_release))
-        return rc;
     struct weft__waiter *w = weft__waitq_pop(&sm->q);
     WEFT_ASSERT(w != NULL && v < ONE);
     /* Publishes the queue; the unit itself goes to w through the release
      * of its wake. */
     weft__lbit_drop(&sm->word, weft__waitq_empty(&sm->q) ? 0 : W, L);
     weft__waiter_wake(w);
-    return 0;
+}
+
+/* Runs decide on s's word (weft__lbit_update; order: of a lock-free SET,
+ * as the caller says), then under_l if it took L. Returns EINVAL for
+ * NULL, else 0 or decide's error. */
+WEFT_INLINE int update(weft_sem *s, weft__lbit_decide *decide,
+                       void (*under_l)(struct sem *, uint64_t), memory_order order)
+{
+    if (!s)
+        return EINVAL;
+    struct sem *sm = impl(s);
+    int rc = 0;
+    uint64_t v = atomic_load_explicit(&sm->word, memory_order_relaxed);
+    if (weft__lbit_update(&sm->word, &v, L, decide, &rc, order) == WEFT__LBIT_TAKE)
+        under_l(sm, v);
+    return rc;
+}
+
+int weft_sem_trywait(weft_sem *s)
+{
+    /* acquire: takes the unit a post published with release. take_unit
+     * never takes L. */
+    return update(s, take_unit, NULL, memory_order_acquire);
+}
+
+int weft_sem_wait(weft_sem *s)
+{
+    /* acquire: takes the unit a post published with release. */
+    return update(s, take_unit_or_queue, queue_and_wait, memory_order_acquire);
+}
+
+int weft_sem_post(weft_sem *s)
+{
+    /* release: publishes what precedes the post to the waiter that takes
+     * this unit. */
+    return update(s, add_unit_or_hand_off, hand_off, memory_order_release);
 }
