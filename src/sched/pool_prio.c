@@ -46,15 +46,11 @@
 #define RACY_PRIO
 #endif
 
-struct prio_list {
-    struct weft_thread *front, *back; /* linked through next (toward back) and prev */
-};
-
 struct weft__prio_q {
     weft__lock lock;
-    _Atomic uint32_t mask;      /* bit IDX(c): list c is not empty; written under
+    _Atomic uint32_t mask;         /* bit IDX(c): list c is not empty; written under
                                       lock, read racily as a hint */
-    struct prio_list l[NCLASS]; /* under lock */
+    struct weft__tqueue l[NCLASS]; /* under lock; head: the front */
 } __attribute__((aligned(WEFT_CACHELINE)));
 
 static struct {
@@ -71,40 +67,33 @@ static inline struct weft__prio_q *q_of(struct weft__worker *w)
 
 /* ---- lists (under q->lock) ----------------------------------------------- */
 
-/* Puts t at the front (a preempted or inheriting thread: it runs next in
- * its class) or the back (ready, yielded) of q's list i. */
-static void link_at(struct weft__prio_q *q, int i, struct weft_thread *t, int front)
+/* t has just joined list i. */
+static void note_linked(struct weft__prio_q *q, int i, struct weft_thread *t)
 {
-    struct prio_list *l = &q->l[i];
-    struct weft_thread *nb = front ? l->front : l->back; /* its neighbour-to-be */
-    t->next = front ? nb : NULL;
-    t->prev = front ? NULL : nb;
-    if (nb)
-        *(front ? &nb->prev : &nb->next) = t;
-    else
-        *(front ? &l->back : &l->front) = t;
-    *(front ? &l->front : &l->back) = t;
     __atomic_store_n(&t->pq, q, __ATOMIC_RELAXED);
     t->pq_cls = (int8_t)i;
     atomic_store_explicit(&q->mask, atomic_load_explicit(&q->mask, memory_order_relaxed) | 1u << i,
                           memory_order_relaxed);
 }
 
+static void link_front(struct weft__prio_q *q, int i, struct weft_thread *t)
+{
+    weft__tq_push_front(&q->l[i], t);
+    note_linked(q, i, t);
+}
+
+static void link_back(struct weft__prio_q *q, int i, struct weft_thread *t)
+{
+    weft__tq_push(&q->l[i], t);
+    note_linked(q, i, t);
+}
+
 static void unlink_t(struct weft__prio_q *q, struct weft_thread *t)
 {
     int i = t->pq_cls;
-    struct prio_list *l = &q->l[i];
-    if (t->prev)
-        t->prev->next = t->next;
-    else
-        l->front = t->next;
-    if (t->next)
-        t->next->prev = t->prev;
-    else
-        l->back = t->prev;
-    t->next = t->prev = NULL;
+    weft__tq_remove(&q->l[i], t);
     __atomic_store_n(&t->pq, NULL, __ATOMIC_RELAXED);
-    if (!l->front)
+    if (weft__tq_empty(&q->l[i]))
         atomic_store_explicit(&q->mask,
                               atomic_load_explicit(&q->mask, memory_order_relaxed) & ~(1u << i),
                               memory_order_relaxed);
@@ -126,7 +115,7 @@ static void prio_push(struct weft__worker *w, struct weft_thread *t)
     struct weft__prio_q *q = q_of(w);
     int c = weft__cls(t);
     weft__lock_acquire(&q->lock);
-    link_at(q, IDX(c), t, 1);
+    link_front(q, IDX(c), t);
     weft__lock_release(&q->lock);
     weft__preempt_for_class(c);
 }
@@ -135,7 +124,7 @@ static void prio_push_yield(struct weft__worker *w, struct weft_thread *t)
 {
     struct weft__prio_q *q = q_of(w);
     weft__lock_acquire(&q->lock);
-    link_at(q, IDX(weft__cls(t)), t, 0);
+    link_back(q, IDX(weft__cls(t)), t);
     weft__lock_release(&q->lock);
 }
 
@@ -150,7 +139,7 @@ static struct weft_thread *pop_from(struct weft__prio_q *q, int from)
     m = atomic_load_explicit(&q->mask, memory_order_relaxed) >> from;
     struct weft_thread *t = NULL;
     if (m) {
-        t = q->l[top_class(m) + from].front;
+        t = q->l[top_class(m) + from].head;
         unlink_t(q, t);
     }
     weft__lock_release(&q->lock);
@@ -204,7 +193,7 @@ static struct weft_thread *steal_list(struct weft__prio_q *v, int i)
     if (!(atomic_load_explicit(&v->mask, memory_order_relaxed) & 1u << i))
         return NULL;
     weft__lock_acquire(&v->lock);
-    struct weft_thread *t = v->l[i].back;
+    struct weft_thread *t = v->l[i].tail;
     while (t && t->pinned)
         t = t->prev;
     if (t)
@@ -305,7 +294,7 @@ void weft__prio_requeue(struct weft_thread *t)
     weft__lock_acquire(&q->lock);
     if (t->pq == q) {
         unlink_t(q, t);
-        link_at(q, IDX(weft__cls(t)), t, 1);
+        link_front(q, IDX(weft__cls(t)), t);
     }
     weft__lock_release(&q->lock);
 }
@@ -381,12 +370,12 @@ RACY_PRIO void weft__prio_inherit(uint64_t id, int c)
             continue;
         weft__lock_acquire(&q->lock);
         for (int k = 0; k < NCLASS; k++)
-            for (struct weft_thread *t = q->l[k].front; t; t = t->next)
+            for (struct weft_thread *t = q->l[k].head; t; t = t->next)
                 if (__atomic_load_n(&t->id, __ATOMIC_RELAXED) == id) {
                     if (raise_to(t, c)) {
                         __atomic_store_n(&t->pcls, (int8_t)c, __ATOMIC_RELAXED);
                         unlink_t(q, t);
-                        link_at(q, IDX(c), t, 1);
+                        link_front(q, IDX(c), t);
                     }
                     weft__lock_release(&q->lock);
                     weft__preempt_for_class(c);
