@@ -27,6 +27,7 @@
 #include <time.h>
 
 #include "arch/context.h"
+#include "base/rand.h"
 #include "dist/dist.h"
 
 #define REC_SHIFT   40 /* thread id = (rank + 1) << REC_SHIFT | counter */
@@ -331,14 +332,6 @@ static int own_deque_empty(struct weft__dctl *c)
     return empty;
 }
 
-static uint64_t next_rand(struct weft__dist *d)
-{
-    d->rng ^= d->rng << 13;
-    d->rng ^= d->rng >> 7;
-    d->rng ^= d->rng << 17;
-    return d->rng;
-}
-
 /* Steals the oldest continuation of a random other rank into our U (the
  * scheduler runs on its native stack and U is free: see dist.h). Returns
  * the saved sp to resume, with d->cur set, or NULL. */
@@ -346,7 +339,7 @@ static char *steal(struct weft__dist *d)
 {
     if (d->size < 2)
         return NULL;
-    int v = (int)(next_rand(d) % (uint64_t)(d->size - 1));
+    int v = (int)(weft__rand_next(&d->rng) % (uint64_t)(d->size - 1));
     if (v >= d->rank)
         v++;
     struct weft__dctl *vc = weft__dist_ctl(v);

@@ -8,6 +8,7 @@
  * weft__pool(), like any other pool; the priority pool (pool_prio.c) keeps
  * them as its NORMAL class.
  */
+#include "base/rand.h"
 #include "sched/sched.h"
 #include "sched/trace.h"
 
@@ -40,23 +41,12 @@ static struct weft_thread *ws_pop(struct weft__worker *w)
     return weft__pick_default(w);
 }
 
-static uint64_t next_rand(struct weft__worker *w)
-{
-    /* xorshift64: victim selection only */
-    uint64_t x = w->rng;
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    w->rng = x;
-    return x;
-}
-
 #define STEAL_TRIES 4 /* aborted steals (a lost race) retried per victim */
 
 struct weft_thread *weft__ws_steal(struct weft__worker *w)
 {
     int n = weft__rt.nworkers;
-    int start = (int)(next_rand(w) % (uint64_t)n);
+    int start = (int)(weft__rand_next(&w->rng) % (uint64_t)n);
     for (int i = 0; i < n; i++) {
         struct weft__worker *v = weft__rt.workers[(start + i) % n];
         if (v == w)

@@ -57,6 +57,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/rand.h"
 #include "sched/sched.h"
 #include "sched/trace.h"
 
@@ -528,23 +529,12 @@ static struct weft_task *pop_local(struct task_worker *tw)
     return t;
 }
 
-static uint64_t next_rand(struct task_worker *tw)
-{
-    /* xorshift64: victim selection only */
-    uint64_t x = tw->rng;
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    tw->rng = x;
-    return x;
-}
-
 static struct weft_task *steal_task(struct weft__worker *w, struct task_worker *tw)
 {
     int n = ntws;
     if (n < 2)
         return NULL;
-    int start = (int)(next_rand(tw) % (uint64_t)n);
+    int start = (int)(weft__rand_next(&tw->rng) % (uint64_t)n);
     for (int i = 0; i < n; i++) {
         struct task_worker *v = tws[(start + i) % n];
         if (v == tw)
