@@ -41,8 +41,6 @@ static struct weft_thread *ws_pop(struct weft__worker *w)
     return weft__pick_default(w);
 }
 
-#define STEAL_TRIES 4 /* aborted steals (a lost race) retried per victim */
-
 struct weft_thread *weft__ws_steal(struct weft__worker *w)
 {
     int n = weft__rt.nworkers;
@@ -51,19 +49,15 @@ struct weft_thread *weft__ws_steal(struct weft__worker *w)
         struct weft__worker *v = weft__rt.workers[(start + i) % n];
         if (v == w)
             continue;
-        for (int tries = 0; tries < STEAL_TRIES; tries++) {
-            struct weft_thread *t = weft__deque_steal(&v->dq);
-            if (t == WEFT__STEAL_EMPTY)
-                break;
-            if (t != WEFT__STEAL_ABORT) {
-                __atomic_store_n(&w->nsteals, w->nsteals + 1, __ATOMIC_RELAXED);
-                if (WEFT_UNLIKELY(weft__trace_on))
-                    weft__trace(w, WEFT__EV_STEAL, t, v->id);
-                /* More left there and someone asleep: pass the wake on. */
-                if (weft__deque_size_hint(&v->dq) > 0)
-                    weft__maybe_wake();
-                return t;
-            }
+        struct weft_thread *t = weft__deque_steal_retry(&v->dq);
+        if (t) {
+            __atomic_store_n(&w->nsteals, w->nsteals + 1, __ATOMIC_RELAXED);
+            if (WEFT_UNLIKELY(weft__trace_on))
+                weft__trace(w, WEFT__EV_STEAL, t, v->id);
+            /* More left there and someone asleep: pass the wake on. */
+            if (weft__deque_size_hint(&v->dq) > 0)
+                weft__maybe_wake();
+            return t;
         }
     }
     return NULL;
