@@ -93,23 +93,11 @@ static struct {
 
 /* ---- per-thread records ------------------------------------------------------ */
 
-/* t's id, assigned if it has none yet (as weft_thread_id). */
-RACY static uint64_t id_of(struct weft_thread *t)
-{
-    uint64_t id = __atomic_load_n(&t->id, __ATOMIC_RELAXED);
-    if (id)
-        return id;
-    uint64_t fresh = atomic_fetch_add_explicit(&weft__rt.id_next, 1, memory_order_relaxed);
-    if (__atomic_compare_exchange_n(&t->id, &id, fresh, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-        return fresh;
-    return id;
-}
-
 /* Makes t's record its own (a reused slot starts afresh). relaxed: the
  * record is a statistic; a racing reset loses at most one charge. */
 RACY static void own_record(struct weft_thread *t, uint64_t now)
 {
-    uint64_t id = id_of(t);
+    uint64_t id = weft__thread_id_of(t);
     if (atomic_load_explicit(&t->acct_id, memory_order_relaxed) != id) {
         atomic_store_explicit(&t->cpu_ns, 0, memory_order_relaxed);
         atomic_store_explicit(&t->charged_at, now, memory_order_relaxed);
