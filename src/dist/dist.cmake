@@ -31,7 +31,7 @@ if(WEFT_HAVE_DIST)
   set(WEFT_DIST_DIR ${CMAKE_CURRENT_SOURCE_DIR}/src/dist)
   # The gated names, read from gate.c: "name weft__nd_name" per line.
   file(READ ${WEFT_DIST_DIR}/gate.c weft_gate_src)
-  string(REGEX MATCHALL "(GATE_ERR\\(|GATE_THR\\(|GATE_SYS\\([a-z_]+, |NATIVE\\()weft_[a-z0-9_]+"
+  string(REGEX MATCHALL "(GATE_ERR\\(|GATE_THR\\(|GATE_TIO\\(|GATE_SYS\\([a-z_]+, |NATIVE\\()weft_[a-z0-9_]+"
          weft_gated "${weft_gate_src}")
   set(weft_syms "")
   set(weft_seen "")
