@@ -36,12 +36,12 @@
 
 #include <errno.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "os/futex.h"
+#include "os/kthread.h"
 #include "os/kwait.h"
 #include "sched/account.h"
 #include "sched/preempt.h"
@@ -336,13 +336,7 @@ int weft__monitor_start(int64_t quantum_ns)
         return ENOMEM;
     atomic_store_explicit(&mon.stop, MON_RUN, memory_order_relaxed);
     atomic_store_explicit(&weft__monitor_idle, 0, memory_order_relaxed);
-    /* No signal for the monitor: a process-directed one (a test's alarm,
-     * the dump signal) goes to a thread that runs the program's code. */
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    int rc = pthread_create(&mon.pt, NULL, monitor_main, NULL);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    int rc = weft__kthread_start(&mon.pt, NULL, monitor_main, NULL);
     if (rc != 0) {
         free(mon.looks);
         mon.looks = NULL;
