@@ -239,6 +239,24 @@ static inline struct weft_thread *weft__tls_user(void)
     return weft__tls_bound ? weft__tls_bound : weft__tls_lent;
 }
 
+/* t's id, as weft_thread_id gives it: drawn on first use from one
+ * runtime-wide counter (a spawn only zeroes the field, so a reused slot
+ * never keeps its old id); unique for the life of the runtime. Racing first
+ * callers agree through the CAS. Async-signal-safe (the overflow report
+ * and the trace hooks read it too). */
+static inline uint64_t weft__thread_id_of(const struct weft_thread *t)
+{
+    uint64_t *p = (uint64_t *)&((struct weft_thread *)t)->id;
+    /* relaxed: the id is the only datum; the CAS decides who sets it. */
+    uint64_t id = __atomic_load_n(p, __ATOMIC_RELAXED);
+    if (WEFT_LIKELY(id))
+        return id;
+    uint64_t fresh = atomic_fetch_add_explicit(&weft__rt.id_next, 1, memory_order_relaxed);
+    if (__atomic_compare_exchange_n(p, &id, fresh, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+        return fresh;
+    return id; /* another caller won; `fresh` is simply never used */
+}
+
 #define WEFT__ATTN_MAIL    1u /* the mailbox is not empty */
 #define WEFT__ATTN_WANT    2u /* a thief asks for yielded threads */
 #define WEFT__ATTN_IO      4u /* this worker has I/O queued or in flight (owner only) */
