@@ -16,16 +16,6 @@ uint64_t weft__trace_id_refill(struct weft__trace_ring *r)
     return first;
 }
 
-uint64_t weft__trace_id_slow(struct weft__trace_ring *r, const struct weft_thread *t)
-{
-    uint64_t *p = (uint64_t *)&((struct weft_thread *)t)->id;
-    uint64_t id = 0, fresh = weft__trace_new_id(r);
-    /* relaxed, as weft_thread_id: the CAS decides who sets it */
-    if (__atomic_compare_exchange_n(p, &id, fresh, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-        return fresh;
-    return id; /* another caller won; `fresh` is simply never used */
-}
-
 void weft__trace_leave(struct weft__worker *w, const struct weft_thread *self)
 {
     struct weft__trace_ring *r = weft__trace_ring(w);

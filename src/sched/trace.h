@@ -94,25 +94,12 @@ struct weft__trace_ring {
 extern int weft__trace_on WEFT_INTERNAL;
 extern struct weft__trace_ring *weft__trace_rings WEFT_INTERNAL; /* one per worker */
 
-/* The id of t (weft_thread_id), which has none yet: one from r's block,
- * agreed through a CAS with racing first callers. */
-uint64_t weft__trace_id_slow(struct weft__trace_ring *r, const struct weft_thread *t);
 /* A fresh block of ids for r, and its first. */
 uint64_t weft__trace_id_refill(struct weft__trace_ring *r);
 
 WEFT_INLINE struct weft__trace_ring *weft__trace_ring(const struct weft__worker *w)
 {
     return &weft__trace_rings[w->id];
-}
-
-/* t's id; traced spawns give one (weft__trace_new_id), others are drawn. */
-WEFT_INLINE uint64_t weft__trace_id(struct weft__trace_ring *r, const struct weft_thread *t)
-{
-    /* relaxed: the id is the only datum (weft_thread_id). */
-    uint64_t id = __atomic_load_n(&((struct weft_thread *)t)->id, __ATOMIC_RELAXED);
-    if (WEFT_LIKELY(id))
-        return id;
-    return weft__trace_id_slow(r, t);
 }
 
 /* An id for a thread being spawned on r's worker, which nobody else can
@@ -168,7 +155,7 @@ WEFT_INLINE void weft__trace(struct weft__worker *w, uint32_t kind, const struct
     if (!w)
         return;
     struct weft__trace_ring *r = weft__trace_ring(w);
-    uint64_t id = t ? weft__trace_id(r, t) : 0;
+    uint64_t id = t ? weft__thread_id_of(t) : 0;
     if (kind == WEFT__EV_RUN) {
         arg |= r->pending;
         r->pending = 0;
@@ -183,7 +170,7 @@ WEFT_INLINE void weft__trace_steal(struct weft__worker *w, const struct weft_thr
 {
     struct weft__trace_ring *r = weft__trace_ring(w);
     weft__trace_put(r, WEFT__EV_STEAL, 0,
-                    weft__trace_id(r, t) | (uint64_t)victim << WEFT__TRACE_VICTIM_SHIFT);
+                    weft__thread_id_of(t) | (uint64_t)victim << WEFT__TRACE_VICTIM_SHIFT);
 }
 
 /* The departing thread exits (WEFT__RUN_EXITED), parks (WEFT__RUN_PARKED
