@@ -9,7 +9,7 @@
 
 /* All-zero is an empty queue. The design is cond.c's. */
 struct weft__condq {
-    _Atomic uint32_t lock;      /* internal lock; weft__sync_lock */
+    weft__lock lock;            /* internal lock; weft__sync_lock */
     _Atomic uint32_t spin_hint; /* adaptive spin budget (weft__spin_learn); racy by design */
     struct weft__waitq q;       /* under lock */
 };
