@@ -91,15 +91,14 @@ void weft__condq_signal(struct weft__condq *cq)
 
 void weft__condq_broadcast(struct weft__condq *cq)
 {
-    struct weft__waiter *chain = NULL, **tail = &chain, *w;
+    struct weft__waitq claimed = { 0 };
+    struct weft__waiter *w;
     weft__sync_lock(&cq->lock);
-    while ((w = pop_claimed(cq)) != NULL) {
-        *tail = w;
-        tail = &w->next;
-    }
+    while ((w = pop_claimed(cq)) != NULL)
+        weft__waitq_push(&claimed, w);
     weft__sync_unlock(&cq->lock);
     /* Each claimed record stays valid, w->next included, until woken. */
-    weft__waiter_wake_list(chain);
+    weft__waiter_wake_list(weft__waitq_take_all(&claimed));
 }
 
 int weft__condq_busy(struct weft__condq *cq)
