@@ -155,8 +155,18 @@ uint64_t weft__sync_owner_id(uintptr_t owner);
 static inline void weft__sync_lock(weft__lock *l)
 {
     unsigned spins = 0;
-    while (!weft__lock_try(l))
-        weft__sync_backoff(&spins);
+    uint32_t z = 0;
+    /* A CAS first, as the lock is mostly free: one step where
+     * weft__lock_try takes two (its load spares a held lock's line a
+     * write, which the backoff loop does here). acquire: pairs with the
+     * release in weft__lock_release. */
+    while (!atomic_compare_exchange_weak_explicit(&l->v, &z, 1, memory_order_acquire,
+                                                  memory_order_relaxed)) {
+        do
+            weft__sync_backoff(&spins);
+        while (atomic_load_explicit(&l->v, memory_order_relaxed));
+        z = 0;
+    }
 }
 
 static inline void weft__sync_unlock(weft__lock *l)
