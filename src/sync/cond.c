@@ -1,4 +1,4 @@
-/* cond.c: weft_cond and the condition queue under it and mltp's conds (cond.h): a FIFO of waiter records; signal wakes the oldest, timed waits race their timer against the signal on the record's word.
+/* cond.c: weft_cond, on the condition queue it shares with mltp's conds (cond.h): a FIFO of waiter records; signal wakes the oldest, timed waits race their timer against the signal on the record's word.
  *
  * wait: check that the caller owns the mutex, queue a record under the
  * cond's lock, unlock the mutex, wait on the record, relock. A user thread's
@@ -53,63 +53,6 @@ int weft_cond_init(weft_cond *c)
 {
     return weft__init_zeroed(c, sizeof *c);
 }
-
-/* ---- the condition queue (cond.h) ------------------------------------------- */
-
-void weft__condq_push(struct weft__condq *cq, struct weft__waiter *w)
-{
-    weft__sync_lock(&cq->lock);
-    weft__waitq_push(&cq->q, w);
-    weft__sync_unlock(&cq->lock);
-}
-
-void weft__condq_forget(struct weft__condq *cq, struct weft__waiter *w)
-{
-    weft__sync_lock(&cq->lock);
-    if (weft__waitq_linked(&cq->q, w))
-        weft__waitq_remove(&cq->q, w);
-    weft__sync_unlock(&cq->lock);
-}
-
-/* Under cq->lock: pops records until one is claimed; NULL if none. */
-static struct weft__waiter *pop_claimed(struct weft__condq *cq)
-{
-    struct weft__waiter *w;
-    while ((w = weft__waitq_pop(&cq->q)) != NULL && !weft__waiter_claim(w))
-        ;
-    return w;
-}
-
-void weft__condq_signal(struct weft__condq *cq)
-{
-    weft__sync_lock(&cq->lock);
-    struct weft__waiter *w = pop_claimed(cq);
-    weft__sync_unlock(&cq->lock);
-    if (w)
-        weft__waiter_wake(w);
-}
-
-void weft__condq_broadcast(struct weft__condq *cq)
-{
-    struct weft__waitq claimed = { 0 };
-    struct weft__waiter *w;
-    weft__sync_lock(&cq->lock);
-    while ((w = pop_claimed(cq)) != NULL)
-        weft__waitq_push(&claimed, w);
-    weft__sync_unlock(&cq->lock);
-    /* Each claimed record stays valid, w->next included, until woken. */
-    weft__waiter_wake_list(weft__waitq_take_all(&claimed));
-}
-
-int weft__condq_busy(struct weft__condq *cq)
-{
-    weft__sync_lock(&cq->lock);
-    int busy = !weft__waitq_empty(&cq->q);
-    weft__sync_unlock(&cq->lock);
-    return busy;
-}
-
-/* ---- weft_cond ---------------------------------------------------------------- */
 
 int weft_cond_destroy(weft_cond *c)
 {
