@@ -39,8 +39,7 @@ int mltp_lock_init(mltp_lock_t *l, int kind)
 {
     if (!l || (kind != MLTP_LOCK_SPIN && kind != MLTP_LOCK_YIELD && kind != MLTP_LOCK_YIELD_FRONT))
         return EINVAL;
-    *l = (mltp_lock_t){ { 0 } }; /* free, whichever kind */
-    impl(l)->kind = (uint32_t)kind;
+    *impl(l) = (struct lock){ .kind = (uint32_t)kind }; /* free, whichever kind */
     return 0;
 }
 
