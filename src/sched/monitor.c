@@ -36,12 +36,12 @@
 
 #include <errno.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "os/futex.h"
+#include "os/kthread.h"
 #include "os/kwait.h"
 #include "sched/account.h"
 #include "sched/preempt.h"
@@ -93,23 +93,11 @@ static struct {
 
 /* ---- per-thread records ------------------------------------------------------ */
 
-/* t's id, assigned if it has none yet (as weft_thread_id). */
-RACY static uint64_t id_of(struct weft_thread *t)
-{
-    uint64_t id = __atomic_load_n(&t->id, __ATOMIC_RELAXED);
-    if (id)
-        return id;
-    uint64_t fresh = atomic_fetch_add_explicit(&weft__rt.id_next, 1, memory_order_relaxed);
-    if (__atomic_compare_exchange_n(&t->id, &id, fresh, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-        return fresh;
-    return id;
-}
-
 /* Makes t's record its own (a reused slot starts afresh). relaxed: the
  * record is a statistic; a racing reset loses at most one charge. */
 RACY static void own_record(struct weft_thread *t, uint64_t now)
 {
-    uint64_t id = id_of(t);
+    uint64_t id = weft__thread_id_of(t);
     if (atomic_load_explicit(&t->acct_id, memory_order_relaxed) != id) {
         atomic_store_explicit(&t->cpu_ns, 0, memory_order_relaxed);
         atomic_store_explicit(&t->charged_at, now, memory_order_relaxed);
@@ -236,26 +224,24 @@ static int busy_watch(void)
     return mon.pending;
 }
 
-/* Every worker's thread has held it, not at a safe point, long past the
- * quantum while work waits: none can run the thread that would release
- * them (a holder of the kernel lock they block on, preempted). One of them
- * is rescued (machine.c): only then, as a rescue costs a kernel-thread
- * hand-off and a stray one would only cost fairness. */
-static void rescue_if_all_stuck(void)
+/* A worker whose thread has held it, not at a safe point, long past the
+ * quantum (blocked in the kernel, most likely) is rescued (machine.c) when
+ * it holds ready threads that no other worker will run (its yield FIFO and
+ * mailbox are its own; what waits in its deque or the injection queue is
+ * counted too, being cheaper to over-rescue than to miss), or when every
+ * worker is stuck so: none can run the thread that would release them (a
+ * holder of the kernel lock they block on, preempted, waiting behind one
+ * of them). Rescues only then, as each costs a kernel-thread hand-off;
+ * one per look. */
+RACY static void rescue_stuck(void)
 {
-    int n = weft__rt.nworkers;
-    /* One worker only, for now: with several, stress/join_race crashed in
-     * about one run of eight with rescues on (issue #12's notes); there a
-     * preempted holder waits in the shared FIFO for any worker that is not
-     * blocked. */
-    if (n != 1)
-        return;
-
+    int n = weft__rt.nworkers, all = 1;
     for (int i = 0; i < n; i++)
-        if (!mon.looks[i].stuck)
-            return;
+        all &= mon.looks[i].stuck;
     for (int i = 0; i < n; i++) {
         struct weft__worker *w = weft__rt.workers[i];
+        if (!mon.looks[i].stuck || !(all || weft__has_ready(w)))
+            continue;
         if (weft__preempt_escalate(w, mon.looks[i].tick)) {
             weft__preempt_retry(w, mon.looks[i].tick);
             return;
@@ -311,7 +297,7 @@ static void *monitor_main(void *arg)
         for (int i = 0; i < weft__rt.nworkers; i++)
             moved |= look_at(weft__rt.workers[i], &mon.looks[i], now, dt);
         if (mon.quantum_ns > 0) {
-            rescue_if_all_stuck();
+            rescue_stuck();
             weft__preempt_poke_rescued(); /* back in their own code, they rejoin */
         }
         if (moved || busy_watch() || mon.pending)
@@ -348,13 +334,7 @@ int weft__monitor_start(int64_t quantum_ns)
         return ENOMEM;
     atomic_store_explicit(&mon.stop, MON_RUN, memory_order_relaxed);
     atomic_store_explicit(&weft__monitor_idle, 0, memory_order_relaxed);
-    /* No signal for the monitor: a process-directed one (a test's alarm,
-     * the dump signal) goes to a thread that runs the program's code. */
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    int rc = pthread_create(&mon.pt, NULL, monitor_main, NULL);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    int rc = weft__kthread_start(&mon.pt, NULL, monitor_main, NULL);
     if (rc != 0) {
         free(mon.looks);
         mon.looks = NULL;

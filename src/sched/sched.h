@@ -124,6 +124,13 @@ struct weft__worker {
                                      that tick; 0: none. Set by CAS (monitor, readiers),
                                      cleared by the owner (its signal handler) */
     uint64_t npreempt[2];         /* preemptions by cause (quantum, priority); owner only */
+    /* The fast retry of a request the handler had to refuse (preempt.c):
+     * a one-shot kernel timer that signals the kernel thread running w.
+     * Owner only (the handler), and the worker's teardown. */
+    int retry_timer;     /* kernel timer id + 1; 0: none yet */
+    int retry_tid;       /* the kernel thread that timer signals */
+    uint64_t retry_req;  /* the request being retried */
+    unsigned retry_n;    /* retries of it so far */
 
     struct weft__deque dq; /* default pool: owner bottom, thieves top */
 
@@ -230,6 +237,24 @@ extern __thread struct weft_thread *weft__tls_lent __attribute__((tls_model("ini
 static inline struct weft_thread *weft__tls_user(void)
 {
     return weft__tls_bound ? weft__tls_bound : weft__tls_lent;
+}
+
+/* t's id, as weft_thread_id gives it: drawn on first use from one
+ * runtime-wide counter (a spawn only zeroes the field, so a reused slot
+ * never keeps its old id); unique for the life of the runtime. Racing first
+ * callers agree through the CAS. Async-signal-safe (the overflow report
+ * and the trace hooks read it too). */
+static inline uint64_t weft__thread_id_of(const struct weft_thread *t)
+{
+    uint64_t *p = (uint64_t *)&((struct weft_thread *)t)->id;
+    /* relaxed: the id is the only datum; the CAS decides who sets it. */
+    uint64_t id = __atomic_load_n(p, __ATOMIC_RELAXED);
+    if (WEFT_LIKELY(id))
+        return id;
+    uint64_t fresh = atomic_fetch_add_explicit(&weft__rt.id_next, 1, memory_order_relaxed);
+    if (__atomic_compare_exchange_n(p, &id, fresh, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+        return fresh;
+    return id; /* another caller won; `fresh` is simply never used */
 }
 
 #define WEFT__ATTN_MAIL    1u /* the mailbox is not empty */

@@ -73,7 +73,7 @@ struct weft_thread {
     weft_fn fn;                  /* immutable after spawn */
     void *arg;                   /* immutable after spawn */
     void *result; /* written by the thread before exit; read by the joiner after DONE (acquire) */
-    uint64_t id;  /* immutable after spawn */
+    uint64_t id;  /* 0 until first asked, then immutable: CAS (weft__thread_id_of) */
     const char *name; /* immutable after spawn */
     /* stack slot, set when carved, immutable afterwards */
     char *stack_lo;                 /* lowest usable byte */
