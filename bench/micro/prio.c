@@ -10,6 +10,8 @@
  *   the wake-to-run latency percentiles of each run (p50, p99, p99.9; the
  *   median over REPS runs), for each quantum in -q (microseconds; 0 = off;
  *   default 1000,10000,0): impl=weft-q1ms, weft-q10ms, weft-off.
+ *   BENCH_PRIO_DUMP=DIR keeps each configuration's last run's samples
+ *   there (bench/scripts/prio-plot.py draws them).
  * overhead: fib(-n N, default 35) with a weft_spawn per call on all workers,
  *   quantum 1 ms against off in the same binary, runs alternated: median
  *   wall and process CPU times (the monitor's included) and their ratios.
@@ -134,6 +136,23 @@ static double pct(double *v, int n, double p)
     return v[k];
 }
 
+/* BENCH_PRIO_DUMP=DIR: the sorted samples of a run (ns, one a line) go to
+ * DIR/IMPL-FLOOD.txt, for bench/scripts/prio-plot.py. */
+static void dump_samples(const char *impl, const char *fl, int n)
+{
+    const char *dir = getenv("BENCH_PRIO_DUMP");
+    if (!dir || !*dir)
+        return;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s-%s.txt", dir, impl, fl);
+    FILE *f = fopen(path, "w");
+    if (!f)
+        bench_die(path, errno);
+    for (int i = 0; i < n; i++)
+        fprintf(f, "%.0f\n", lat[i]);
+    fclose(f);
+}
+
 static void latency_once(long q, int flood_prio, double secs, double out[3])
 {
     init_q(2, q);
@@ -175,9 +194,11 @@ static void latency_once(long q, int flood_prio, double secs, double out[3])
     out[0] = n ? pct(lat, n, 0.50) : 0;
     out[1] = n ? pct(lat, n, 0.99) : 0;
     out[2] = n ? pct(lat, n, 0.999) : 0;
+    char name[32];
+    const char *fl = flood_prio < 0 ? "bg" : "normal";
     printf("  run: %s flood=%s samples=%d p50=%.1fus p99=%.1fus p99.9=%.1fus\n",
-           qname(q, (char[32]){ 0 }, 32), flood_prio < 0 ? "bg" : "normal", n, out[0] / 1e3,
-           out[1] / 1e3, out[2] / 1e3);
+           qname(q, name, sizeof name), fl, n, out[0] / 1e3, out[1] / 1e3, out[2] / 1e3);
+    dump_samples(name, fl, n); /* each run overwrites: the last one stays */
 }
 
 static void latency(const bench_opts *o, const bench_list *qs, double secs)

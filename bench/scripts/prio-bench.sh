@@ -4,11 +4,19 @@
 # Latency of HIGH requests under a flood (1 ms, 10 ms, off), the overhead of
 # a 1 ms quantum on fib(35) and on UTS (T1 and all workers; same binary,
 # WEFT_QUANTUM switched, runs alternated), fairness of 8 spinners on 2
-# workers, and the CPU an idle runtime uses with preemption on.
+# workers, and the CPU an idle runtime uses with preemption on. The latency
+# runs have two peers in the same invocation: pthreads (the flood at nice
+# 19) and Go (goroutines, GOMAXPROCS=2; skipped when it was not built), and
+# their distributions are drawn into $BUILD/bench/prio/prio-latency.png.
 set -eu
 BUILD=${1:-build}
 B=$BUILD/bench
+export BENCH_PRIO_DUMP="$B/prio"
+mkdir -p "$BENCH_PRIO_DUMP"
 "$B/bench_prio" -i latency -r "${REPS:-5}"
+"$B/baseline_pthread_prio" -r "${REPS:-5}"
+if [ -x "$B/baseline_go" ]; then "$B/baseline_go" -b prio_latency -r "${REPS:-5}"; fi
+/usr/bin/env python3 "$(dirname "$0")/prio-plot.py" "$BENCH_PRIO_DUMP"
 "$B/bench_prio" -i overhead -r "${REPS:-5}"
 "$B/bench_prio" -i fairness -r "${REPS:-5}"
 for w in 1 0; do

@@ -128,6 +128,7 @@ static void worker_free(struct weft__worker *w)
         weft__stack_free(NULL, w->sched_slot);
     }
     weft__io_worker_fini(w);
+    weft__preempt_forget(w);
     weft__deque_destroy(&w->dq);
     free(w);
 }

@@ -24,6 +24,8 @@ int weft__preempt_on(void);
 
 /* The calling kernel thread now runs w (it is the one to signal). */
 void weft__preempt_own(struct weft__worker *w);
+/* Releases what preemption keeps for w (its retry timer); w's teardown. */
+void weft__preempt_forget(struct weft__worker *w);
 
 /* Asks the thread running on v at `tick` to give up v (cause:
  * WEFT__PREEMPT_*): one signal, unless a request is pending already.

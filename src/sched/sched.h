@@ -49,6 +49,7 @@
 
 #include "arch/context.h"
 #include "base/base.h"
+#include "base/fifo.h"
 #include "sched/deque.h"
 #include "sched/park.h"
 #include "sched/san.h"
@@ -60,32 +61,10 @@ struct weft__worker;
 /* The section of the user threads' first frames (thread.c): preempt.c
  * tells a thread's own frames from libweft's below them by it. */
 #define WEFT_ENTRY __attribute__((section("weft.entry"), noinline))
-/* A FIFO of threads linked through ->next, guarded by whatever lock its
+/* struct weft__tqueue, a FIFO of threads linked through ->next and ->prev
+ * (base/fifo.h: weft__tq_push, _pop, ...), guarded by whatever lock its
  * owner holds (the injection queue, a mailbox, the FIFO pool). */
-struct weft__tqueue {
-    struct weft_thread *head, *tail;
-};
-
-static inline void weft__tq_push(struct weft__tqueue *q, struct weft_thread *t)
-{
-    t->next = NULL;
-    if (q->tail)
-        q->tail->next = t;
-    else
-        q->head = t;
-    q->tail = t;
-}
-
-static inline struct weft_thread *weft__tq_pop(struct weft__tqueue *q)
-{
-    struct weft_thread *t = q->head;
-    if (t) {
-        q->head = t->next;
-        if (!q->head)
-            q->tail = NULL;
-    }
-    return t;
-}
+WEFT__FIFO(weft__tqueue, weft__tq, struct weft_thread)
 
 /* The scheduling-policy plug-in. All operations run on a worker's kernel
  * thread (w is the caller's worker) except push_remote. */
@@ -145,6 +124,13 @@ struct weft__worker {
                                      that tick; 0: none. Set by CAS (monitor, readiers),
                                      cleared by the owner (its signal handler) */
     uint64_t npreempt[2];         /* preemptions by cause (quantum, priority); owner only */
+    /* The fast retry of a request the handler had to refuse (preempt.c):
+     * a one-shot kernel timer that signals the kernel thread running w.
+     * Owner only (the handler), and the worker's teardown. */
+    int retry_timer;     /* kernel timer id + 1; 0: none yet */
+    int retry_tid;       /* the kernel thread that timer signals */
+    uint64_t retry_req;  /* the request being retried */
+    unsigned retry_n;    /* retries of it so far */
 
     struct weft__deque dq; /* default pool: owner bottom, thieves top */
 

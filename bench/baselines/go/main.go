@@ -4,7 +4,7 @@
 // (see bench/common/bench.h), with impl=go. GOMAXPROCS is set from -w for each
 // configuration; -b picks the benchmark.
 //
-//	baseline_go -b create_join|yield|fib [-n LIST] [-r REPS] [-w LIST] [-k LIST] [--callgrind] [-trace FILE]
+//	baseline_go -b create_join|yield|fib|prio_latency [-n LIST] [-r REPS] [-w LIST] [-k LIST] [--callgrind] [-trace FILE]
 package main
 
 import (
@@ -51,7 +51,7 @@ func parseOptions() options {
 	var o options
 	var n, w, k string
 	fs := flag.NewFlagSet(os.Args[0], flag.ExitOnError)
-	fs.StringVar(&o.bench, "b", "", "benchmark: create_join | yield | fib")
+	fs.StringVar(&o.bench, "b", "", "benchmark: create_join | yield | fib | prio_latency (prio.go)")
 	fs.StringVar(&n, "n", "", "size: iterations, yields per goroutine or fib argument (list)")
 	fs.IntVar(&o.reps, "r", 5, "repetitions")
 	fs.StringVar(&w, "w", "1,0", "GOMAXPROCS list, 0 = all CPUs")
@@ -314,8 +314,10 @@ func main() {
 		benchYield(&o)
 	case "fib":
 		benchFib(&o)
+	case "prio_latency":
+		benchPrioLatency(&o)
 	default:
-		fmt.Fprintln(os.Stderr, "baseline_go: -b create_join|yield|fib is required")
+		fmt.Fprintln(os.Stderr, "baseline_go: -b create_join|yield|fib|prio_latency is required")
 		os.Exit(2)
 	}
 }
