@@ -48,6 +48,9 @@ __thread int weft__dist_active;
         return weft__dist_active || (t && weft__dist_is_rec(t)) ? ENOTSUP : NATIVE(name) args;     \
     }
 
+/* clang-format would space the pointers of these parameter lists as
+ * products */
+/* clang-format off */
 /* The split-phase io calls, as GATE_ERR: each takes the continuation, the
  * result's address and the fd first, then the parameters in `params`
  * (parenthesised), whose names the remaining arguments list. */
@@ -56,9 +59,6 @@ __thread int weft__dist_active;
              (cont, res, fd, __VA_ARGS__))
 #define UNPAREN(...) __VA_ARGS__
 
-/* clang-format would space the pointers of these parameter lists as
- * products */
-/* clang-format off */
 GATE_ERR(weft_init, (const weft_config *cfg), (cfg))
 GATE_ERR(weft_finalize, (void), ())
 GATE_ERR(weft_num_workers, (void), ())

@@ -243,8 +243,12 @@ static inline struct weft_thread *weft__tls_user(void)
  * runtime-wide counter (a spawn only zeroes the field, so a reused slot
  * never keeps its old id); unique for the life of the runtime. Racing first
  * callers agree through the CAS. Async-signal-safe (the overflow report
- * and the trace hooks read it too). */
-static inline uint64_t weft__thread_id_of(const struct weft_thread *t)
+ * and the trace hooks read it too). Hidden from ThreadSanitizer: the
+ * preemption monitor and the registry (observe/registry.c) read the ids of
+ * slots that a spawn may be reusing, whose plain store of 0 races with them
+ * by design, as their own racy reads do. */
+__attribute__((no_sanitize("thread"))) static inline uint64_t
+weft__thread_id_of(const struct weft_thread *t)
 {
     uint64_t *p = (uint64_t *)&((struct weft_thread *)t)->id;
     /* relaxed: the id is the only datum; the CAS decides who sets it. */
