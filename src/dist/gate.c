@@ -55,7 +55,7 @@ __thread int weft__dist_active;
  * result's address and the fd first, then the parameters in `params`
  * (parenthesised), whose names the remaining arguments list. */
 #define GATE_TIO(name, params, ...)                                                                \
-    GATE_ERR(name, (weft_task *cont, ssize_t *res, int fd, UNPAREN params),                        \
+    GATE_ERR(name, (weft_task * cont, ssize_t * res, int fd, UNPAREN params),                      \
              (cont, res, fd, __VA_ARGS__))
 #define UNPAREN(...) __VA_ARGS__
 

@@ -86,6 +86,7 @@
 #include "sched/monitor.h"
 #include "sched/sched.h"
 #include "sched/switch.h"
+#include "sched/trace.h"
 
 #define PREEMPT_SIGNAL SIGURG
 #define MAX_RANGES     64 /* code ranges that must not be interrupted */
@@ -363,17 +364,27 @@ static void preempted(struct weft__worker *w, struct weft_thread *t, int cause, 
     /* On several workers a quantum's loser waits where every worker looks
      * (the injection queue, a FIFO), so that spinners spread evenly. */
     int spread = weft__rt.nworkers > 1 && !t->pinned && cause == WEFT__PREEMPT_QUANTUM;
+    /* WEFT_TRACE: the next RUN (recorded by the pick) ends t's slice as
+     * preempted, or weft__trace_leave does */
+    if (WEFT_UNLIKELY(weft__trace_on))
+        weft__trace_pending(w, WEFT__RUN_PREEMPTED);
     struct weft_thread *next = weft__pick_local(w);
     if (!next && spread && !weft__reclaimed(w)) {
         const struct weft__pool_ops *pool = weft__pool();
         next = pool->steal ? pool->steal(w) : NULL; /* what waits elsewhere */
         if (!next)
             next = weft__inject_pop();
+        if (next && WEFT_UNLIKELY(weft__trace_on))
+            weft__trace(w, WEFT__EV_RUN, next, 0);
     }
     if (!next && cause != WEFT__PREEMPT_PRIO && !weft__reclaimed(w)) {
+        if (WEFT_UNLIKELY(weft__trace_on))
+            weft__trace_pending(w, 0);
         errno = saved_errno;
         return; /* what waited was taken meanwhile: go on */
     }
+    if (WEFT_UNLIKELY(weft__trace_on) && !next)
+        weft__trace_leave(w, t);
     /* A priority preemption with nothing here: the scheduler context
      * steals the higher class from where it waits. */
     __atomic_store_n(&w->npreempt[cause - 1], w->npreempt[cause - 1] + 1, __ATOMIC_RELAXED);
