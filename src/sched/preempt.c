@@ -89,7 +89,7 @@
 #include "sched/trace.h"
 
 #define PREEMPT_SIGNAL SIGURG
-#define MAX_RANGES     64 /* code ranges that must not be interrupted */
+#define MAX_RANGES     64    /* code ranges that must not be interrupted */
 #define RETRY_FAST_NS  5000L /* the first fast retry of a refused request */
 #define RETRY_FAST_MAX 6     /* fast retries of one request: 5 us .. 160 us */
 
