@@ -97,7 +97,12 @@ static struct {
  * record is a statistic; a racing reset loses at most one charge. */
 RACY static void own_record(struct weft_thread *t, uint64_t now)
 {
-    uint64_t id = weft__thread_id_of(t);
+    /* The id's load here, not in weft__thread_id_of, which is not RACY
+     * where it is not inlined (ThreadSanitizer's debug builds): a running
+     * thread's slot was written by its spawner with no order to us. */
+    uint64_t id = __atomic_load_n(&t->id, __ATOMIC_RELAXED);
+    if (!id)
+        id = weft__thread_id_of(t);
     if (atomic_load_explicit(&t->acct_id, memory_order_relaxed) != id) {
         atomic_store_explicit(&t->cpu_ns, 0, memory_order_relaxed);
         atomic_store_explicit(&t->charged_at, now, memory_order_relaxed);

@@ -664,7 +664,9 @@ WEFT_INLINE void init_thread(struct weft__worker *w, struct weft_thread *t, weft
     t->fn = fn;
     t->arg = arg;
     t->name = name;
-    t->id = id; /* 0: assigned on first use (weft_thread_id); a traced spawn gives one */
+    /* 0: assigned on first use (weft_thread_id); a traced spawn gives one.
+     * relaxed: the monitor and weft_dump read ids of slots racily. */
+    __atomic_store_n(&t->id, id, __ATOMIC_RELAXED);
     /* relaxed: t is published by the switch or queue that follows */
     atomic_store_explicit(&t->join, join, memory_order_relaxed);
     weft__san_thread_created(t);
