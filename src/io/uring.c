@@ -8,8 +8,9 @@
  * For positional I/O and sleeps nothing enters the kernel yet: the worker
  * sets WEFT__ATTN_IO and goes on running other threads. At its scheduling
  * points (weft__attend, reached from every pick of a next thread) it
- * submits the queued SQEs in one io_uring_enter when (a) it has no other
- * local work, (b) a batch is full, or (c) a bounded number of scheduling
+ * submits the queued SQEs in one io_uring_enter when (a) it is out of work
+ * (no thread of its own ready, no task ready anywhere that it could steal),
+ * (b) a batch is full, or (c) a bounded number of scheduling
  * points went by (latency bound), and it reaps completions from the shared
  * CQ ring without a system call whenever there are any. Each completion
  * readies its thread. These are "wrapped system calls" (many
@@ -181,16 +182,23 @@ static void reap(struct weft__worker *w, struct weft__io_state *io)
     COUNT(io->c.reaped, n);
 }
 
-static int local_empty(struct weft__worker *w)
+/* Whether w is out of work: no thread ready on it, and no task ready on
+ * any worker. A thief runs one stolen task (and what it readies) at a
+ * time: it goes on stealing before it submits, so that a worker helping
+ * another one does not cross into the kernel for each request of each
+ * stolen task. The latency stays bounded: IO_BATCH and IO_DEFER_MAX still
+ * force a submission, a worker out of work submits at its next scheduling
+ * point, and one that goes to sleep submits in weft__io_idle_wait. */
+static int out_of_work(struct weft__worker *w)
 {
-    return !weft__has_ready(w);
+    return !weft__has_ready(w) && !weft__rt.task->has_work();
 }
 
 void weft__io_attend(struct weft__worker *w)
 {
     struct weft__io_state *io = w->io;
     if (io) {
-        if (io->queued && (io->queued >= IO_BATCH || ++io->defer >= IO_DEFER_MAX || local_empty(w)))
+        if (io->queued && (io->queued >= IO_BATCH || ++io->defer >= IO_DEFER_MAX || out_of_work(w)))
             submit(io);
         if (io_uring_cq_ready(&io->ring))
             reap(w, io);
