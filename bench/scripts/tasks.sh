@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tasks.sh: the task-graph benchmarks (wavefront, linear_chain, binary_tree,
 # graph_traversal: ns per task) with weft tasks, OpenMP depend and oneTBB
-# flow graph, and fib with weft tasks vs weft threads (ns per call).
+# flow graph, fib with weft tasks vs weft threads (ns per call) and skynet
+# (1M leaves, 10-ary) with weft tasks vs weft threads (ns per node).
 # Each sample is one process (one warm-up, one timed call); the models and
 # worker counts alternate within each round, so load drifts hit them alike;
 # the table gives medians of REPS rounds.
@@ -36,6 +37,7 @@ for r in $(seq "$reps"); do
     done
     for w in $workers; do
         "$build/bench/bench_task_fib" -n 29 -w "$w" -r 1 | grep '^RESULT' >> "$out"
+        "$build/bench/bench_skynet" -n 1000000 -w "$w" -r 1 | grep '^RESULT' >> "$out"
     done
 done
 echo "# uptime at end: $(uptime)" >> "$out"

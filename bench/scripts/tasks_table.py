@@ -4,8 +4,8 @@
     bench/scripts/tasks_table.py RESULTS.txt [--png FILE]
 
 Medians over the RESULT lines of each (benchmark, model, workers): ns per
-task for the task graphs, ns per call for fib. Standard library only for
-the table.
+task for the task graphs, ns per call for fib, ns per node for skynet.
+Standard library only for the table.
 """
 import re
 import statistics
@@ -14,7 +14,8 @@ from collections import defaultdict
 
 sys.dont_write_bytecode = True
 FIELD_RE = re.compile(r"(\w+)=(\S+)")
-ORDER = ["wavefront", "linear_chain", "binary_tree", "graph_traversal", "fib"]
+ORDER = ["wavefront", "linear_chain", "binary_tree", "graph_traversal", "fib", "skynet"]
+UNIT = {"fib": "ns per call", "skynet": "ns per node"}
 
 
 def load(path):
@@ -76,7 +77,7 @@ def main():
             ax.set_xticklabels(labels, fontsize=7)
             ax.set_yscale("log")
             ax.set_title(b)
-            ax.set_ylabel("ns per task" if b != "fib" else "ns per call")
+            ax.set_ylabel(UNIT.get(b, "ns per task"))
         fig.tight_layout()
         fig.savefig(png, dpi=100)
 
