@@ -6,6 +6,8 @@
 # Each sample is one process (one warm-up, one timed call); the models and
 # worker counts alternate within each round, so load drifts hit them alike;
 # the table gives medians of REPS rounds.
+# The plot of the medians (ns per task per benchmark and model) goes to
+# BUILD_DIR/tasks.png.
 #   bench/scripts/tasks.sh [BUILD_DIR]   (env: REPS=5 WORKERS="1 2" BENCHES=... OUT=file)
 # PEER_CMD: a command run as "$PEER_CMD BENCH WORKERS" in each round beside
 # the others, printing RESULT lines (say, a script that runs Taskflow's own
@@ -41,5 +43,9 @@ for r in $(seq "$reps"); do
     done
 done
 echo "# uptime at end: $(uptime)" >> "$out"
-python3 "$here/tasks_table.py" "$out"
+# Debian's python3 has python3-matplotlib (scripts/install-deps.sh); a
+# virtual environment's python3 first on PATH may not.
+py=${PYTHON:-/usr/bin/python3}
+[ -x "$py" ] || py=python3
+"$py" "$here/tasks_table.py" "$out" --png "$build/tasks.png"
 echo "results: $out"
