@@ -43,6 +43,41 @@ def load(path):
     return cells, params
 
 
+def speedups(path, params):
+    """The SCHED lines (bench/common/sched_est.h): per benchmark and model,
+    medians of the wall time and of the time on free CPUs (the upper
+    estimate), the speedup of the most workers over 1 by each, and for
+    Cholesky the GFLOPS on free CPUs."""
+    wall, free = defaultdict(list), defaultdict(list)
+    with open(path) as f:
+        for line in f:
+            if line.startswith("SCHED "):
+                d = dict(FIELD_RE.findall(line))
+                key = (d["bench"], d["impl"], int(d["workers"]))
+                wall[key].append(float(d["wall_ms"]))
+                free[key].append(float(d["free_hi_ms"]))
+    if not free:
+        return
+    print()
+    print("| benchmark | model | workers | wall ms | free-CPU ms | speedup (wall) | "
+          "speedup (free CPUs) | GFLOPS (free CPUs) |")
+    print("|---|---|---|---|---|---|---|---|")
+    for b, i in sorted({(k[0], k[1]) for k in free}):
+        ws = sorted(k[2] for k in free if k[:2] == (b, i))
+        for w in ws:
+            mw = statistics.median(wall[(b, i, w)])
+            mf = statistics.median(free[(b, i, w)])
+            sw = sf = gf = ""
+            if w != 1 and (b, i, 1) in free:
+                sw = f"{statistics.median(wall[(b, i, 1)]) / mw:.2f}"
+                sf = f"{statistics.median(free[(b, i, 1)]) / mf:.2f}"
+            m = re.match(r"n(\d+)_", params.get(b, ""))
+            if b == "cholesky" and m:
+                gf = f"{int(m.group(1)) ** 3 / 3 / (mf * 1e6):.1f}"
+            print(f"| {b} | {i} | {w} | {mw:.0f} (n={len(wall[(b, i, w)])}) | {mf:.0f} | "
+                  f"{sw} | {sf} | {gf} |")
+
+
 def main():
     args = sys.argv[1:]
     png = None
@@ -54,8 +89,9 @@ def main():
     impls = sorted({k[1] for k in cells})
     workers = sorted({k[2] for k in cells})
     head = ["benchmark", "size"] + [f"{i} {w}T" for w in workers for i in impls]
-    print("| " + " | ".join(head) + " |")
-    print("|" + "---|" * len(head))
+    if any(k[0] in ORDER for k in cells):
+        print("| " + " | ".join(head) + " |")
+        print("|" + "---|" * len(head))
     for b in ORDER:
         if not any(k[0] == b for k in cells):
             continue
@@ -65,6 +101,7 @@ def main():
                 v = cells.get((b, i, w))
                 row.append(f"{statistics.median(v):.1f} (n={len(v)})" if v else "")
         print("| " + " | ".join(row) + " |")
+    speedups(args[0], params)
     if png:
         plot(cells, params, impls, workers, png)
 
