@@ -7,29 +7,31 @@
  * MPI_Win_lock_all(MPI_MODE_NOCHECK). The displacement of an address in
  * rank r's slot is its offset in the slot, and U's bytes are the object's
  * first ones, so a frame at address p of the common U sits at p - U in
- * every rank's part. Every remote step is one blocking operation followed
- * by MPI_Win_flush (Itoyori's scheme): a steal is a get of top and base,
- * a compare-and-swap on the lock, a fetch-and-op on base, a get of top, of
- * the entry, of the continuation's frame_end and of its frames, and an
- * atomic store that unlocks: eight round trips.
+ * every rank's part. Every remote step is one operation complete at the
+ * target before the next is issued (Itoyori's scheme, with request-based
+ * operations awaited in MPI_Test rather than MPI_Win_flush: see await). A
+ * steal is a get of top and base, a fetch-and-add that takes the lock, a
+ * fetch-and-add on base, a get of top, of the entry, of the continuation's
+ * frame_end and of its frames, and an atomic store that unlocks: eight
+ * round trips.
  *
  * Words of one kind of atomics: every read-modify-write of a word that
  * another rank may also change goes through MPI, this rank's on its own
  * window included (the deque lock: the owner's pop and emptiness checks
- * lock it with MPI compare-and-swap; a record's flag; the free-list
+ * take it with an MPI fetch-and-add; a record's flag; the free-list
  * heads). base is changed only by a holder of the lock, with MPI
- * fetch-and-op, and the owner only loads it (THE protocol's Dekker: the
- * owner stores top, fences and loads base; a thief's fetch-and-op on base
- * is complete at the target before its get of top is issued). Words one
+ * fetch-and-add, and the owner only loads it (THE protocol's Dekker: the
+ * owner stores top, fences and loads base; a thief's add to base is
+ * complete at the target before its get of top is issued). Words one
  * party writes and others read (top, exit_gen, a record's state, result
- * and susp) take plain stores here and puts or gets there, which the
- * unified memory model (MPI_WIN_UNIFIED, checked at open) allows.
+ * and susp) take plain stores here and atomic puts or gets there, which
+ * the unified memory model (MPI_WIN_UNIFIED, checked at open) allows.
  *
  * Progress: an MPI whose RMA needs the target's CPU (MPICH without
  * MPICH_ASYNC_PROGRESS, Open MPI's software atomics) completes a thief's
  * operation only when the victim enters MPI. A rank enters MPI in its
  * scheduler loop (every steal attempt), in every remote step, and, while
- * it runs threads, in an MPI_Iprobe every poll_every spawns. A thread that
+ * it runs threads, in an MPI_Iprobe every WEFT_DIST_POLL spawns (64). A thread that
  * computes long without spawning holds thieves off until it does.
  */
 #include <mpi.h>
@@ -50,32 +52,74 @@ static MPI_Aint disp(const void *p)
                       (WEFT__DIST_SLOT_SIZE - 1));
 }
 
-static void flush(int r)
+/* Waits for a request in MPI_Test, never in MPI_Wait or MPI_Win_flush:
+ * MPICH (ch4:ucx) serves other ranks' operations on our window from its
+ * full progress engine, which MPI_Test runs, but a flush waits in UCX's
+ * alone; ranks that all wait in flushes for one another then stall (4
+ * ranks here: seconds per operation). With more ranks than CPUs, the
+ * target may need our CPU to answer: yield it between two tests. */
+static void await(MPI_Request *q)
 {
-    MPI_Win_flush(r, win);
+    int done = 0;
+    for (;;) {
+        MPI_Test(q, &done, MPI_STATUS_IGNORE);
+        if (done)
+            return;
+        if (weft__dist.oversubscribed)
+            sched_yield();
+    }
+}
+
+/* An atomic read-modify-write of one word at rank r, complete at the
+ * target when it returns; the old value in *old. */
+static void fetch_op(const void *src, void *old, MPI_Datatype type, int r, const void *at, MPI_Op op)
+{
+    MPI_Request q;
+    MPI_Rget_accumulate(src, src ? 1 : 0, type, old, 1, type, r, disp(at), 1, type, op, win, &q);
+    await(&q);
+}
+
+static void get_bytes(void *dst, int r, MPI_Aint from, size_t n)
+{
+    MPI_Request q;
+    MPI_Rget(dst, (int)n, MPI_BYTE, r, from, (int)n, MPI_BYTE, win, &q);
+    await(&q);
+}
+
+/* Writes words at rank r, complete at the target when it returns: a
+ * replace (an atomic store per word), then a fetch of the last word,
+ * which MPI's default accumulate ordering puts after it. */
+static void put_words(int r, void *dst, const void *src, size_t n)
+{
+    MPI_Datatype type = n % sizeof(uint64_t) ? MPI_UINT32_T : MPI_UINT64_T;
+    size_t w = n % sizeof(uint64_t) ? sizeof(uint32_t) : sizeof(uint64_t);
+    WEFT_ASSERT(n % sizeof(uint32_t) == 0);
+    uint64_t last;
+    MPI_Accumulate(src, (int)(n / w), type, r, disp(dst), (int)(n / w), type, MPI_REPLACE, win);
+    fetch_op(NULL, &last, type, r, (char *)dst + n - w, MPI_NO_OP);
 }
 
 static int rma_nonempty(int v)
 {
     struct weft__dctl *c = weft__dist_ctl(v);
     /* one get covers both (a hint: base may change under it) */
-    const char *lo = (const char *)&c->top;
-    const char *hi = (const char *)(&c->base + 1);
     char buf[offsetof(struct weft__dctl, base) + sizeof c->base];
     _Static_assert(offsetof(struct weft__dctl, top) == 0, "top opens the control block");
-    MPI_Get(buf, (int)(hi - lo), MPI_BYTE, v, disp(lo), (int)(hi - lo), MPI_BYTE, win);
-    flush(v);
+    get_bytes(buf, v, disp(&c->top), sizeof buf);
     int64_t top, base;
     memcpy(&top, buf, sizeof top);
     memcpy(&base, buf + offsetof(struct weft__dctl, base), sizeof base);
     return base < top;
 }
 
+/* The lock is a counter (Akiyama & Taura's): taken by the add that finds
+ * it 0; an add that finds it held fails and leaves it raised, and the
+ * holder's unlock stores 0. Adds and stores only: MPICH has no request
+ * form of compare-and-swap (see await). */
 static int rma_trylock(int v)
 {
-    uint32_t one = 1, zero = 0, old = 1;
-    MPI_Compare_and_swap(&one, &zero, &old, MPI_UINT32_T, v, disp(&weft__dist_ctl(v)->lock), win);
-    flush(v);
+    uint32_t one = 1, old;
+    fetch_op(&one, &old, MPI_UINT32_T, v, &weft__dist_ctl(v)->lock, MPI_SUM);
     return old == 0;
 }
 
@@ -88,48 +132,38 @@ static void rma_lock(int r)
 
 static void rma_unlock(int r)
 {
-    uint32_t zero = 0;
-    /* an atomic store: the lock's other accesses are atomics too */
-    MPI_Accumulate(&zero, 1, MPI_UINT32_T, r, disp(&weft__dist_ctl(r)->lock), 1, MPI_UINT32_T,
-                   MPI_REPLACE, win);
-    flush(r);
+    uint32_t zero = 0, old;
+    fetch_op(&zero, &old, MPI_UINT32_T, r, &weft__dist_ctl(r)->lock, MPI_REPLACE);
 }
 
 static int rma_take(int v, struct weft__dentry *out)
 {
     struct weft__dctl *c = weft__dist_ctl(v);
-    int64_t one = 1, minus = -1, b, t;
-    MPI_Fetch_and_op(&one, &b, MPI_INT64_T, v, disp(&c->base), MPI_SUM, win);
-    flush(v); /* base is raised at the target before top is read: Dekker with pop */
-    MPI_Get(&t, 1, MPI_INT64_T, v, disp(&c->top), 1, MPI_INT64_T, win);
-    flush(v);
+    int64_t one = 1, minus = -1, b, t, old;
+    /* base is raised at the target before top is read: Dekker with pop */
+    fetch_op(&one, &b, MPI_INT64_T, v, &c->base, MPI_SUM);
+    get_bytes(&t, v, disp(&c->top), sizeof t);
     if (b + 1 > t) {
-        MPI_Accumulate(&minus, 1, MPI_INT64_T, v, disp(&c->base), 1, MPI_INT64_T, MPI_SUM, win);
-        flush(v);
+        fetch_op(&minus, &old, MPI_INT64_T, v, &c->base, MPI_SUM);
         return 0;
     }
-    const struct weft__dentry *e = &c->entries[b & (WEFT__DIST_DEQUE_CAP - 1)];
-    MPI_Get(out, (int)sizeof *out, MPI_BYTE, v, disp(e), (int)sizeof *out, MPI_BYTE, win);
-    flush(v);
+    get_bytes(out, v, disp(&c->entries[b & (WEFT__DIST_DEQUE_CAP - 1)]), sizeof *out);
     return 1;
 }
 
 static void rma_copy_frames(int v, char *lo, size_t n)
 {
     /* into our own U (free: see dist.h), from the same addresses of v's */
-    MPI_Get(lo, (int)n, MPI_BYTE, v, (MPI_Aint)(lo - weft__dist.stack_lo), (int)n, MPI_BYTE, win);
-    flush(v);
+    get_bytes(lo, v, (MPI_Aint)(lo - weft__dist.stack_lo), n);
 }
 
 static void rma_get(void *dst, const void *src, size_t n)
 {
     int r = weft__dist_owner(src);
-    if (r == weft__dist.rank) {
+    if (r == weft__dist.rank)
         memcpy(dst, src, n);
-        return;
-    }
-    MPI_Get(dst, (int)n, MPI_BYTE, r, disp(src), (int)n, MPI_BYTE, win);
-    flush(r);
+    else
+        get_bytes(dst, r, disp(src), n);
 }
 
 static void rma_put(void *dst, const void *src, size_t n)
@@ -142,16 +176,13 @@ static void rma_put(void *dst, const void *src, size_t n)
         MPI_Win_sync(win);
         return;
     }
-    MPI_Put(src, (int)n, MPI_BYTE, r, disp(dst), (int)n, MPI_BYTE, win);
-    flush(r); /* complete at the target before the atomic that publishes it */
+    put_words(r, dst, src, n); /* complete before the atomic that publishes it */
 }
 
 static uint32_t rma_flag_add(_Atomic uint32_t *flag)
 {
     uint32_t one = 1, old;
-    int r = weft__dist_owner(flag);
-    MPI_Fetch_and_op(&one, &old, MPI_UINT32_T, r, disp(flag), MPI_SUM, win);
-    flush(r);
+    fetch_op(&one, &old, MPI_UINT32_T, weft__dist_owner(flag), flag, MPI_SUM);
     MPI_Win_sync(win); /* acquire: what the other party put before its add */
     return old;
 }
@@ -159,10 +190,20 @@ static uint32_t rma_flag_add(_Atomic uint32_t *flag)
 static uint32_t rma_flag_load(_Atomic uint32_t *flag)
 {
     uint32_t old;
-    int r = weft__dist_owner(flag);
-    MPI_Fetch_and_op(NULL, &old, MPI_UINT32_T, r, disp(flag), MPI_NO_OP, win);
-    flush(r);
+    fetch_op(NULL, &old, MPI_UINT32_T, weft__dist_owner(flag), flag, MPI_NO_OP);
     MPI_Win_sync(win);
+    return old;
+}
+
+/* The one compare-and-swap (rare: a record or buffer freed by a rank
+ * other than its owner). It has no request form, so a fetch of the same
+ * word, ordered after it, is awaited first; the flush then returns at once. */
+static uint32_t cas32(int r, _Atomic uint32_t *at, uint32_t expect, uint32_t desire)
+{
+    uint32_t old, now;
+    MPI_Compare_and_swap(&desire, &expect, &old, MPI_UINT32_T, r, disp(at), win);
+    fetch_op(NULL, &now, MPI_UINT32_T, r, at, MPI_NO_OP);
+    MPI_Win_flush(r, win);
     return old;
 }
 
@@ -170,14 +211,10 @@ static void rma_free_push(_Atomic uint32_t *head, uint32_t *link, uint32_t i)
 {
     int r = weft__dist_owner(head);
     uint32_t h, old;
-    MPI_Fetch_and_op(NULL, &h, MPI_UINT32_T, r, disp(head), MPI_NO_OP, win);
-    flush(r);
+    fetch_op(NULL, &h, MPI_UINT32_T, r, head, MPI_NO_OP);
     for (;;) {
-        MPI_Put(&h, 1, MPI_UINT32_T, r, disp(link), 1, MPI_UINT32_T, win);
-        flush(r); /* the link lands before the push */
-        MPI_Compare_and_swap(&i, &h, &old, MPI_UINT32_T, r, disp(head), win);
-        flush(r);
-        if (old == h)
+        put_words(r, link, &h, sizeof h); /* the link lands before the push */
+        if ((old = cas32(r, head, h, i)) == h)
             return;
         h = old;
     }
@@ -186,14 +223,12 @@ static void rma_free_push(_Atomic uint32_t *head, uint32_t *link, uint32_t i)
 static uint32_t rma_free_grab(_Atomic uint32_t *head)
 {
     uint32_t zero = 0, old;
-    int r = weft__dist.rank;
-    MPI_Fetch_and_op(&zero, &old, MPI_UINT32_T, r, disp(head), MPI_REPLACE, win);
-    flush(r);
+    fetch_op(&zero, &old, MPI_UINT32_T, weft__dist.rank, head, MPI_REPLACE);
     MPI_Win_sync(win); /* the links the pushers put */
     return old;
 }
 
-/* Rank r's run is over (a put: the owner only loads exit_gen). */
+/* Rank r's run is over (a store: the owner only loads exit_gen). */
 static void signal_exit(int r)
 {
     struct weft__dist *d = &weft__dist;
@@ -204,8 +239,7 @@ static void signal_exit(int r)
         return;
     }
     uint64_t gen = d->gen;
-    MPI_Put(&gen, 1, MPI_UINT64_T, r, disp(g), 1, MPI_UINT64_T, win);
-    flush(r);
+    put_words(r, g, &gen, sizeof gen);
 }
 
 static void rma_end_run(void *result)

@@ -488,6 +488,13 @@ static uint64_t next_rand(struct weft__dist *d)
     return d->rng;
 }
 
+/* A rank other than ours (there are two or more). */
+static int random_other(struct weft__dist *d)
+{
+    int v = (int)(next_rand(d) % (uint64_t)(d->size - 1));
+    return v >= d->rank ? v + 1 : v;
+}
+
 /* Steals the oldest continuation of a random other rank into our U (the
  * scheduler runs on its native stack and U is free: see dist.h). Returns
  * the saved sp to resume, with d->cur set, or NULL. */
@@ -495,9 +502,7 @@ static char *steal(struct weft__dist *d)
 {
     if (d->size < 2)
         return NULL;
-    int v = (int)(next_rand(d) % (uint64_t)(d->size - 1));
-    if (v >= d->rank)
-        v++;
+    int v = random_other(d);
     const struct weft__dist_xport *xp = d->xp;
     if (!xp->nonempty(v) || !xp->trylock(v))
         return NULL;
@@ -518,21 +523,21 @@ static char *steal(struct weft__dist *d)
 
 /* ---- threads ---------------------------------------------------------------- */
 
-/* Some other rank looks for work (a hint: relaxed). */
+static int random_other(struct weft__dist *d);
+
+/* Some other rank looks for work (a hint: relaxed). Under rma, where each
+ * look is a round trip, one rank picked at random answers. */
 static int others_idle(struct weft__dist *d)
 {
-    for (int r = 0; r < d->size; r++) {
-        if (r == d->rank)
-            continue;
-        _Atomic uint32_t *idle = &weft__dist_ctl(r)->idle;
-        uint32_t v;
-        if (here(idle))
-            v = atomic_load_explicit(idle, memory_order_relaxed);
-        else
-            d->xp->get(&v, idle, sizeof v);
-        if (v)
-            return 1;
+    if (!d->all_mapped) {
+        uint32_t v = 0;
+        if (d->size > 1)
+            d->xp->get(&v, &weft__dist_ctl(random_other(d))->idle, sizeof v);
+        return v != 0;
     }
+    for (int r = 0; r < d->size; r++)
+        if (r != d->rank && atomic_load_explicit(&weft__dist_ctl(r)->idle, memory_order_relaxed))
+            return 1;
     return 0;
 }
 
@@ -806,8 +811,11 @@ void weft__dist_loop(void)
             if (mine && d->force_steal && others_idle(d)) {
                 /* forced: give an idle rank time to take it */
                 uint64_t t0 = now_ns();
-                while (!deque_empty(d->me) && now_ns() - t0 < FORCE_WAIT_NS)
+                while (!deque_empty(d->me) && now_ns() - t0 < FORCE_WAIT_NS) {
+                    if (d->xp->poll)
+                        d->xp->poll(); /* the thief's steps may need us */
                     sched_yield();
+                }
             }
             if (mine && pop(d->me, &e)) {
                 d->cur = e.rec; /* left by a forced finish, or a joiner in mid-stack */
