@@ -79,9 +79,25 @@ static void fetch_op(const void *src, void *old, MPI_Datatype type, int r, const
     await(&q);
 }
 
+/* Where this rank writes bytes meant for dst: for our U, its other
+ * mapping in our slot (the same pages). ASan's shadow of U keeps the
+ * poison of frames that ran there, which MPI's own memcpy (intercepted)
+ * would trip over; the slot's view is never poisoned, and sched.c clears
+ * U's shadow before resuming frames copied in. Thieves read our U through
+ * the window, hence through the slot too. */
+static void *landing(void *dst)
+{
+    struct weft__dist *d = &weft__dist;
+    char *p = dst;
+    if (p >= d->stack_lo && p < d->stack_hi)
+        return d->slots + ((size_t)d->rank << WEFT__DIST_SLOT_SHIFT) + (p - d->stack_lo);
+    return dst;
+}
+
 static void get_bytes(void *dst, int r, MPI_Aint from, size_t n)
 {
     MPI_Request q;
+    dst = landing(dst);
     MPI_Rget(dst, (int)n, MPI_BYTE, r, from, (int)n, MPI_BYTE, win, &q);
     await(&q);
 }
@@ -161,7 +177,7 @@ static void rma_get(void *dst, const void *src, size_t n)
 {
     int r = weft__dist_owner(src);
     if (r == weft__dist.rank)
-        memcpy(dst, src, n);
+        memcpy(landing(dst), src, n);
     else
         get_bytes(dst, r, disp(src), n);
 }
