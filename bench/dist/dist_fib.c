@@ -24,7 +24,7 @@
 
 #define SPIN_MS   50 /* the victim's computation in `steal` */
 #define STEAL_FIB 27 /* the victim's computation in `steal-fib` */
-#define MAX_LIVE 60000
+#define MAX_LIVE  60000
 
 static uint64_t now_ns(void)
 {

@@ -111,7 +111,7 @@ struct weft__drec {
         char *evac;             /* where its frames were copied */
         struct weft__drec *rec; /* its own record */
     } susp;
-    uint32_t next_free;          /* free-list link (index + 1); owner, or a remote freer
+    uint32_t next_free; /* free-list link (index + 1); owner, or a remote freer
                                     before its CAS */
 } WEFT_ALIGNED;
 
@@ -162,15 +162,15 @@ enum { WEFT__DREQ_NONE, WEFT__DREQ_SUSPEND, WEFT__DREQ_RESUME };
  * that popped its parent back) never goes through here. */
 struct weft__dist_xport {
     const char *name;
-    int (*nonempty)(int v);   /* a hint: rank v's deque seems to hold an entry */
-    int (*trylock)(int v);    /* rank v's deque lock, one attempt: 1 taken */
-    void (*lock)(int r);      /* the lock, waiting (the owner on its own) */
-    void (*unlock)(int r);    /* after every access the lock covers is complete */
+    int (*nonempty)(int v); /* a hint: rank v's deque seems to hold an entry */
+    int (*trylock)(int v);  /* rank v's deque lock, one attempt: 1 taken */
+    void (*lock)(int r);    /* the lock, waiting (the owner on its own) */
+    void (*unlock)(int r);  /* after every access the lock covers is complete */
     /* Under v's lock: claims the entry at base (raises base, then re-reads
      * top, Dekker with the owner's pop); 0 and base restored when the
      * owner took it back. */
     int (*take)(int v, struct weft__dentry *out);
-    void (*copy_frames)(int v, char *lo, size_t n); /* v's U [lo, lo + n) into ours */
+    void (*copy_frames)(int v, char *lo, size_t n);    /* v's U [lo, lo + n) into ours */
     void (*get)(void *dst, const void *src, size_t n); /* src in any rank's slot */
     void (*put)(void *dst, const void *src, size_t n); /* dst in any rank's slot */
     /* The join race on a record's flag: adds 1, returns the old value
@@ -196,9 +196,9 @@ extern const struct weft__dist_xport weft__dist_rma WEFT_INTERNAL;
 struct weft__dist {
     int inited, in_run; /* the API's state; the calling kernel thread only */
     int rank, size;
-    int force_steal;                 /* WEFT_DIST_FORCE_STEAL: no continuation is popped back */
-    int oversubscribed;              /* more ranks on the node than CPUs: idle ranks yield */
-    int all_mapped;                  /* shm: every rank's slot is plain memory here */
+    int force_steal;    /* WEFT_DIST_FORCE_STEAL: no continuation is popped back */
+    int oversubscribed; /* more ranks on the node than CPUs: idle ranks yield */
+    int all_mapped;     /* shm: every rank's slot is plain memory here */
     const struct weft__dist_xport *xp;
     int spawn_hook;                  /* oversubscribed or polling: sched.c's spawn_hook runs */
     uint64_t hook_mask;              /* every hook_mask + 1 spawns (a power of two) */

@@ -48,8 +48,7 @@ static MPI_Comm rcomm = MPI_COMM_NULL; /* the library's; only polled here */
 /* Where p sits in its owner's part of the window. */
 static MPI_Aint disp(const void *p)
 {
-    return (MPI_Aint)(((uintptr_t)p - (uintptr_t)weft__dist.slots) &
-                      (WEFT__DIST_SLOT_SIZE - 1));
+    return (MPI_Aint)(((uintptr_t)p - (uintptr_t)weft__dist.slots) & (WEFT__DIST_SLOT_SIZE - 1));
 }
 
 /* Waits for a request in MPI_Test, never in MPI_Wait or MPI_Win_flush:
@@ -72,7 +71,8 @@ static void await(MPI_Request *q)
 
 /* An atomic read-modify-write of one word at rank r, complete at the
  * target when it returns; the old value in *old. */
-static void fetch_op(const void *src, void *old, MPI_Datatype type, int r, const void *at, MPI_Op op)
+static void fetch_op(const void *src, void *old, MPI_Datatype type, int r, const void *at,
+                     MPI_Op op)
 {
     MPI_Request q;
     MPI_Rget_accumulate(src, src ? 1 : 0, type, old, 1, type, r, disp(at), 1, type, op, win, &q);
