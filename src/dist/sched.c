@@ -198,19 +198,25 @@ static struct weft__drec *rec_alloc(struct weft__dctl *c)
     return &c->recs[i - 1];
 }
 
-static void rec_free(struct weft__drec *r)
+/* A free by a rank other than r's owner (index i in c). */
+static WEFT_NOINLINE void rec_free_remote(struct weft__drec *r, struct weft__dctl *c, uint32_t i)
 {
-    struct weft__dctl *c = weft__dist_ctl(weft__dist_owner(r));
-    uint32_t i = (uint32_t)(r - c->recs) + 1;
-    if (c == weft__dist.me) {
-        atomic_store_explicit(&r->state, WEFT__DREC_FREED, memory_order_relaxed);
-        r->next_free = c->rec_free;
-        c->rec_free = i;
-        return;
-    }
     uint32_t freed = WEFT__DREC_FREED;
     weft__dist.xp->put(&r->state, &freed, sizeof freed);
     weft__dist.xp->free_push(&c->rec_remote, &r->next_free, i);
+}
+
+static inline void rec_free(struct weft__drec *r)
+{
+    struct weft__dctl *c = weft__dist_ctl(weft__dist_owner(r));
+    uint32_t i = (uint32_t)(r - c->recs) + 1;
+    if (WEFT_UNLIKELY(c != weft__dist.me)) {
+        rec_free_remote(r, c, i);
+        return;
+    }
+    atomic_store_explicit(&r->state, WEFT__DREC_FREED, memory_order_relaxed);
+    r->next_free = c->rec_free;
+    c->rec_free = i;
 }
 
 static char *evac_alloc(struct weft__dctl *c)
@@ -599,6 +605,8 @@ static void child_start(void *arg, void **save_sp)
  * thief was ever scheduled. */
 static WEFT_NOINLINE void spawn_hook(struct weft__dist *d)
 {
+    if ((++d->me->nspawns & d->hook_mask) != 0)
+        return;
     if (d->xp->poll)
         d->xp->poll();
     if (d->oversubscribed && (d->me->nspawns & (WEFT__DIST_SHARE_EVERY - 1)) == 0 &&
@@ -630,9 +638,10 @@ int weft__dist_spawn(weft_thread **out, weft_fn fn, const void *arg, size_t arg_
     c->frame_end = top;
     atomic_store_explicit(&c->state, WEFT__DREC_LIVE, memory_order_relaxed);
     atomic_store_explicit(&c->flag, 0, memory_order_relaxed);
-    uint64_t ns = ++d->me->nspawns;
-    if (WEFT_UNLIKELY(d->spawn_hook) && (ns & d->hook_mask) == 0)
-        spawn_hook(d);
+    if (WEFT_UNLIKELY(d->spawn_hook))
+        spawn_hook(d); /* counts the spawn too */
+    else
+        d->me->nspawns++;
     *out = (weft_thread *)c;
     d->spawn_parent = d->cur;
     CTX_SPAWN(&d->spawn_sp, top - copy, child_start, c);
@@ -641,20 +650,13 @@ int weft__dist_spawn(weft_thread **out, weft_fn fn, const void *arg, size_t arg_
     return 0;
 }
 
-int weft__dist_join(weft_thread *t, void **result)
+/* A join that is not the common case: c is another rank's under rma, or
+ * has not finished, or is freed (state s when c is here). */
+static WEFT_NOINLINE int join_slow(struct weft__drec *c, uint32_t s, void **result)
 {
     struct weft__dist *d = &weft__dist;
-    struct weft__drec *c = (struct weft__drec *)t;
-    if (!t || !weft__dist_is_rec(t))
-        return EINVAL;
-    if (c == d->cur)
-        return EDEADLK;
-    uint32_t s;
-    if (WEFT_LIKELY(here(c)))
-        /* acquire: pairs with the release of DONE in finish */
-        s = atomic_load_explicit(&c->state, memory_order_acquire);
-    else
-        d->xp->get(&s, &c->state, sizeof s); /* never DONE: see finish */
+    if (!here(c))
+        d->xp->get(&s, &c->state, sizeof s);
     if (s == WEFT__DREC_FREED)
         return EINVAL;
     /* flag_load's acquire pairs with the finisher's add (its result) */
@@ -676,6 +678,27 @@ int weft__dist_join(weft_thread *t, void **result)
     }
     rec_free(c);
     return 0;
+}
+
+int weft__dist_join(weft_thread *t, void **result)
+{
+    struct weft__dist *d = &weft__dist;
+    struct weft__drec *c = (struct weft__drec *)t;
+    if (!t || !weft__dist_is_rec(t))
+        return EINVAL;
+    if (c == d->cur)
+        return EDEADLK;
+    uint32_t s = WEFT__DREC_LIVE;
+    /* acquire: pairs with the release of DONE in finish */
+    if (WEFT_LIKELY(here(c)) &&
+        WEFT_LIKELY((s = atomic_load_explicit(&c->state, memory_order_acquire)) ==
+                    WEFT__DREC_DONE)) {
+        if (result)
+            *result = c->result;
+        rec_free(c);
+        return 0;
+    }
+    return join_slow(c, s, result);
 }
 
 _Noreturn void weft__dist_exit(void *result)
