@@ -182,7 +182,10 @@ static inline int here(const void *p)
     return weft__dist.all_mapped || weft__dist_owner(p) == weft__dist.rank;
 }
 
-static struct weft__drec *rec_alloc(struct weft__dctl *c)
+/* The owner's records: its free list, then untouched ones; NULL when
+ * both are used up (then rec_grab). No call: the spawn path keeps its
+ * arguments in scratch registers. */
+static inline struct weft__drec *rec_alloc(struct weft__dctl *c)
 {
     uint32_t i = c->rec_free;
     if (WEFT_LIKELY(i)) {
@@ -191,11 +194,15 @@ static struct weft__drec *rec_alloc(struct weft__dctl *c)
     }
     if (c->rec_bump < WEFT__DIST_NREC)
         return &c->recs[c->rec_bump++];
-    i = weft__dist.xp->free_grab(&c->rec_remote);
-    if (!i)
-        return NULL;
-    c->rec_free = c->recs[i - 1].next_free;
-    return &c->recs[i - 1];
+    return NULL;
+}
+
+/* Makes the records other ranks freed the owner's free list; 0: none. */
+static WEFT_NOINLINE int rec_grab(struct weft__dctl *c)
+{
+    uint32_t i = weft__dist.xp->free_grab(&c->rec_remote);
+    c->rec_free = i;
+    return i != 0;
 }
 
 /* A free by a rank other than r's owner (index i in c). */
@@ -614,6 +621,17 @@ static WEFT_NOINLINE void spawn_hook(struct weft__dist *d)
         sched_yield();
 }
 
+/* Every record is used or freed by other ranks: takes those back and
+ * spawns again (a tail call, so that the spawn path keeps no argument
+ * across a call). */
+static WEFT_NOINLINE int spawn_refill(weft_thread **out, weft_fn fn, const void *arg,
+                                      size_t arg_size, const weft_attr *attr)
+{
+    if (!rec_grab(weft__dist.me))
+        return EAGAIN;
+    return weft__dist_spawn(out, fn, arg, arg_size, attr);
+}
+
 int weft__dist_spawn(weft_thread **out, weft_fn fn, const void *arg, size_t arg_size,
                      const weft_attr *attr)
 {
@@ -629,7 +647,7 @@ int weft__dist_spawn(weft_thread **out, weft_fn fn, const void *arg, size_t arg_
         return EAGAIN; /* U is full: this chain of frames is too deep */
     struct weft__drec *c = rec_alloc(d->me);
     if (WEFT_UNLIKELY(!c))
-        return EAGAIN;
+        return spawn_refill(out, fn, arg, arg_size, attr);
     c->id = (uint64_t)(d->rank + 1) << REC_SHIFT | ++d->id_next;
     c->fn = fn;
     c->arg = (void *)arg;
@@ -749,6 +767,8 @@ int weft__dist_start_root(weft_fn fn, void *arg)
     struct weft__dist *d = &weft__dist;
     await_thieves(d);
     struct weft__drec *c = rec_alloc(d->me);
+    if (!c && rec_grab(d->me))
+        c = rec_alloc(d->me);
     if (!c)
         return EAGAIN;
     c->id = (uint64_t)(d->rank + 1) << REC_SHIFT | ++d->id_next;
