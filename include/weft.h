@@ -73,8 +73,8 @@ typedef struct weft_config {
     int workers;       /* kernel threads running user threads; 0 = CPUs in affinity mask */
     size_t stack_size; /* default user-thread stack; 0 = library default (64 KiB) */
     int spawn_policy;  /* WEFT_WORK_FIRST (default) | WEFT_HELP_FIRST */
-    long quantum_us;   /* time slice; 0 = library default (10 ms), < 0 = never preempt.
-                            Accepted and validated; this release never preempts (see below) */
+    long quantum_us;   /* time slice; 0 = library default (10 ms), < 0 = never preempt
+                            (see "Priorities and time quanta" below) */
 } weft_config;
 
 /* Fills *cfg with the defaults, then applies WEFT_WORKERS, WEFT_STACK_SIZE,

@@ -3,8 +3,15 @@
 # thread per connection vs a pthread per connection vs Go net/http, driven by
 # wrk on loopback at 100 and 1,000 keep-alive connections. Prints one RESULT
 # line per run and a table; medians of REPS runs of DURATION seconds.
+# IMPLS picks the servers; weft-trace and go-trace are weft with WEFT_TRACE
+# and Go with runtime/trace recording while they serve (the tracing
+# overhead; weft's trace is in memory, as the server is killed before
+# weft_finalize would write it), each in the same invocation as its
+# untraced run.
 #
-#   bench/scripts/httpd.sh [BUILD_DIR]     (env: REPS=3 DURATION=5 CONNS="100 1000")
+#   bench/scripts/httpd.sh [BUILD_DIR]
+#   (env: REPS=3 DURATION=5 CONNS="100 1000" IMPLS="weft pthread go")
+#   IMPLS="weft weft-trace go go-trace" CONNS=1000 bench/scripts/httpd.sh
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../.." && pwd)
@@ -12,6 +19,7 @@ build=$(cd "${1:-$src/build}" && pwd)
 reps=${REPS:-3}
 dur=${DURATION:-5}
 conns=${CONNS:-"100 1000"}
+impls=${IMPLS:-"weft pthread go"}
 port=18080
 # The commit the programs were built from (bench/scripts/commit.cmake), for the RESULT lines.
 commit=$(cat "$build/bench/commit.txt" 2>/dev/null || echo unknown)
@@ -33,13 +41,15 @@ run_server() { # impl -> pid
         weft) "$build/examples/example_httpd" -P $port >/dev/null 2>&1 & ;;
         pthread) "$build/examples/example_httpd" -p -P $port >/dev/null 2>&1 & ;;
         go) "$gobin" -P $port >/dev/null 2>&1 & ;;
+        weft-trace) WEFT_TRACE="$build/httpd-weft.trace.json" "$build/examples/example_httpd" -P $port >/dev/null 2>&1 & ;;
+        go-trace) "$gobin" -P $port -trace "$build/httpd-go.trace" >/dev/null 2>&1 & ;;
     esac
     echo $!
 }
 
 declare -A rps p99
-for impl in weft pthread go; do
-    [ $impl = go ] && [ -z "$gobin" ] && continue
+for impl in $impls; do
+    case $impl in go*) [ -z "$gobin" ] && continue ;; esac
     for c in $conns; do
         vals=(); lats=()
         for r in $(seq "$reps"); do
@@ -67,4 +77,12 @@ for c in $conns; do
         "$(awk -v a="$w" -v b="$p" 'BEGIN{printf (b>0? "%.2f": "-"), a/b}')" \
         "$(awk -v a="$w" -v b="$g" 'BEGIN{printf (b>0? "%.2f": "-"), a/b}')" \
         "${p99[weft,$c]:-}" "${p99[pthread,$c]:-}" "${p99[go,$c]:-}"
+done
+for c in $conns; do
+    for base in weft go; do
+        t=${rps[$base-trace,$c]:-}; u=${rps[$base,$c]:-}
+        [ -n "$t" ] && [ -n "$u" ] &&
+            awk -v t="$t" -v u="$u" -v b="$base" -v c="$c" \
+                'BEGIN { if (u > 0) printf "%s traced at %s connections: %.1f %% of the untraced throughput\n", b, c, t / u * 100 }'
+    done
 done

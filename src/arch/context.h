@@ -45,9 +45,17 @@ void weft__ctx_switch(void **save_sp, void *to_sp, void *token, void *xfer);
  * fn must never return. Returns once somebody resumes the saved context. */
 void weft__ctx_spawn(void **save_sp, void *top, void (*fn)(void *arg, void **save_sp), void *arg);
 
-/* weft__ctx_switch with a NULL xfer. Plain builds have an entry without the
- * xfer test (the resumed code is just returned to); sanitizer builds, where
- * every resume calls weft__ctx_resumed, use the general switch. */
+/* weft__ctx_switch and weft__ctx_jump with a NULL xfer, without the xfer
+ * test and without a call of weft__ctx_resumed in any build: the resumed code
+ * is just returned to. In sanitizer builds the scheduler's fiber switch is
+ * completed in weft__ctx_resumed, so there only a caller that makes its own
+ * sanitizer annotations may use them (libweft_dist's worker, dist/sched.c). */
+void weft__ctx_switch_plain(void **save_sp, void *to_sp);
+_Noreturn void weft__ctx_jump_plain(void *to_sp);
+
+/* weft__ctx_switch with a NULL xfer. Plain builds use the entry without the
+ * xfer test; sanitizer builds, where every resume calls weft__ctx_resumed,
+ * use the general switch. */
 #if defined(WEFT_SANITIZE_ADDRESS) || defined(WEFT_SANITIZE_THREAD)
 /* always_inline: TSan's fiber switch comes before this call, so a frame of
  * its own would be entered on one fiber's shadow stack and left on the
@@ -58,7 +66,6 @@ static inline __attribute__((always_inline)) void weft__ctx_switch_bare(void **s
     weft__ctx_switch(save_sp, to_sp, token, NULL);
 }
 #else
-void weft__ctx_switch_plain(void **save_sp, void *to_sp);
 static inline __attribute__((always_inline)) void weft__ctx_switch_bare(void **save_sp, void *to_sp,
                                                                         void *token)
 {

@@ -8,6 +8,16 @@
 # single-process programs neither link MPI nor pay for any test on their
 # paths. A program links weft-dist instead of weft, never both.
 find_package(MPI COMPONENTS C QUIET)
+
+# Appends " <prefix><item>" to the variable `var` for each further argument:
+# a list of flags as a .pc file's Cflags or Libs line spells them.
+function(weft_pc_append var prefix)
+  foreach(item ${ARGN})
+    string(APPEND ${var} " ${prefix}${item}")
+  endforeach()
+  set(${var} "${${var}}" PARENT_SCOPE)
+endfunction()
+
 set(WEFT_HAVE_DIST 0)
 if(NOT MPI_C_FOUND)
   list(APPEND WEFT_LEFT_OUT "libweft_dist (MPI not found: install mpich and libmpich-dev)")
@@ -21,7 +31,7 @@ if(WEFT_HAVE_DIST)
   set(WEFT_DIST_DIR ${CMAKE_CURRENT_SOURCE_DIR}/src/dist)
   # The gated names, read from gate.c: "name weft__nd_name" per line.
   file(READ ${WEFT_DIST_DIR}/gate.c weft_gate_src)
-  string(REGEX MATCHALL "(GATE_ERR\\(|GATE_THR\\(|GATE_SYS\\([a-z_]+, |NATIVE\\()weft_[a-z0-9_]+"
+  string(REGEX MATCHALL "(GATE_ERR\\(|GATE_THR\\(|GATE_TIO\\(|GATE_SYS\\([a-z_]+, |NATIVE\\()weft_[a-z0-9_]+"
          weft_gated "${weft_gate_src}")
   set(weft_syms "")
   set(weft_seen "")
@@ -49,8 +59,7 @@ if(WEFT_HAVE_DIST)
   set_source_files_properties(${WEFT_DIST_CORE} PROPERTIES EXTERNAL_OBJECT TRUE GENERATED TRUE)
 
   add_library(weft_dist_objects OBJECT ${WEFT_DIST_DIR}/dist.c ${WEFT_DIST_DIR}/sched.c
-              ${WEFT_DIST_DIR}/gate.c ${WEFT_DIST_DIR}/reexec.c ${WEFT_DIST_DIR}/ctx_san.S
-              ${WEFT_DIST_DIR}/rma.c)
+              ${WEFT_DIST_DIR}/gate.c ${WEFT_DIST_DIR}/reexec.c ${WEFT_DIST_DIR}/rma.c)
   target_include_directories(weft_dist_objects PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/include
                              ${CMAKE_CURRENT_SOURCE_DIR}/src)
   target_compile_options(weft_dist_objects PRIVATE $<$<COMPILE_LANGUAGE:C>:${WEFT_WARN}>
@@ -87,22 +96,11 @@ if(WEFT_HAVE_DIST)
 
   # weft-dist.pc carries MPI's flags, whichever MPI was found.
   set(WEFT_DIST_PC_CFLAGS "")
-  foreach(d ${MPI_C_INCLUDE_DIRS})
-    string(APPEND WEFT_DIST_PC_CFLAGS " -I${d}")
-  endforeach()
-  foreach(o ${MPI_C_COMPILE_OPTIONS})
-    string(APPEND WEFT_DIST_PC_CFLAGS " ${o}")
-  endforeach()
-  foreach(o ${MPI_C_COMPILE_DEFINITIONS})
-    string(APPEND WEFT_DIST_PC_CFLAGS " -D${o}")
-  endforeach()
+  weft_pc_append(WEFT_DIST_PC_CFLAGS "-I" ${MPI_C_INCLUDE_DIRS})
+  weft_pc_append(WEFT_DIST_PC_CFLAGS "" ${MPI_C_COMPILE_OPTIONS})
+  weft_pc_append(WEFT_DIST_PC_CFLAGS "-D" ${MPI_C_COMPILE_DEFINITIONS})
   set(WEFT_DIST_PC_LIBS "")
-  foreach(l ${MPI_C_LIBRARIES})
-    string(APPEND WEFT_DIST_PC_LIBS " ${l}")
-  endforeach()
-  foreach(o ${MPI_C_LINK_FLAGS})
-    string(APPEND WEFT_DIST_PC_LIBS " ${o}")
-  endforeach()
+  weft_pc_append(WEFT_DIST_PC_LIBS "" ${MPI_C_LIBRARIES} ${MPI_C_LINK_FLAGS})
   configure_file(${WEFT_DIST_DIR}/weft-dist.pc.in ${CMAKE_CURRENT_BINARY_DIR}/weft-dist.pc @ONLY)
   install(FILES ${CMAKE_CURRENT_BINARY_DIR}/weft-dist.pc
           DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

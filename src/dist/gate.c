@@ -48,6 +48,14 @@ __thread int weft__dist_active;
         return weft__dist_active || (t && weft__dist_is_rec(t)) ? ENOTSUP : NATIVE(name) args;     \
     }
 
+/* The split-phase io calls, as GATE_ERR: each takes the continuation, the
+ * result's address and the fd first, then the parameters in `params`
+ * (parenthesised), whose names the remaining arguments list. */
+#define GATE_TIO(name, params, ...)                                                                \
+    GATE_ERR(name, (weft_task *cont, ssize_t *res, int fd, UNPAREN params),                        \
+             (cont, res, fd, __VA_ARGS__))
+#define UNPAREN(...) __VA_ARGS__
+
 /* clang-format would space the pointers of these parameter lists as
  * products */
 /* clang-format off */
@@ -62,25 +70,13 @@ GATE_ERR(weft_dump, (int fd), (fd))
 GATE_ERR(weft_task_create, (weft_task **out, weft_task_fn fn, void *arg, unsigned count),
          (out, fn, arg, count))
 GATE_ERR(weft_task_continue, (weft_task *t), (t))
-GATE_ERR(weft_task_read, (weft_task *cont, ssize_t *res, int fd, void *buf, size_t n),
-         (cont, res, fd, buf, n))
-GATE_ERR(weft_task_write, (weft_task *cont, ssize_t *res, int fd, const void *buf, size_t n),
-         (cont, res, fd, buf, n))
-GATE_ERR(weft_task_pread,
-         (weft_task *cont, ssize_t *res, int fd, void *buf, size_t n, off_t off),
-         (cont, res, fd, buf, n, off))
-GATE_ERR(weft_task_pwrite,
-         (weft_task *cont, ssize_t *res, int fd, const void *buf, size_t n, off_t off),
-         (cont, res, fd, buf, n, off))
-GATE_ERR(weft_task_recv,
-         (weft_task *cont, ssize_t *res, int fd, void *buf, size_t n, int flags),
-         (cont, res, fd, buf, n, flags))
-GATE_ERR(weft_task_send,
-         (weft_task *cont, ssize_t *res, int fd, const void *buf, size_t n, int flags),
-         (cont, res, fd, buf, n, flags))
-GATE_ERR(weft_task_accept,
-         (weft_task *cont, ssize_t *res, int fd, struct sockaddr *addr, socklen_t *len),
-         (cont, res, fd, addr, len))
+GATE_TIO(weft_task_read, (void *buf, size_t n), buf, n)
+GATE_TIO(weft_task_write, (const void *buf, size_t n), buf, n)
+GATE_TIO(weft_task_pread, (void *buf, size_t n, off_t off), buf, n, off)
+GATE_TIO(weft_task_pwrite, (const void *buf, size_t n, off_t off), buf, n, off)
+GATE_TIO(weft_task_recv, (void *buf, size_t n, int flags), buf, n, flags)
+GATE_TIO(weft_task_send, (const void *buf, size_t n, int flags), buf, n, flags)
+GATE_TIO(weft_task_accept, (struct sockaddr *addr, socklen_t *len), addr, len)
 GATE_ERR(weft_task_sleep_ns, (weft_task *cont, uint64_t ns), (cont, ns))
 GATE_ERR(weft_group_init, (weft_group *g), (g))
 GATE_ERR(weft_group_spawn,

@@ -10,11 +10,11 @@
  * its lock-free steal would let the owner return into, or spawn over,
  * frames a thief is still copying.
  *
- * Context switches are weft's (arch/context.h), always with a NULL xfer:
- * in plain builds no resumed-side hook runs, so none of the single-process
- * scheduler is involved. Sanitizer builds would call it on every resume,
- * so they use dist/ctx_san.S's copies instead (ThreadSanitizer builds are
- * refused at weft_dist_init: dist.c).
+ * Context switches are weft's (arch/context.h), the plain ones that never
+ * call the single-process scheduler's resumed-side hook, in every build:
+ * none of that scheduler is involved. In ASan builds the fiber annotations
+ * are made here instead (ThreadSanitizer builds are refused at
+ * weft_dist_init: dist.c).
  *
  * The owner's own pops and the idle scheduler's "is my deque empty" are
  * decided under the lock whenever base seems to have reached top: a thief
@@ -27,6 +27,7 @@
 #include <time.h>
 
 #include "arch/context.h"
+#include "base/rand.h"
 #include "dist/dist.h"
 
 #define REC_SHIFT   40 /* thread id = (rank + 1) << REC_SHIFT | counter */
@@ -50,23 +51,6 @@ static inline char *stack_pointer(void)
     __asm__ volatile("mov %%rsp, %0" : "=r"(sp));
     return sp;
 }
-
-/* The context operations: weft's in plain builds; in sanitizer builds,
- * whose weft switch calls the single-process scheduler's resumed-side hook,
- * dist/ctx_san.S's copies without it, and the ASan fiber annotations below. */
-#if defined(WEFT_SANITIZE_ADDRESS) || defined(WEFT_SANITIZE_THREAD)
-void weft__dist_switch(void **save_sp, void *to_sp) WEFT_INTERNAL;
-_Noreturn void weft__dist_jump(void *to_sp) WEFT_INTERNAL;
-void weft__dist_spawn_ctx(void **save_sp, void *top, void (*fn)(void *, void **),
-                          void *arg) WEFT_INTERNAL;
-#define CTX_SWITCH(save, to)          weft__dist_switch(save, to)
-#define CTX_JUMP(to)                  weft__dist_jump(to)
-#define CTX_SPAWN(save, top, fn, arg) weft__dist_spawn_ctx(save, top, fn, arg)
-#else
-#define CTX_SWITCH(save, to)          weft__ctx_switch_plain(save, to)
-#define CTX_JUMP(to)                  weft__ctx_jump(to, NULL, NULL)
-#define CTX_SPAWN(save, top, fn, arg) weft__ctx_spawn(save, top, fn, arg)
-#endif
 
 /* ---- ASan: which stack runs, and no stale poison on U ----------------------
  * Frames are abandoned on U (a finished child's, a thread's that left for
@@ -493,18 +477,10 @@ const struct weft__dist_xport weft__dist_shm = {
     .poll = NULL, /* no MPI during a run */
 };
 
-static uint64_t next_rand(struct weft__dist *d)
-{
-    d->rng ^= d->rng << 13;
-    d->rng ^= d->rng >> 7;
-    d->rng ^= d->rng << 17;
-    return d->rng;
-}
-
 /* A rank other than ours (there are two or more). */
 static int random_other(struct weft__dist *d)
 {
-    int v = (int)(next_rand(d) % (uint64_t)(d->size - 1));
+    int v = (int)(weft__rand_next(&d->rng) % (uint64_t)(d->size - 1));
     return v >= d->rank ? v + 1 : v;
 }
 
@@ -562,7 +538,7 @@ static _Noreturn void to_scheduler(int req, struct weft__drec *rec)
     d->req = req;
     d->req_rec = rec;
     san_to_scheduler();
-    CTX_JUMP(d->sched_sp);
+    weft__ctx_jump_plain(d->sched_sp);
 }
 
 /* The end of a spawned thread c with result r, on whichever rank it is now. */
@@ -580,7 +556,7 @@ static WEFT_NOINLINE _Noreturn void finish(struct weft__drec *c, void *r)
         atomic_store_explicit(&c->state, WEFT__DREC_DONE, memory_order_release);
         d->cur = e.rec;
         san_unpoison_between(stack_pointer(), e.sp); /* our frames, left for good */
-        CTX_JUMP(e.sp);
+        weft__ctx_jump_plain(e.sp);
     }
     /* The parent was stolen (or, forced, left for the scheduler): race its
      * join, on c wherever it is. The add publishes the result; its acquire
@@ -662,7 +638,7 @@ int weft__dist_spawn(weft_thread **out, weft_fn fn, const void *arg, size_t arg_
         d->me->nspawns++;
     *out = (weft_thread *)c;
     d->spawn_parent = d->cur;
-    CTX_SPAWN(&d->spawn_sp, top - copy, child_start, c);
+    weft__ctx_spawn(&d->spawn_sp, top - copy, child_start, c);
     MOVED();
     san_arrived();
     return 0;
@@ -684,7 +660,7 @@ static WEFT_NOINLINE int join_slow(struct weft__drec *c, uint32_t s, void **resu
         d->req_self = d->cur;
         d->cur = NULL;
         san_to_scheduler();
-        CTX_SWITCH(&d->req_sp, d->sched_sp);
+        weft__ctx_switch_plain(&d->req_sp, d->sched_sp);
         MOVED();
         san_arrived();
     }
@@ -780,7 +756,7 @@ int weft__dist_start_root(weft_fn fn, void *arg)
     atomic_store_explicit(&c->flag, 0, memory_order_relaxed);
     d->req = WEFT__DREQ_NONE;
     san_to_u(d->stack_hi);
-    CTX_SPAWN(&d->sched_sp, d->stack_hi, root_start, c);
+    weft__ctx_spawn(&d->sched_sp, d->stack_hi, root_start, c);
     MOVED();
     san_arrived();
     return 0;
@@ -875,7 +851,7 @@ void weft__dist_loop(void)
         fails = 0;
         atomic_store_explicit(&d->me->idle, 0, memory_order_relaxed);
         san_to_u(sp);
-        CTX_SWITCH(&d->sched_sp, sp);
+        weft__ctx_switch_plain(&d->sched_sp, sp);
         MOVED();
         san_arrived();
     }

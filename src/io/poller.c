@@ -49,7 +49,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -63,6 +62,7 @@
 #include <unistd.h>
 
 #include "io/io.h"
+#include "os/kthread.h"
 #include "sched/park.h"
 #include "sched/sched.h"
 #include "sync/timer.h"
@@ -131,18 +131,13 @@ static int poller_on(void)
         if (stop >= 0 && epoll_ctl(ep, EPOLL_CTL_ADD, stop, &ev) == 0) {
             pl.epfd = ep;
             pl.stopfd = stop;
-            /* signals are for the program's threads, not this one */
-            sigset_t all, old;
-            sigfillset(&all);
-            pthread_sigmask(SIG_SETMASK, &all, &old);
             pthread_attr_t a;
             if (pthread_attr_init(&a) == 0) {
                 pthread_attr_setstacksize(&a, POLLER_STACK);
-                if (pthread_create(&pl.pt, &a, poller_main, NULL) == 0)
+                if (weft__kthread_start(&pl.pt, &a, poller_main, NULL) == 0)
                     s = P_ON;
                 pthread_attr_destroy(&a);
             }
-            pthread_sigmask(SIG_SETMASK, &old, NULL);
         }
         if (s != P_ON) {
             if (stop >= 0)

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "base/base.h"
+#include "os/kthread.h"
 #include "sched/sched.h"
 
 #define MAX_FRAMES 64
@@ -238,11 +239,7 @@ int weft__dump_signal_start(int signo)
     /* the handler's end never blocks: a full pipe has dumps coming anyway */
     fcntl(ds.pipe[1], F_SETFL, O_NONBLOCK);
     /* The dumper takes no signal: the program's handlers run elsewhere. */
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    int rc = pthread_create(&ds.dumper, NULL, dumper_main, NULL);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    int rc = weft__kthread_start(&ds.dumper, NULL, dumper_main, NULL);
     if (rc != 0)
         goto close_pipe;
     struct sigaction sa;

@@ -25,15 +25,8 @@ __attribute__((no_sanitize("address", "thread"))) static int read_desc(const str
         return ESRCH;
     if (!__atomic_load_n(&m->fn, __ATOMIC_RELAXED) && !m->pinned)
         return ESRCH; /* a slot that never held a thread */
-    uint64_t id = __atomic_load_n(&m->id, __ATOMIC_RELAXED);
-    if (!id) {
-        /* as weft_thread_id: drawn on first use, racing callers agree */
-        uint64_t fresh = atomic_fetch_add_explicit(&weft__rt.id_next, 1, memory_order_relaxed);
-        if (__atomic_compare_exchange_n(&m->id, &id, fresh, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-            id = fresh;
-    }
     o->t = t;
-    o->id = id;
+    o->id = weft__thread_id_of(m);
     o->name = __atomic_load_n(&m->name, __ATOMIC_RELAXED);
     o->wait = __atomic_load_n(&m->wait, __ATOMIC_RELAXED);
     o->sp = __atomic_load_n(&m->sp, __ATOMIC_RELAXED);
@@ -73,7 +66,7 @@ __attribute__((no_sanitize("address", "thread"))) static int read_desc(const str
         o->sp = NULL;
     /* Recycled meanwhile: the join word or the id moved. */
     if (__atomic_load_n((uintptr_t *)&m->join, __ATOMIC_ACQUIRE) != j0 ||
-        __atomic_load_n(&m->id, __ATOMIC_RELAXED) != id)
+        __atomic_load_n(&m->id, __ATOMIC_RELAXED) != o->id)
         return ESRCH;
     return 0;
 }

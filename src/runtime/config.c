@@ -15,6 +15,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -83,6 +84,40 @@ int weft__parse_size(const char *s, size_t *out)
     return 0;
 }
 
+/* A variable whose value is one of a few words. */
+struct env_word {
+    const char *word; /* "" only where an empty value means unset */
+    int value;
+};
+
+#define ENV_WORDS_TEXT 128 /* room for "a, b or c" of any table below */
+
+/* The value of the word that variable `var` holds among `words` (ended by a
+ * NULL word); `dflt` when var is unset, and, with a notice naming the
+ * words, when it holds none of them. */
+static int env_word(const char *var, const struct env_word *words, int dflt)
+{
+    const char *s = getenv(var);
+    if (!s)
+        return dflt;
+    const char *dflt_word = "";
+    char expected[ENV_WORDS_TEXT] = "";
+    size_t len = 0;
+    for (const struct env_word *w = words; w->word; w++) {
+        if (!strcmp(s, w->word))
+            return w->value;
+        if (!*dflt_word && w->value == dflt)
+            dflt_word = w->word;
+        if (!*w->word || len >= sizeof expected)
+            continue;
+        const char *sep = len == 0 ? "" : w[1].word && *w[1].word ? ", " : " or ";
+        len += (size_t)snprintf(expected + len, sizeof expected - len, "%s%s", sep, w->word);
+    }
+    weft__notice("ignoring %s=\"%s\": expected %s; using the default (%s)", var, s, expected,
+                 dflt_word);
+    return dflt;
+}
+
 static void env_workers(weft_config *cfg)
 {
     const char *s = getenv("WEFT_WORKERS");
@@ -119,17 +154,10 @@ static void env_stack(weft_config *cfg)
 
 static void env_policy(weft_config *cfg)
 {
-    const char *s = getenv("WEFT_SPAWN_POLICY");
-    if (!s)
-        return;
-    if (!strcmp(s, "work-first"))
-        cfg->spawn_policy = WEFT_WORK_FIRST;
-    else if (!strcmp(s, "help-first"))
-        cfg->spawn_policy = WEFT_HELP_FIRST;
-    else
-        weft__notice("ignoring WEFT_SPAWN_POLICY=\"%s\": expected work-first or help-first; "
-                     "using the default (%s)",
-                     s, cfg->spawn_policy == WEFT_HELP_FIRST ? "help-first" : "work-first");
+    static const struct env_word words[] = { { "work-first", WEFT_WORK_FIRST },
+                                              { "help-first", WEFT_HELP_FIRST },
+                                              { NULL, 0 } };
+    cfg->spawn_policy = env_word("WEFT_SPAWN_POLICY", words, cfg->spawn_policy);
 }
 
 /* WEFT_QUANTUM: "10ms", "500us", "2000" (microseconds) or "off" (< 0). */
@@ -181,17 +209,11 @@ void weft_config_default(weft_config *cfg)
 
 static void env_guard(struct weft__env *env)
 {
-    const char *s = getenv("WEFT_STACK_GUARD");
-    env->stack_guard = WEFT__GUARDREQ_AUTO;
-    if (!s || !strcmp(s, "auto"))
-        return;
-    if (!strcmp(s, "mprotect"))
-        env->stack_guard = WEFT__GUARDREQ_MPROTECT;
-    else if (!strcmp(s, "canary"))
-        env->stack_guard = WEFT__GUARDREQ_CANARY;
-    else
-        weft__notice(
-            "ignoring WEFT_STACK_GUARD=\"%s\": expected auto, mprotect or canary; using auto", s);
+    static const struct env_word words[] = { { "auto", WEFT__GUARDREQ_AUTO },
+                                              { "mprotect", WEFT__GUARDREQ_MPROTECT },
+                                              { "canary", WEFT__GUARDREQ_CANARY },
+                                              { NULL, 0 } };
+    env->stack_guard = env_word("WEFT_STACK_GUARD", words, WEFT__GUARDREQ_AUTO);
 }
 
 /* WEFT_AFFINITY=0 turns pinning off; any other value, or none, leaves it on. */
@@ -242,31 +264,22 @@ static void env_trace(struct weft__env *env)
 /* WEFT_WAIT: spin | futex | auto; empty means unset. */
 static void env_wait(struct weft__env *env)
 {
-    const char *s = getenv("WEFT_WAIT");
-    env->wait = WEFT__WAIT_AUTO;
-    if (!s || !*s)
-        return;
-    if (strcmp(s, "spin") == 0)
-        env->wait = WEFT__WAIT_SPIN;
-    else if (strcmp(s, "futex") == 0)
-        env->wait = WEFT__WAIT_FUTEX;
-    else if (strcmp(s, "auto") != 0)
-        weft__notice("WEFT_WAIT=\"%s\" is not spin, futex or auto; using auto", s);
+    static const struct env_word words[] = { { "spin", WEFT__WAIT_SPIN },
+                                              { "futex", WEFT__WAIT_FUTEX },
+                                              { "auto", WEFT__WAIT_AUTO },
+                                              { "", WEFT__WAIT_AUTO },
+                                              { NULL, 0 } };
+    env->wait = (enum weft__wait_policy)env_word("WEFT_WAIT", words, WEFT__WAIT_AUTO);
 }
 
 /* WEFT_IO: auto | uring | blocking. */
 static void env_io(struct weft__env *env)
 {
-    const char *s = getenv("WEFT_IO");
-    env->io = WEFT__IO_AUTO;
-    if (!s)
-        return;
-    if (!strcmp(s, "blocking"))
-        env->io = WEFT__IO_BLOCKING;
-    else if (!strcmp(s, "uring"))
-        env->io = WEFT__IO_URING;
-    else if (strcmp(s, "auto"))
-        weft__notice("ignoring WEFT_IO=\"%s\": expected uring, blocking or auto; using auto", s);
+    static const struct env_word words[] = { { "auto", WEFT__IO_AUTO },
+                                              { "uring", WEFT__IO_URING },
+                                              { "blocking", WEFT__IO_BLOCKING },
+                                              { NULL, 0 } };
+    env->io = (enum weft__io_mode)env_word("WEFT_IO", words, WEFT__IO_AUTO);
 }
 
 /* WEFT_WAIT and WEFT_IO configure decisions their layers make once per

@@ -127,6 +127,21 @@ static inline void *weft__deque_steal_any(struct weft__deque *d)
     return x;
 }
 
+#define WEFT__DEQUE_STEAL_TRIES 4 /* tries on one deque: the first, then those after a lost race */
+
+/* Any thread: an element stolen from d, a steal that lost a race retried up
+ * to WEFT__DEQUE_STEAL_TRIES tries in all; NULL (EMPTY) when d is empty or
+ * every try lost, then the thief moves on to another victim. */
+static inline void *weft__deque_steal_retry(struct weft__deque *d)
+{
+    for (int tries = 0; tries < WEFT__DEQUE_STEAL_TRIES; tries++) {
+        void *x = weft__deque_steal_any(d);
+        if (x != WEFT__DEQUE_ABORT)
+            return x;
+    }
+    return WEFT__DEQUE_EMPTY;
+}
+
 /* Owner only; 0 when full and the array cannot grow (x is not pushed). */
 WEFT_INLINE int weft__deque_try_push(struct weft__deque *d, void *x)
 {

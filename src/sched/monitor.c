@@ -36,12 +36,12 @@
 
 #include <errno.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "os/futex.h"
+#include "os/kthread.h"
 #include "os/kwait.h"
 #include "sched/account.h"
 #include "sched/preempt.h"
@@ -93,23 +93,11 @@ static struct {
 
 /* ---- per-thread records ------------------------------------------------------ */
 
-/* t's id, assigned if it has none yet (as weft_thread_id). */
-RACY static uint64_t id_of(struct weft_thread *t)
-{
-    uint64_t id = __atomic_load_n(&t->id, __ATOMIC_RELAXED);
-    if (id)
-        return id;
-    uint64_t fresh = atomic_fetch_add_explicit(&weft__rt.id_next, 1, memory_order_relaxed);
-    if (__atomic_compare_exchange_n(&t->id, &id, fresh, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-        return fresh;
-    return id;
-}
-
 /* Makes t's record its own (a reused slot starts afresh). relaxed: the
  * record is a statistic; a racing reset loses at most one charge. */
 RACY static void own_record(struct weft_thread *t, uint64_t now)
 {
-    uint64_t id = id_of(t);
+    uint64_t id = weft__thread_id_of(t);
     if (atomic_load_explicit(&t->acct_id, memory_order_relaxed) != id) {
         atomic_store_explicit(&t->cpu_ns, 0, memory_order_relaxed);
         atomic_store_explicit(&t->charged_at, now, memory_order_relaxed);
@@ -348,13 +336,7 @@ int weft__monitor_start(int64_t quantum_ns)
         return ENOMEM;
     atomic_store_explicit(&mon.stop, MON_RUN, memory_order_relaxed);
     atomic_store_explicit(&weft__monitor_idle, 0, memory_order_relaxed);
-    /* No signal for the monitor: a process-directed one (a test's alarm,
-     * the dump signal) goes to a thread that runs the program's code. */
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    int rc = pthread_create(&mon.pt, NULL, monitor_main, NULL);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    int rc = weft__kthread_start(&mon.pt, NULL, monitor_main, NULL);
     if (rc != 0) {
         free(mon.looks);
         mon.looks = NULL;

@@ -22,27 +22,29 @@ static void fifo_init(void)
     atomic_store_explicit(&q.n, 0, memory_order_relaxed);
 }
 
-static void push_tail(struct weft__worker *w, struct weft_thread *t)
+/* Queues t at the tail, or at the head (yield-to-first). */
+static void push_at(struct weft_thread *t, int head)
 {
-    (void)w;
     weft__lock_acquire(&q.lock);
-    weft__tq_push(&q.tq, t);
+    if (head)
+        weft__tq_push_front(&q.tq, t);
+    else
+        weft__tq_push(&q.tq, t);
     atomic_store_explicit(&q.n, atomic_load_explicit(&q.n, memory_order_relaxed) + 1,
                           memory_order_relaxed);
     weft__lock_release(&q.lock);
 }
 
+static void push_tail(struct weft__worker *w, struct weft_thread *t)
+{
+    (void)w;
+    push_at(t, 0);
+}
+
 static void push_head(struct weft__worker *w, struct weft_thread *t)
 {
     (void)w;
-    weft__lock_acquire(&q.lock);
-    t->next = q.tq.head;
-    q.tq.head = t;
-    if (!q.tq.tail)
-        q.tq.tail = t;
-    atomic_store_explicit(&q.n, atomic_load_explicit(&q.n, memory_order_relaxed) + 1,
-                          memory_order_relaxed);
-    weft__lock_release(&q.lock);
+    push_at(t, 1);
 }
 
 static struct weft_thread *pop_head(struct weft__worker *w)
@@ -50,19 +52,11 @@ static struct weft_thread *pop_head(struct weft__worker *w)
     if (atomic_load_explicit(&q.n, memory_order_relaxed) == 0)
         return NULL;
     weft__lock_acquire(&q.lock);
-    struct weft_thread *prev = NULL, *t = q.tq.head;
-    if (t && t->pinned && w->id != 0) {
-        /* the initial thread waits for worker 0 */
-        prev = t;
-        t = t->next;
-    }
+    struct weft_thread *t = q.tq.head;
+    if (t && t->pinned && w->id != 0)
+        t = t->next; /* the initial thread waits for worker 0 */
     if (t) {
-        if (prev)
-            prev->next = t->next;
-        else
-            q.tq.head = t->next;
-        if (q.tq.tail == t)
-            q.tq.tail = prev;
+        weft__tq_remove(&q.tq, t);
         atomic_store_explicit(&q.n, atomic_load_explicit(&q.n, memory_order_relaxed) - 1,
                               memory_order_relaxed);
     }

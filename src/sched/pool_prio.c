@@ -46,15 +46,11 @@
 #define RACY_PRIO
 #endif
 
-struct prio_list {
-    struct weft_thread *front, *back; /* linked through next (toward back) and prev */
-};
-
 struct weft__prio_q {
     weft__lock lock;
-    _Atomic uint32_t mask;      /* bit IDX(c): list c is not empty; written under
+    _Atomic uint32_t mask;         /* bit IDX(c): list c is not empty; written under
                                       lock, read racily as a hint */
-    struct prio_list l[NCLASS]; /* under lock */
+    struct weft__tqueue l[NCLASS]; /* under lock; head: the front */
 } __attribute__((aligned(WEFT_CACHELINE)));
 
 static struct {
@@ -71,53 +67,33 @@ static inline struct weft__prio_q *q_of(struct weft__worker *w)
 
 /* ---- lists (under q->lock) ----------------------------------------------- */
 
-static void link_front(struct weft__prio_q *q, int i, struct weft_thread *t)
+/* t has just joined list i. */
+static void note_linked(struct weft__prio_q *q, int i, struct weft_thread *t)
 {
-    struct prio_list *l = &q->l[i];
-    t->prev = NULL;
-    t->next = l->front;
-    if (l->front)
-        l->front->prev = t;
-    else
-        l->back = t;
-    l->front = t;
     __atomic_store_n(&t->pq, q, __ATOMIC_RELAXED);
     t->pq_cls = (int8_t)i;
     atomic_store_explicit(&q->mask, atomic_load_explicit(&q->mask, memory_order_relaxed) | 1u << i,
                           memory_order_relaxed);
 }
 
+static void link_front(struct weft__prio_q *q, int i, struct weft_thread *t)
+{
+    weft__tq_push_front(&q->l[i], t);
+    note_linked(q, i, t);
+}
+
 static void link_back(struct weft__prio_q *q, int i, struct weft_thread *t)
 {
-    struct prio_list *l = &q->l[i];
-    t->next = NULL;
-    t->prev = l->back;
-    if (l->back)
-        l->back->next = t;
-    else
-        l->front = t;
-    l->back = t;
-    __atomic_store_n(&t->pq, q, __ATOMIC_RELAXED);
-    t->pq_cls = (int8_t)i;
-    atomic_store_explicit(&q->mask, atomic_load_explicit(&q->mask, memory_order_relaxed) | 1u << i,
-                          memory_order_relaxed);
+    weft__tq_push(&q->l[i], t);
+    note_linked(q, i, t);
 }
 
 static void unlink_t(struct weft__prio_q *q, struct weft_thread *t)
 {
     int i = t->pq_cls;
-    struct prio_list *l = &q->l[i];
-    if (t->prev)
-        t->prev->next = t->next;
-    else
-        l->front = t->next;
-    if (t->next)
-        t->next->prev = t->prev;
-    else
-        l->back = t->prev;
-    t->next = t->prev = NULL;
+    weft__tq_remove(&q->l[i], t);
     __atomic_store_n(&t->pq, NULL, __ATOMIC_RELAXED);
-    if (!l->front)
+    if (weft__tq_empty(&q->l[i]))
         atomic_store_explicit(&q->mask,
                               atomic_load_explicit(&q->mask, memory_order_relaxed) & ~(1u << i),
                               memory_order_relaxed);
@@ -163,7 +139,7 @@ static struct weft_thread *pop_from(struct weft__prio_q *q, int from)
     m = atomic_load_explicit(&q->mask, memory_order_relaxed) >> from;
     struct weft_thread *t = NULL;
     if (m) {
-        t = q->l[top_class(m) + from].front;
+        t = q->l[top_class(m) + from].head;
         unlink_t(q, t);
     }
     weft__lock_release(&q->lock);
@@ -217,7 +193,7 @@ static struct weft_thread *steal_list(struct weft__prio_q *v, int i)
     if (!(atomic_load_explicit(&v->mask, memory_order_relaxed) & 1u << i))
         return NULL;
     weft__lock_acquire(&v->lock);
-    struct weft_thread *t = v->l[i].back;
+    struct weft_thread *t = v->l[i].tail;
     while (t && t->pinned)
         t = t->prev;
     if (t)
@@ -394,7 +370,7 @@ RACY_PRIO void weft__prio_inherit(uint64_t id, int c)
             continue;
         weft__lock_acquire(&q->lock);
         for (int k = 0; k < NCLASS; k++)
-            for (struct weft_thread *t = q->l[k].front; t; t = t->next)
+            for (struct weft_thread *t = q->l[k].head; t; t = t->next)
                 if (__atomic_load_n(&t->id, __ATOMIC_RELAXED) == id) {
                     if (raise_to(t, c)) {
                         __atomic_store_n(&t->pcls, (int8_t)c, __ATOMIC_RELAXED);

@@ -8,6 +8,7 @@
  * weft__pool(), like any other pool; the priority pool (pool_prio.c) keeps
  * them as its NORMAL class.
  */
+#include "base/rand.h"
 #include "sched/sched.h"
 #include "sched/trace.h"
 
@@ -40,40 +41,23 @@ static struct weft_thread *ws_pop(struct weft__worker *w)
     return weft__pick_default(w);
 }
 
-static uint64_t next_rand(struct weft__worker *w)
-{
-    /* xorshift64: victim selection only */
-    uint64_t x = w->rng;
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    w->rng = x;
-    return x;
-}
-
-#define STEAL_TRIES 4 /* aborted steals (a lost race) retried per victim */
-
 struct weft_thread *weft__ws_steal(struct weft__worker *w)
 {
     int n = weft__rt.nworkers;
-    int start = (int)(next_rand(w) % (uint64_t)n);
+    int start = (int)(weft__rand_next(&w->rng) % (uint64_t)n);
     for (int i = 0; i < n; i++) {
         struct weft__worker *v = weft__rt.workers[(start + i) % n];
         if (v == w)
             continue;
-        for (int tries = 0; tries < STEAL_TRIES; tries++) {
-            struct weft_thread *t = weft__deque_steal(&v->dq);
-            if (t == WEFT__STEAL_EMPTY)
-                break;
-            if (t != WEFT__STEAL_ABORT) {
-                __atomic_store_n(&w->nsteals, w->nsteals + 1, __ATOMIC_RELAXED);
-                if (WEFT_UNLIKELY(weft__trace_on))
-                    weft__trace(w, WEFT__EV_STEAL, t, v->id);
-                /* More left there and someone asleep: pass the wake on. */
-                if (weft__deque_size_hint(&v->dq) > 0)
-                    weft__maybe_wake();
-                return t;
-            }
+        struct weft_thread *t = weft__deque_steal_retry(&v->dq);
+        if (t) {
+            __atomic_store_n(&w->nsteals, w->nsteals + 1, __ATOMIC_RELAXED);
+            if (WEFT_UNLIKELY(weft__trace_on))
+                weft__trace(w, WEFT__EV_STEAL, t, v->id);
+            /* More left there and someone asleep: pass the wake on. */
+            if (weft__deque_size_hint(&v->dq) > 0)
+                weft__maybe_wake();
+            return t;
         }
     }
     return NULL;

@@ -61,8 +61,7 @@ void weft__attend(struct weft__worker *w)
     uint32_t a = atomic_load_explicit(&w->attn, memory_order_acquire);
     if (a & WEFT__ATTN_MAIL) {
         weft__lock_acquire(&w->mb_lock);
-        struct weft_thread *t = w->mb.head;
-        w->mb.head = w->mb.tail = NULL;
+        struct weft_thread *t = weft__tq_take_all(&w->mb);
         atomic_fetch_and_explicit(&w->attn, ~WEFT__ATTN_MAIL, memory_order_relaxed);
         weft__lock_release(&w->mb_lock);
         const struct weft__pool_ops *pool = weft__pool();

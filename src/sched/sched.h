@@ -49,6 +49,7 @@
 
 #include "arch/context.h"
 #include "base/base.h"
+#include "base/fifo.h"
 #include "sched/deque.h"
 #include "sched/park.h"
 #include "sched/san.h"
@@ -60,32 +61,10 @@ struct weft__worker;
 /* The section of the user threads' first frames (thread.c): preempt.c
  * tells a thread's own frames from libweft's below them by it. */
 #define WEFT_ENTRY __attribute__((section("weft.entry"), noinline))
-/* A FIFO of threads linked through ->next, guarded by whatever lock its
+/* struct weft__tqueue, a FIFO of threads linked through ->next and ->prev
+ * (base/fifo.h: weft__tq_push, _pop, ...), guarded by whatever lock its
  * owner holds (the injection queue, a mailbox, the FIFO pool). */
-struct weft__tqueue {
-    struct weft_thread *head, *tail;
-};
-
-static inline void weft__tq_push(struct weft__tqueue *q, struct weft_thread *t)
-{
-    t->next = NULL;
-    if (q->tail)
-        q->tail->next = t;
-    else
-        q->head = t;
-    q->tail = t;
-}
-
-static inline struct weft_thread *weft__tq_pop(struct weft__tqueue *q)
-{
-    struct weft_thread *t = q->head;
-    if (t) {
-        q->head = t->next;
-        if (!q->head)
-            q->tail = NULL;
-    }
-    return t;
-}
+WEFT__FIFO(weft__tqueue, weft__tq, struct weft_thread)
 
 /* The scheduling-policy plug-in. All operations run on a worker's kernel
  * thread (w is the caller's worker) except push_remote. */
@@ -258,6 +237,24 @@ extern __thread struct weft_thread *weft__tls_lent __attribute__((tls_model("ini
 static inline struct weft_thread *weft__tls_user(void)
 {
     return weft__tls_bound ? weft__tls_bound : weft__tls_lent;
+}
+
+/* t's id, as weft_thread_id gives it: drawn on first use from one
+ * runtime-wide counter (a spawn only zeroes the field, so a reused slot
+ * never keeps its old id); unique for the life of the runtime. Racing first
+ * callers agree through the CAS. Async-signal-safe (the overflow report
+ * and the trace hooks read it too). */
+static inline uint64_t weft__thread_id_of(const struct weft_thread *t)
+{
+    uint64_t *p = (uint64_t *)&((struct weft_thread *)t)->id;
+    /* relaxed: the id is the only datum; the CAS decides who sets it. */
+    uint64_t id = __atomic_load_n(p, __ATOMIC_RELAXED);
+    if (WEFT_LIKELY(id))
+        return id;
+    uint64_t fresh = atomic_fetch_add_explicit(&weft__rt.id_next, 1, memory_order_relaxed);
+    if (__atomic_compare_exchange_n(p, &id, fresh, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+        return fresh;
+    return id; /* another caller won; `fresh` is simply never used */
 }
 
 #define WEFT__ATTN_MAIL    1u /* the mailbox is not empty */

@@ -9,20 +9,6 @@
 int weft__trace_on;
 struct weft__trace_ring *weft__trace_rings;
 
-/* t's id as weft_thread_id gives it (drawn on first use; racing first
- * callers agree through the CAS). */
-static uint64_t id_of(const struct weft_thread *t)
-{
-    uint64_t *p = (uint64_t *)&((struct weft_thread *)t)->id;
-    uint64_t id = __atomic_load_n(p, __ATOMIC_RELAXED);
-    if (WEFT_LIKELY(id))
-        return id;
-    uint64_t fresh = atomic_fetch_add_explicit(&weft__rt.id_next, 1, memory_order_relaxed);
-    if (__atomic_compare_exchange_n(p, &id, fresh, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-        return fresh;
-    return id;
-}
-
 void weft__trace(struct weft__worker *w, uint32_t kind, const struct weft_thread *t, int32_t arg)
 {
     if (!w)
@@ -35,7 +21,7 @@ void weft__trace(struct weft__worker *w, uint32_t kind, const struct weft_thread
     struct weft__trace_event *e = &r->ev[r->head & r->mask];
     r->head++;
     e->tsc = __rdtsc();
-    e->id = t ? id_of(t) : 0;
+    e->id = t ? weft__thread_id_of(t) : 0;
     e->name = t ? t->name : NULL;
     e->kind = kind;
     e->arg = arg;

@@ -108,7 +108,7 @@ static int cond_wait_until(weft_cond *c, weft_mutex *m, const struct timespec *a
     int r = 0;
     if (v == WEFT__WORD_TIMEDOUT) {
         weft__sync_lock(&cv->lock);
-        if (tw.w.queued)
+        if (weft__waitq_linked(&cv->q, &tw.w))
             weft__waitq_remove(&cv->q, &tw.w);
         weft__sync_unlock(&cv->lock);
         r = ETIMEDOUT;

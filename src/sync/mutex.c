@@ -32,6 +32,7 @@
 #include <stdalign.h>
 
 #include "sched/sched.h"
+#include "sync/lbit.h"
 #include "sync/wait.h"
 #include "weft.h"
 
@@ -60,10 +61,7 @@ int weft_mutex_init(weft_mutex *m)
 
 int weft_mutex_destroy(weft_mutex *m)
 {
-    if (!m)
-        return EINVAL;
-    /* acquire: a destroy after the last unlock sees everything before it. */
-    return atomic_load_explicit(&impl(m)->word, memory_order_acquire) != 0 ? EBUSY : 0;
+    return m ? weft__lbit_destroy(&impl(m)->word) : EINVAL;
 }
 
 int weft__mutex_held(weft_mutex *m, uintptr_t owner)
@@ -79,6 +77,34 @@ static int can_spin(struct weft__waiter *w)
     return w->thread == NULL || weft__nworkers_running() > 1;
 }
 
+/* What lock_slow's decision reads. */
+struct lock_look {
+    uintptr_t me; /* the caller's owner token */
+    int woken;    /* 1 once it was woken from the queue: it clears K */
+    int spinning; /* 1 while it spins before queuing */
+};
+
+/* The word with the caller queued (W), and K cleared by a woken waiter:
+ * the next unlock may wake another. */
+static inline uint64_t queue_bits(uint64_t v, int woken)
+{
+    return (v | W) & ~(uint64_t)(woken ? K : 0);
+}
+
+/* lock_slow's decision: own it if free; else spin on, or take L to queue. */
+static enum weft__lbit_op own_or_queue(uint64_t v, uint64_t *nv, void *look)
+{
+    struct lock_look *k = look;
+    if (owner_of(v) == 0) {
+        *nv = k->me | (v & W) | (k->woken ? 0 : (v & K));
+        return WEFT__LBIT_SET;
+    }
+    if (k->spinning)
+        return WEFT__LBIT_KEEP;
+    *nv = queue_bits(v, k->woken) | L;
+    return WEFT__LBIT_TAKE;
+}
+
 WEFT_NOINLINE static int lock_slow(struct mutex *mx, uintptr_t me, uint64_t v)
 {
     if (weft__in_task())
@@ -86,57 +112,43 @@ WEFT_NOINLINE static int lock_slow(struct mutex *mx, uintptr_t me, uint64_t v)
     struct weft__waiter w;
     weft__waiter_init(&w, WEFT__WAIT_MUTEX);
     uint64_t budget = weft__spin_budget(&mx->spin_hint, MUTEX_SPIN_NS);
-    int woken = 0, spinning = can_spin(&w) && budget;
-    unsigned spins = 0, i = 0;
-    uint64_t spin_end = spinning ? weft__now_ns() + budget : 0;
+    struct lock_look k = { me, 0, can_spin(&w) && budget };
+    unsigned i = 0;
+    uint64_t spin_end = k.spinning ? weft__now_ns() + budget : 0;
     for (;;) {
-        if (owner_of(v) == 0) {
-            /* A woken waiter clears K: the next unlock may wake another. */
-            uint64_t nv = me | (v & W) | (woken ? 0 : (v & K));
-            /* acquire: pairs with the release of the unlock that freed it. */
-            if (atomic_compare_exchange_weak_explicit(&mx->word, &v, nv, memory_order_acquire,
-                                                      memory_order_relaxed)) {
-                if (spinning && !woken)
-                    weft__spin_learn(&mx->spin_hint, WEFT__SPIN_HIT);
-                return 0;
-            }
-            continue;
+        /* acquire: pairs with the release of the unlock that freed it. */
+        enum weft__lbit_op op =
+            weft__lbit_update(&mx->word, &v, L, own_or_queue, &k, memory_order_acquire);
+        if (op == WEFT__LBIT_SET) {
+            if (k.spinning && !k.woken)
+                weft__spin_learn(&mx->spin_hint, WEFT__SPIN_HIT);
+            return 0;
         }
-        if (v & L) {
-            v = weft__sync_unlocked(&mx->word, L, &spins);
-            continue;
-        }
-        if (spinning) {
+        if (op == WEFT__LBIT_KEEP) { /* spinning, and held by another */
             weft__cpu_relax();
             if ((++i & 7) == 0 && weft__now_ns() >= spin_end) {
-                spinning = 0;
-                if (!woken)
+                k.spinning = 0;
+                if (!k.woken)
                     weft__spin_learn(&mx->spin_hint, WEFT__SPIN_MISS);
             }
             v = atomic_load_explicit(&mx->word, memory_order_relaxed);
             continue;
         }
-        uint64_t nv = (v | L | W) & ~(uint64_t)(woken ? K : 0);
-        /* acquire: takes L; pairs with the release store that dropped it. */
-        if (!atomic_compare_exchange_weak_explicit(&mx->word, &v, nv, memory_order_acquire,
-                                                   memory_order_relaxed))
-            continue;
         /* Priority inheritance: the holder cannot change while we hold L. */
         if (w.thread)
             weft__prio_inherit(weft__sync_owner_id(owner_of(v)), weft__cls(w.thread));
         /* relaxed: the record is private until the release store below. */
         atomic_store_explicit(&w.word, WEFT__WORD_WAITING, memory_order_relaxed);
-        if (woken)
+        if (k.woken)
             weft__waitq_push_front(&mx->q, &w);
         else
             weft__waitq_push(&mx->q, &w);
-        /* release: drops L and publishes the queue; pairs with the acquire
-         * of the next L taker (the unlock that pops us). */
-        atomic_store_explicit(&mx->word, nv & ~(uint64_t)L, memory_order_release);
+        /* Publishes the queue to the unlock that pops us. */
+        weft__lbit_drop(&mx->word, queue_bits(v, k.woken), L);
         weft__waiter_block(&w, 0, NULL, 0);
-        woken = 1;
-        spinning = can_spin(&w);
-        spin_end = spinning ? weft__now_ns() + MUTEX_SPIN_NS : 0;
+        k.woken = 1;
+        k.spinning = can_spin(&w);
+        spin_end = k.spinning ? weft__now_ns() + MUTEX_SPIN_NS : 0;
         v = atomic_load_explicit(&mx->word, memory_order_relaxed);
     }
 }
@@ -173,36 +185,32 @@ int weft_mutex_trylock(weft_mutex *m)
     return 0;
 }
 
+/* unlock_slow's decision: free it, or take L to wake the oldest waiter. */
+static enum weft__lbit_op free_or_wake(uint64_t v, uint64_t *nv, void *unused)
+{
+    if (!(v & W) || (v & K)) {
+        /* Nobody to wake, or a woken waiter is on its way: just free it. */
+        *nv = v & (W | K);
+        return WEFT__LBIT_SET;
+    }
+    *nv = v | L;
+    return WEFT__LBIT_TAKE;
+}
+
 WEFT_NOINLINE static int unlock_slow(struct mutex *mx, uint64_t v)
 {
-    unsigned spins = 0;
-    for (;;) {
-        if (v & L) {
-            v = weft__sync_unlocked(&mx->word, L, &spins);
-            continue;
-        }
-        if (!(v & W) || (v & K)) {
-            /* Nobody to wake, or a woken waiter is on its way: just free it.
-             * release: publishes the critical section to the next owner. */
-            if (atomic_compare_exchange_weak_explicit(&mx->word, &v, v & (W | K),
-                                                      memory_order_release, memory_order_relaxed))
-                return 0;
-            continue;
-        }
-        /* acquire: takes L; pairs with the release store that dropped it. */
-        if (!atomic_compare_exchange_weak_explicit(&mx->word, &v, v | L, memory_order_acquire,
-                                                   memory_order_relaxed))
-            continue;
-        struct weft__waiter *w = weft__waitq_pop(&mx->q);
-        WEFT_ASSERT(w != NULL);
-        uint64_t nv = K | (weft__waitq_empty(&mx->q) ? 0 : W);
-        /* release: frees the mutex, drops L and publishes the queue in one
-         * store; pairs with the acquire of the next owner or L taker. */
-        atomic_store_explicit(&mx->word, nv, memory_order_release);
-        weft__waiter_wake(w);
-        weft__prio_disinherit(); /* back to our own class: a waiter did raise it */
+    /* release: publishes the critical section to the next owner. */
+    if (weft__lbit_update(&mx->word, &v, L, free_or_wake, NULL, memory_order_release) ==
+        WEFT__LBIT_SET)
         return 0;
-    }
+    struct weft__waiter *w = weft__waitq_pop(&mx->q);
+    WEFT_ASSERT(w != NULL);
+    /* Frees the mutex, drops L and publishes the queue in one store, to
+     * the next owner or L taker. */
+    weft__lbit_drop(&mx->word, K | (weft__waitq_empty(&mx->q) ? 0 : W), L);
+    weft__waiter_wake(w);
+    weft__prio_disinherit(); /* back to our own class: a waiter did raise it */
+    return 0;
 }
 
 int weft_mutex_unlock(weft_mutex *m)

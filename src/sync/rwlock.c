@@ -29,6 +29,7 @@
 #include <stdint.h>
 
 #include "sched/sched.h"
+#include "sync/lbit.h"
 #include "sync/wait.h"
 #include "weft.h"
 
@@ -52,10 +53,7 @@ int weft_rwlock_init(weft_rwlock *l)
 
 int weft_rwlock_destroy(weft_rwlock *l)
 {
-    if (!l)
-        return EINVAL;
-    /* acquire: a destroy after the last unlock sees everything before it. */
-    return atomic_load_explicit(&impl(l)->word, memory_order_acquire) != 0 ? EBUSY : 0;
+    return l ? weft__lbit_destroy(&impl(l)->word) : EINVAL;
 }
 
 static int own_write(struct rwlock *rw, uint64_t v, uintptr_t me)
@@ -65,99 +63,90 @@ static int own_write(struct rwlock *rw, uint64_t v, uintptr_t me)
     return (v & WRITER) && atomic_load_explicit(&rw->owner, memory_order_relaxed) == me;
 }
 
-/* Takes L from v (L clear); returns 0 if the word moved. */
-static int take_l(struct rwlock *rw, uint64_t *v, uint64_t extra)
-{
-    /* acquire: pairs with the release store that dropped L. */
-    return atomic_compare_exchange_weak_explicit(&rw->word, v, *v | L | extra, memory_order_acquire,
-                                                 memory_order_relaxed);
-}
-
-/* Drops L with the new word (L clear). */
-static void drop_l(struct rwlock *rw, uint64_t nv)
-{
-    WEFT_ASSERT(!(nv & L));
-    /* release: publishes the queues and any hand-off; pairs with the
-     * acquire of the next L taker or lock holder. */
-    atomic_store_explicit(&rw->word, nv, memory_order_release);
-}
-
 static void wait_granted(struct rwlock *rw, struct weft__waitq *q, uint64_t nv)
 {
     struct weft__waiter self;
     weft__waiter_init(&self, WEFT__WAIT_RWLOCK);
     self.data = weft__sync_owner();
     weft__waitq_push(q, &self);
-    drop_l(rw, nv);
+    weft__lbit_drop(&rw->word, nv, L); /* publishes the queue to the granter */
     weft__waiter_block(&self, RWLOCK_SPIN_NS, NULL, 0);
 }
 
-/* The slow step of rdlock and wrlock (me: the caller's owner token), for a
- * word v the fast path could not take: refuses a wait that would deadlock
- * or that a task would make, waits for L while another holds it, else
- * takes L with the queue bit qbit and waits in q until the lock is granted
- * (0). AGAIN: v moved (reloaded), go round. */
-#define AGAIN (-1)
-static int wait_for_grant(struct rwlock *rw, uint64_t *v, uintptr_t me, uint64_t qbit,
-                          struct weft__waitq *q, unsigned *spins)
+/* What a lock decision reads and says. */
+struct look {
+    struct rwlock *rw;
+    int rc; /* KEEP: the error */
+};
+
+/* The slow half of rdlock's and wrlock's decisions, for a value the lock
+ * cannot be taken on lock-free: refuses a wait that would deadlock or
+ * that a task would make, else takes L with the queue bit qbit. */
+static enum weft__lbit_op refuse_or_queue(uint64_t v, uint64_t *nv, struct look *k, uint64_t qbit)
 {
-    if (own_write(rw, *v, me))
-        return EDEADLK;
-    if (weft__in_task())
-        return EPERM; /* held: a task must not wait (sched.h) */
-    if (*v & L) {
-        *v = weft__sync_unlocked(&rw->word, L, spins);
-        return AGAIN;
+    if (own_write(k->rw, v, weft__sync_owner()))
+        k->rc = EDEADLK;
+    else if (weft__in_task())
+        k->rc = EPERM; /* held: a task must not wait (sched.h) */
+    else {
+        *nv = v | L | qbit;
+        return WEFT__LBIT_TAKE;
     }
-    if (!take_l(rw, v, qbit))
-        return AGAIN;
-    wait_granted(rw, q, *v | qbit);
-    return 0;
+    return WEFT__LBIT_KEEP;
+}
+
+/* rdlock's decision: enter while no writer holds the lock or waits. */
+static enum weft__lbit_op read_or_queue(uint64_t v, uint64_t *nv, void *look)
+{
+    if (!(v & (WRITER | WQ))) {
+        *nv = v + READER;
+        return WEFT__LBIT_SET;
+    }
+    return refuse_or_queue(v, nv, look, RQ);
+}
+
+/* wrlock's decision: take it when free. */
+static enum weft__lbit_op write_or_queue(uint64_t v, uint64_t *nv, void *look)
+{
+    if (v == 0) {
+        *nv = WRITER;
+        return WEFT__LBIT_SET;
+    }
+    return refuse_or_queue(v, nv, look, WQ);
+}
+
+/* rdlock (write 0) and wrlock (1): runs decide on the word; after TAKE
+ * waits in the queue until an unlock grants the lock. */
+WEFT_INLINE int lock(weft_rwlock *l, weft__lbit_decide *decide, int write)
+{
+    if (!l)
+        return EINVAL;
+    struct rwlock *rw = impl(l);
+    struct look k = { rw, 0 };
+    /* A writer starts from 0, the one value it takes lock-free. */
+    uint64_t v = write ? 0 : atomic_load_explicit(&rw->word, memory_order_relaxed);
+    /* acquire: pairs with the release of the unlock that let us in (a
+     * grant's, through the wake, for a queued waiter). */
+    switch (weft__lbit_update(&rw->word, &v, L, decide, &k, memory_order_acquire)) {
+    case WEFT__LBIT_TAKE: wait_granted(rw, write ? &rw->wq : &rw->rq, v | (write ? WQ : RQ)); break;
+    case WEFT__LBIT_SET:
+        /* A granted writer was named by its granter; this one names itself. */
+        if (write)
+            atomic_store_explicit(&rw->owner, weft__sync_owner(), memory_order_relaxed);
+        break;
+    case WEFT__LBIT_KEEP: break;
+    }
+    return k.rc;
 }
 
 int weft_rwlock_rdlock(weft_rwlock *l)
 {
-    if (!l)
-        return EINVAL;
-    struct rwlock *rw = impl(l);
-    uint64_t v = atomic_load_explicit(&rw->word, memory_order_relaxed);
-    unsigned spins = 0;
-    for (;;) {
-        if (!(v & (WRITER | WQ | L))) {
-            /* acquire: pairs with the release of the last writer's unlock. */
-            if (atomic_compare_exchange_weak_explicit(&rw->word, &v, v + READER,
-                                                      memory_order_acquire, memory_order_relaxed))
-                return 0;
-            continue;
-        }
-        int rc = wait_for_grant(rw, &v, weft__sync_owner(), RQ, &rw->rq, &spins);
-        if (rc != AGAIN)
-            return rc;
-    }
+    return lock(l, read_or_queue, 0);
 }
 
 int weft_rwlock_wrlock(weft_rwlock *l)
 {
-    if (!l)
-        return EINVAL;
-    struct rwlock *rw = impl(l);
-    uintptr_t me = weft__sync_owner();
-    uint64_t v = 0;
-    unsigned spins = 0;
-    for (;;) {
-        /* acquire: pairs with the release of the previous holder's unlock. */
-        if (v == 0 &&
-            atomic_compare_exchange_weak_explicit(&rw->word, &v, WRITER, memory_order_acquire,
-                                                  memory_order_relaxed)) {
-            atomic_store_explicit(&rw->owner, me, memory_order_relaxed);
-            return 0;
-        }
-        if (v == 0)
-            continue;
-        int rc = wait_for_grant(rw, &v, me, WQ, &rw->wq, &spins);
-        if (rc != AGAIN)
-            return rc;
-    }
+    return lock(l, write_or_queue, 1);
 }
 
 /* Under L: grants the lock to the oldest writer and drops L. */
@@ -167,29 +156,28 @@ static void grant_writer(struct rwlock *rw, uint64_t v)
     WEFT_ASSERT(w != NULL);
     atomic_store_explicit(&rw->owner, w->data, memory_order_relaxed);
     uint64_t nv = (v & ~(uint64_t)(L | WQ)) | WRITER | (weft__waitq_empty(&rw->wq) ? 0 : WQ);
-    drop_l(rw, nv);
+    weft__lbit_drop(&rw->word, nv, L); /* publishes the hand-off */
     weft__waiter_wake(w);
+}
+
+/* unlock_write's decision: free it, or take L to grant it to waiters. */
+static enum weft__lbit_op free_or_grant(uint64_t v, uint64_t *nv, void *unused)
+{
+    if (v == WRITER) {
+        *nv = 0;
+        return WEFT__LBIT_SET;
+    }
+    *nv = v | L;
+    return WEFT__LBIT_TAKE;
 }
 
 static int unlock_write(struct rwlock *rw, uint64_t v)
 {
-    unsigned spins = 0;
     atomic_store_explicit(&rw->owner, 0, memory_order_relaxed);
-    for (;;) {
-        if (v == WRITER) {
-            /* release: publishes the critical section to the next holder. */
-            if (atomic_compare_exchange_weak_explicit(&rw->word, &v, 0, memory_order_release,
-                                                      memory_order_relaxed))
-                return 0;
-            continue;
-        }
-        if (v & L) {
-            v = weft__sync_unlocked(&rw->word, L, &spins);
-            continue;
-        }
-        if (take_l(rw, &v, 0))
-            break;
-    }
+    /* release: publishes the critical section to the next holder. */
+    if (weft__lbit_update(&rw->word, &v, L, free_or_grant, NULL, memory_order_release) ==
+        WEFT__LBIT_SET)
+        return 0;
     if (v & WQ) {
         grant_writer(rw, v);
         return 0;
@@ -199,37 +187,35 @@ static int unlock_write(struct rwlock *rw, uint64_t v)
     uint64_t n = 0;
     for (struct weft__waiter *x = w; x; x = x->next)
         n++;
-    drop_l(rw, n * READER);
-    while (w) {
-        struct weft__waiter *next = w->next; /* before the wake: w may vanish */
-        weft__waiter_wake(w);
-        w = next;
-    }
+    weft__lbit_drop(&rw->word, n * READER, L); /* publishes the grant */
+    weft__waiter_wake_list(w);
     return 0;
+}
+
+/* unlock_read's decision: leave, or take L to grant the lock to the
+ * oldest writer (the last reader out while one waits). */
+static enum weft__lbit_op leave_or_grant(uint64_t v, uint64_t *nv, void *rc)
+{
+    if (v < READER) {
+        *(int *)rc = EPERM;
+        return WEFT__LBIT_KEEP;
+    }
+    if ((v >> 4) > 1 || !(v & WQ)) {
+        *nv = v - READER;
+        return WEFT__LBIT_SET;
+    }
+    *nv = v | L;
+    return WEFT__LBIT_TAKE;
 }
 
 static int unlock_read(struct rwlock *rw, uint64_t v)
 {
-    unsigned spins = 0;
-    for (;;) {
-        if (v & L) {
-            v = weft__sync_unlocked(&rw->word, L, &spins);
-            continue;
-        }
-        if (v < READER)
-            return EPERM;
-        if ((v >> 4) > 1 || !(v & WQ)) {
-            /* release: publishes the read section to a later writer. */
-            if (atomic_compare_exchange_weak_explicit(&rw->word, &v, v - READER,
-                                                      memory_order_release, memory_order_relaxed))
-                return 0;
-            continue;
-        }
-        if (take_l(rw, &v, 0))
-            break;
-    }
-    grant_writer(rw, v - READER);
-    return 0;
+    int rc = 0;
+    /* release: publishes the read section to a later writer. */
+    if (weft__lbit_update(&rw->word, &v, L, leave_or_grant, &rc, memory_order_release) ==
+        WEFT__LBIT_TAKE)
+        grant_writer(rw, v - READER);
+    return rc;
 }
 
 int weft_rwlock_unlock(weft_rwlock *l)

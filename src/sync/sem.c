@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "sched/sched.h"
+#include "sync/lbit.h"
 #include "sync/wait.h"
 #include "weft.h"
 
@@ -48,95 +49,99 @@ int weft_sem_destroy(weft_sem *s)
     return atomic_load_explicit(&impl(s)->word, memory_order_relaxed) & (W | L) ? EBUSY : 0;
 }
 
-int weft_sem_trywait(weft_sem *s)
+/* trywait's decision: take a unit, or EAGAIN. */
+static enum weft__lbit_op take_unit(uint64_t v, uint64_t *nv, void *rc)
+{
+    if (v < ONE) {
+        *(int *)rc = EAGAIN;
+        return WEFT__LBIT_KEEP;
+    }
+    *nv = v - ONE;
+    return WEFT__LBIT_SET;
+}
+
+/* wait's decision: take a unit, or L and W to queue. */
+static enum weft__lbit_op take_unit_or_queue(uint64_t v, uint64_t *nv, void *rc)
+{
+    if (v >= ONE)
+        return take_unit(v, nv, rc);
+    if (weft__in_task()) {
+        *(int *)rc = EPERM; /* a task must not wait (sched.h) */
+        return WEFT__LBIT_KEEP;
+    }
+    *nv = v | L | W;
+    return WEFT__LBIT_TAKE;
+}
+
+/* post's decision: add a unit, or L to hand it to the oldest waiter. */
+static enum weft__lbit_op add_unit_or_hand_off(uint64_t v, uint64_t *nv, void *rc)
+{
+    if (v & W) {
+        *nv = v | L;
+        return WEFT__LBIT_TAKE;
+    }
+    if ((v >> 2) == SEM_MAX) {
+        *(int *)rc = EOVERFLOW;
+        return WEFT__LBIT_KEEP;
+    }
+    *nv = v + ONE;
+    return WEFT__LBIT_SET;
+}
+
+/* wait, holding L taken on v: queues the caller, drops L, waits. */
+static void queue_and_wait(struct sem *sm, uint64_t v)
+{
+    struct weft__waiter self;
+    weft__waiter_init(&self, WEFT__WAIT_SEM);
+    weft__waitq_push(&sm->q, &self);
+    weft__lbit_drop(&sm->word, v | W, L); /* publishes the queue to post */
+    weft__waiter_block(&self, weft__spin_budget(&sm->spin_hint, SEM_SPIN_NS), NULL, 0);
+    weft__spin_learn(&sm->spin_hint, self.spin);
+}
+
+/* post, holding L taken on v: hands the unit to the oldest waiter. */
+static void hand_off(struct sem *sm, uint64_t v)
+{
+    struct weft__waiter *w = weft__waitq_pop(&sm->q);
+    WEFT_ASSERT(w != NULL && v < ONE);
+    /* Publishes the queue; the unit itself goes to w through the release
+     * of its wake. */
+    weft__lbit_drop(&sm->word, weft__waitq_empty(&sm->q) ? 0 : W, L);
+    weft__waiter_wake(w);
+}
+
+/* Runs decide on s's word (weft__lbit_update; order: of a lock-free SET,
+ * as the caller says), then under_l if it took L. Returns EINVAL for
+ * NULL, else 0 or decide's error. */
+WEFT_INLINE int update(weft_sem *s, weft__lbit_decide *decide,
+                       void (*under_l)(struct sem *, uint64_t), memory_order order)
 {
     if (!s)
         return EINVAL;
     struct sem *sm = impl(s);
-    unsigned spins = 0;
+    int rc = 0;
     uint64_t v = atomic_load_explicit(&sm->word, memory_order_relaxed);
-    for (;;) {
-        if (v < ONE)
-            return EAGAIN;
-        if (v & L) {
-            v = weft__sync_unlocked(&sm->word, L, &spins);
-            continue;
-        }
-        /* acquire: takes the unit a post published with release. */
-        if (atomic_compare_exchange_weak_explicit(&sm->word, &v, v - ONE, memory_order_acquire,
-                                                  memory_order_relaxed))
-            return 0;
-    }
+    if (weft__lbit_update(&sm->word, &v, L, decide, &rc, order) == WEFT__LBIT_TAKE)
+        under_l(sm, v);
+    return rc;
+}
+
+int weft_sem_trywait(weft_sem *s)
+{
+    /* acquire: takes the unit a post published with release. take_unit
+     * never takes L. */
+    return update(s, take_unit, NULL, memory_order_acquire);
 }
 
 int weft_sem_wait(weft_sem *s)
 {
-    if (!s)
-        return EINVAL;
-    struct sem *sm = impl(s);
-    unsigned spins = 0;
-    uint64_t v = atomic_load_explicit(&sm->word, memory_order_relaxed);
-    for (;;) {
-        if (v & L) {
-            v = weft__sync_unlocked(&sm->word, L, &spins);
-            continue;
-        }
-        if (v >= ONE) {
-            /* acquire: takes the unit a post published with release. */
-            if (atomic_compare_exchange_weak_explicit(&sm->word, &v, v - ONE, memory_order_acquire,
-                                                      memory_order_relaxed))
-                return 0;
-            continue;
-        }
-        if (weft__in_task())
-            return EPERM; /* a task must not wait (sched.h) */
-        /* acquire: takes L; pairs with the release store that dropped it. */
-        if (atomic_compare_exchange_weak_explicit(&sm->word, &v, v | L | W, memory_order_acquire,
-                                                  memory_order_relaxed))
-            break;
-    }
-    struct weft__waiter self;
-    weft__waiter_init(&self, WEFT__WAIT_SEM);
-    weft__waitq_push(&sm->q, &self);
-    /* release: drops L and publishes the queue; pairs with post's acquire. */
-    atomic_store_explicit(&sm->word, v | W, memory_order_release);
-    weft__waiter_block(&self, weft__spin_budget(&sm->spin_hint, SEM_SPIN_NS), NULL, 0);
-    weft__spin_learn(&sm->spin_hint, self.spin);
-    return 0;
+    /* acquire: takes the unit a post published with release. */
+    return update(s, take_unit_or_queue, queue_and_wait, memory_order_acquire);
 }
 
 int weft_sem_post(weft_sem *s)
 {
-    if (!s)
-        return EINVAL;
-    struct sem *sm = impl(s);
-    unsigned spins = 0;
-    uint64_t v = atomic_load_explicit(&sm->word, memory_order_relaxed);
-    for (;;) {
-        if (v & L) {
-            v = weft__sync_unlocked(&sm->word, L, &spins);
-            continue;
-        }
-        if (!(v & W)) {
-            if ((v >> 2) == SEM_MAX)
-                return EOVERFLOW;
-            /* release: publishes what precedes the post to the waiter
-             * that takes this unit. */
-            if (atomic_compare_exchange_weak_explicit(&sm->word, &v, v + ONE, memory_order_release,
-                                                      memory_order_relaxed))
-                return 0;
-            continue;
-        }
-        /* acquire: takes L; pairs with the release store that dropped it. */
-        if (atomic_compare_exchange_weak_explicit(&sm->word, &v, v | L, memory_order_acquire,
-                                                  memory_order_relaxed))
-            break;
-    }
-    struct weft__waiter *w = weft__waitq_pop(&sm->q);
-    WEFT_ASSERT(w != NULL && v < ONE);
-    /* release: drops L and publishes the queue. The unit itself goes to w
-     * through the release of its wake. */
-    atomic_store_explicit(&sm->word, weft__waitq_empty(&sm->q) ? 0 : W, memory_order_release);
-    weft__waiter_wake(w);
-    return 0;
+    /* release: publishes what precedes the post to the waiter that takes
+     * this unit. */
+    return update(s, add_unit_or_hand_off, hand_off, memory_order_release);
 }

@@ -152,7 +152,6 @@ void weft__waiter_init(struct weft__waiter *w, uint8_t kind)
     w->next = w->prev = NULL;
     w->thread = weft__self();
     atomic_init(&w->word, WEFT__WORD_WAITING);
-    w->queued = 0;
     w->spin = WEFT__SPIN_NONE;
     w->data = 0;
 }

@@ -23,6 +23,7 @@
 #include <time.h>
 
 #include "base/base.h"
+#include "base/fifo.h"
 #include "os/kwait.h"
 #include "thread/thread.h" /* WEFT__WAIT_*, for weft__waiter_init */
 
@@ -47,82 +48,19 @@ struct weft__waiter {
     struct weft_thread *thread; /* the waiter, NULL for a plain kernel thread; set
                                    before queuing, read-only afterwards */
     _Atomic uint32_t word;      /* the wait word above; the futex word of a kernel waiter */
-    uint16_t queued;            /* under the object's lock: 1 while linked */
     uint16_t spin;              /* the waiter's own: how its spin phase ended (WEFT__SPIN_*) */
     uint8_t kind;               /* WEFT__WAIT_*: what it waits on; set by init */
     uintptr_t data;             /* object-specific: set by the waiter before queuing, or
                                    by the waker before it wakes the record */
 };
 
-/* A FIFO of waiters. All fields under the owning object's lock. */
-struct weft__waitq {
-    struct weft__waiter *head;
-    struct weft__waiter *tail;
-};
+/* struct weft__waitq, a FIFO of waiters (base/fifo.h: weft__waitq_push,
+ * _pop, _remove, _take_all, ...). All fields under the owning object's lock. */
+WEFT__FIFO(weft__waitq, weft__waitq, struct weft__waiter)
 
 /* Prepares a record for the calling thread (user or kernel); kind
  * (WEFT__WAIT_*, thread/thread.h) names the object for weft_dump. */
 void weft__waiter_init(struct weft__waiter *w, uint8_t kind);
-
-static inline int weft__waitq_empty(const struct weft__waitq *q)
-{
-    return q->head == NULL;
-}
-
-static inline void weft__waitq_push(struct weft__waitq *q, struct weft__waiter *w)
-{
-    w->next = NULL;
-    w->prev = q->tail;
-    if (q->tail)
-        q->tail->next = w;
-    else
-        q->head = w;
-    q->tail = w;
-    w->queued = 1;
-}
-
-static inline void weft__waitq_push_front(struct weft__waitq *q, struct weft__waiter *w)
-{
-    w->prev = NULL;
-    w->next = q->head;
-    if (q->head)
-        q->head->prev = w;
-    else
-        q->tail = w;
-    q->head = w;
-    w->queued = 1;
-}
-
-static inline void weft__waitq_remove(struct weft__waitq *q, struct weft__waiter *w)
-{
-    if (w->prev)
-        w->prev->next = w->next;
-    else
-        q->head = w->next;
-    if (w->next)
-        w->next->prev = w->prev;
-    else
-        q->tail = w->prev;
-    w->queued = 0;
-}
-
-static inline struct weft__waiter *weft__waitq_pop(struct weft__waitq *q)
-{
-    struct weft__waiter *w = q->head;
-    if (w)
-        weft__waitq_remove(q, w);
-    return w;
-}
-
-/* Takes the whole queue; the records stay chained through next. */
-static inline struct weft__waiter *weft__waitq_take_all(struct weft__waitq *q)
-{
-    struct weft__waiter *w = q->head;
-    for (struct weft__waiter *x = w; x; x = x->next)
-        x->queued = 0;
-    q->head = q->tail = NULL;
-    return w;
-}
 
 /* Waits until the record is woken (or timed out); returns the final word
  * and leaves the spin verdict in w->spin. A user thread spins on its word
@@ -197,23 +135,12 @@ static inline void weft__spin_learn(_Atomic uint32_t *hint, unsigned verdict)
 static inline void weft__sync_lock(_Atomic uint32_t *l);
 static inline void weft__sync_unlock(_Atomic uint32_t *l);
 
-/* ---- helpers for the objects' internal lock bits ------------------------------ */
+/* ---- helpers for the objects' internal locks ------------------------------------ */
 
-/* One step of a wait for a lock bit held for a few instructions: pause,
- * and every 64 steps sched_yield (the holder may have lost its CPU). */
+/* One step of a wait for a lock (or lock bit, sync/lbit.h) held for a few
+ * instructions: pause, and every 64 steps sched_yield (the holder may have
+ * lost its CPU). */
 void weft__sync_backoff(unsigned *spins);
-
-/* Waits while the lock bit l of *word is set (an object's internal lock,
- * held for a few instructions; weft__sync_backoff between looks) and returns
- * the first value without it. relaxed: the caller's CAS on that value
- * decides, and orders what it must. */
-static inline uint64_t weft__sync_unlocked(_Atomic uint64_t *word, uint64_t l, unsigned *spins)
-{
-    uint64_t v;
-    while ((v = atomic_load_explicit(word, memory_order_relaxed)) & l)
-        weft__sync_backoff(spins);
-    return v;
-}
 
 /* The caller's identity as a lock owner: from its id for a user thread
  * (weft_self(), so inside weft_blocking the caller), never reused by a

@@ -248,55 +248,51 @@ static int issue(struct slow_call *s)
     return slow_issue(s);
 }
 
-int weft_task_read(weft_task *cont, ssize_t *res, int fd, void *buf, size_t n)
+/* The buffer calls (read, write, their positional forms, recv and send):
+ * one record, with off and flags 0 where the call has none. */
+static int issue_buf(int op, weft_task *cont, ssize_t *res, int fd, const void *buf, size_t n,
+                     off_t off, int flags)
 {
-    struct slow_call c = { .op = SP_READ, .cont = cont, .res = res, .fd = fd, .buf = buf, .n = n };
-    return issue(&c);
-}
-
-int weft_task_write(weft_task *cont, ssize_t *res, int fd, const void *buf, size_t n)
-{
-    struct slow_call c = {
-        .op = SP_WRITE, .cont = cont, .res = res, .fd = fd, .buf = (void *)buf, .n = n
-    };
-    return issue(&c);
-}
-
-int weft_task_pread(weft_task *cont, ssize_t *res, int fd, void *buf, size_t n, off_t off)
-{
-    struct slow_call c = {
-        .op = SP_PREAD, .cont = cont, .res = res, .fd = fd, .buf = buf, .n = n, .off = off
-    };
-    return issue(&c);
-}
-
-int weft_task_pwrite(weft_task *cont, ssize_t *res, int fd, const void *buf, size_t n, off_t off)
-{
-    struct slow_call c = {
-        .op = SP_PWRITE, .cont = cont, .res = res, .fd = fd, .buf = (void *)buf, .n = n, .off = off
-    };
-    return issue(&c);
-}
-
-int weft_task_recv(weft_task *cont, ssize_t *res, int fd, void *buf, size_t n, int flags)
-{
-    struct slow_call c = {
-        .op = SP_RECV, .cont = cont, .res = res, .fd = fd, .buf = buf, .n = n, .flags = flags
-    };
-    return issue(&c);
-}
-
-int weft_task_send(weft_task *cont, ssize_t *res, int fd, const void *buf, size_t n, int flags)
-{
-    /* never SIGPIPE: the result says EPIPE */
-    struct slow_call c = { .op = SP_SEND,
+    struct slow_call c = { .op = op,
                            .cont = cont,
                            .res = res,
                            .fd = fd,
                            .buf = (void *)buf,
                            .n = n,
-                           .flags = flags | MSG_NOSIGNAL };
+                           .off = off,
+                           .flags = flags };
     return issue(&c);
+}
+
+int weft_task_read(weft_task *cont, ssize_t *res, int fd, void *buf, size_t n)
+{
+    return issue_buf(SP_READ, cont, res, fd, buf, n, 0, 0);
+}
+
+int weft_task_write(weft_task *cont, ssize_t *res, int fd, const void *buf, size_t n)
+{
+    return issue_buf(SP_WRITE, cont, res, fd, buf, n, 0, 0);
+}
+
+int weft_task_pread(weft_task *cont, ssize_t *res, int fd, void *buf, size_t n, off_t off)
+{
+    return issue_buf(SP_PREAD, cont, res, fd, buf, n, off, 0);
+}
+
+int weft_task_pwrite(weft_task *cont, ssize_t *res, int fd, const void *buf, size_t n, off_t off)
+{
+    return issue_buf(SP_PWRITE, cont, res, fd, buf, n, off, 0);
+}
+
+int weft_task_recv(weft_task *cont, ssize_t *res, int fd, void *buf, size_t n, int flags)
+{
+    return issue_buf(SP_RECV, cont, res, fd, buf, n, 0, flags);
+}
+
+int weft_task_send(weft_task *cont, ssize_t *res, int fd, const void *buf, size_t n, int flags)
+{
+    /* never SIGPIPE: the result says EPIPE */
+    return issue_buf(SP_SEND, cont, res, fd, buf, n, 0, flags | MSG_NOSIGNAL);
 }
 
 int weft_task_accept(weft_task *cont, ssize_t *res, int fd, struct sockaddr *addr, socklen_t *len)

@@ -57,6 +57,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/rand.h"
 #include "sched/sched.h"
 #include "sched/trace.h"
 
@@ -66,11 +67,6 @@
 #define CHUNKS_KEPT  4u                 /* empty chunks a worker keeps before the spare list */
 #define DQ_INIT      256                /* first size of a worker's task deque */
 #define ATTEND_EVERY 64u                /* tasks run between two looks at the worker's ring */
-#define STEAL_TRIES  4                  /* steal attempts per victim that lost a race */
-
-/* The task deque is sched/deque.h's Chase-Lev deque, holding task records. */
-#define TDQ_EMPTY ((struct weft_task *)WEFT__DEQUE_EMPTY)
-#define TDQ_ABORT ((struct weft_task *)WEFT__DEQUE_ABORT)
 
 /* The header of a chunk of records: its first record. */
 struct chunk {
@@ -528,37 +524,22 @@ static struct weft_task *pop_local(struct task_worker *tw)
     return t;
 }
 
-static uint64_t next_rand(struct task_worker *tw)
-{
-    /* xorshift64: victim selection only */
-    uint64_t x = tw->rng;
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    tw->rng = x;
-    return x;
-}
-
 static struct weft_task *steal_task(struct weft__worker *w, struct task_worker *tw)
 {
     int n = ntws;
     if (n < 2)
         return NULL;
-    int start = (int)(next_rand(tw) % (uint64_t)n);
+    int start = (int)(weft__rand_next(&tw->rng) % (uint64_t)n);
     for (int i = 0; i < n; i++) {
         struct task_worker *v = tws[(start + i) % n];
         if (v == tw)
             continue;
-        for (int tries = 0; tries < STEAL_TRIES; tries++) {
-            struct weft_task *t = weft__deque_steal_any(&v->dq);
-            if (t == TDQ_EMPTY)
-                break;
-            if (t != TDQ_ABORT) {
-                BUMP(tw->nstolen, memory_order_relaxed); /* a statistic */
-                if (weft__deque_size_hint(&v->dq) > 0)
-                    weft__maybe_wake(); /* more left there: pass the wake on */
-                return t;
-            }
+        struct weft_task *t = weft__deque_steal_retry(&v->dq);
+        if (t) {
+            BUMP(tw->nstolen, memory_order_relaxed); /* a statistic */
+            if (weft__deque_size_hint(&v->dq) > 0)
+                weft__maybe_wake(); /* more left there: pass the wake on */
+            return t;
         }
     }
     (void)w;

@@ -1197,23 +1197,11 @@ weft_thread *weft_self(void)
     return w ? w->current : weft__tls_user();
 }
 
-/* Ids are drawn on first use from one runtime-wide counter: a spawn only
- * zeroes the field (a reused slot must not keep its old id). Unique for the
- * life of the runtime; racing first callers agree through the CAS.
- * Async-signal-safe (the overflow report calls it). */
+/* Drawn on first use (weft__thread_id_of, sched/sched.h). Async-signal-safe
+ * (the overflow report calls it). */
 uint64_t weft_thread_id(const weft_thread *t)
 {
-    if (!t)
-        return 0;
-    uint64_t *p = (uint64_t *)&((weft_thread *)t)->id;
-    /* relaxed: the id is the only datum; the CAS decides who sets it. */
-    uint64_t id = __atomic_load_n(p, __ATOMIC_RELAXED);
-    if (WEFT_LIKELY(id))
-        return id;
-    uint64_t fresh = atomic_fetch_add_explicit(&weft__rt.id_next, 1, memory_order_relaxed);
-    if (__atomic_compare_exchange_n(p, &id, fresh, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-        return fresh;
-    return id; /* another caller won; `fresh` is simply never used */
+    return t ? weft__thread_id_of(t) : 0;
 }
 
 const char *weft_thread_name(const weft_thread *t)

@@ -73,7 +73,7 @@ struct weft_thread {
     weft_fn fn;                  /* immutable after spawn */
     void *arg;                   /* immutable after spawn */
     void *result; /* written by the thread before exit; read by the joiner after DONE (acquire) */
-    uint64_t id;  /* immutable after spawn */
+    uint64_t id;  /* 0 until first asked, then immutable: CAS (weft__thread_id_of) */
     const char *name; /* immutable after spawn */
     /* stack slot, set when carved, immutable afterwards */
     char *stack_lo;                 /* lowest usable byte */
@@ -106,7 +106,8 @@ struct weft_thread {
     int8_t pq_cls;            /* its list in pq; under pq's lock */
     struct weft__prio_q *pq;  /* the priority pool's lists holding it, NULL: none;
                                      written under that lock, read racily */
-    struct weft_thread *prev; /* link in a priority-pool list; under its lock */
+    struct weft_thread *prev; /* back link of ->next in a FIFO (base/fifo.h: the thread
+                                 queues, the priority pool's lists); under its lock */
     uint8_t wait; /* WEFT__WAIT_*: what it waits for; set by the thread before it parks or
                      blocks, cleared by its waker (weft__ready) and when it resumes; relaxed
                      atomics (weft__thread_wait), as weft_dump reads it racily */

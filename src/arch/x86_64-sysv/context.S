@@ -94,8 +94,9 @@ weft__ctx_switch:
     .size   weft__ctx_switch, .-weft__ctx_switch
 
 /* void weft__ctx_switch_plain(void **save_sp [rdi], void *to_sp [rsi])
- * weft__ctx_switch with a NULL xfer, for plain builds only: nothing to hand
- * over, so the resumed code is simply returned to. */
+ * weft__ctx_switch with a NULL xfer and, in every build, no call of
+ * weft__ctx_resumed: nothing to hand over, so the resumed code is simply
+ * returned to (arch/context.h says who may use it in sanitizer builds). */
     .globl  weft__ctx_switch_plain
     .hidden weft__ctx_switch_plain
     .type   weft__ctx_switch_plain, @function
@@ -211,5 +212,19 @@ weft__ctx_spawn:
     jmpq    *%rdx
     .cfi_endproc
     .size   weft__ctx_spawn, .-weft__ctx_spawn
+
+/* _Noreturn void weft__ctx_jump_plain(void *to_sp [rdi])
+ * weft__ctx_jump with a NULL xfer and, in every build, no call of
+ * weft__ctx_resumed, as weft__ctx_switch_plain. */
+    .globl  weft__ctx_jump_plain
+    .hidden weft__ctx_jump_plain
+    .type   weft__ctx_jump_plain, @function
+    .p2align 4
+weft__ctx_jump_plain:
+    .cfi_startproc
+    RESTORE_CONTEXT %rdi
+    ret
+    .cfi_endproc
+    .size   weft__ctx_jump_plain, .-weft__ctx_jump_plain
 
     .section .note.GNU-stack,"",@progbits
