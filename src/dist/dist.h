@@ -200,6 +200,8 @@ struct weft__dist {
     int oversubscribed; /* more ranks on the node than CPUs: idle ranks yield */
     int all_mapped;     /* shm: every rank's slot is plain memory here */
     const struct weft__dist_xport *xp;
+    int idle_seen;                   /* rma: the last answer of sched.c's others_idle ... */
+    uint64_t idle_asked_ns;          /* ... and when it was asked */
     int spawn_hook;                  /* oversubscribed or polling: sched.c's spawn_hook runs */
     uint64_t hook_mask;              /* every hook_mask + 1 spawns (a power of two) */
     char *stack_lo, *stack_hi;       /* U */

@@ -38,6 +38,7 @@
 #define FORCE_WAIT_NS    200000   /* forced mode: how long a continuation waits for a thief */
 #define START_WAIT_NS    20000000 /* how long the root waits for the other ranks' loops */
 #define LOCK_SPINS_YIELD 1024     /* spins on a held deque lock between two sched_yield calls */
+#define IDLE_ASK_NS      500000   /* rma: how long an answer of others_idle stands */
 
 struct weft__dist weft__dist;
 
@@ -515,14 +516,19 @@ static char *steal(struct weft__dist *d)
 static int random_other(struct weft__dist *d);
 
 /* Some other rank looks for work (a hint: relaxed). Under rma, where each
- * look is a round trip, one rank picked at random answers. */
+ * look is a round trip that a busy rank answers late, one rank picked at
+ * random answers, and its answer stands for IDLE_ASK_NS. */
 static int others_idle(struct weft__dist *d)
 {
     if (!d->all_mapped) {
-        uint32_t v = 0;
-        if (d->size > 1)
+        uint64_t now = now_ns();
+        if (d->size > 1 && now - d->idle_asked_ns >= IDLE_ASK_NS) {
+            uint32_t v;
             d->xp->get(&v, &weft__dist_ctl(random_other(d))->idle, sizeof v);
-        return v != 0;
+            d->idle_seen = v != 0;
+            d->idle_asked_ns = now;
+        }
+        return d->idle_seen;
     }
     for (int r = 0; r < d->size; r++)
         if (r != d->rank && atomic_load_explicit(&weft__dist_ctl(r)->idle, memory_order_relaxed))
