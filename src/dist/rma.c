@@ -41,6 +41,7 @@
 #include "dist/dist.h"
 
 #define LOCK_TRIES_YIELD 64 /* failed tries on a held lock between two sched_yield calls */
+#define TESTS_YIELD      64 /* MPI_Test calls between two sched_yield calls */
 
 static MPI_Win win = MPI_WIN_NULL;
 static MPI_Comm rcomm = MPI_COMM_NULL; /* the library's; only polled here */
@@ -55,16 +56,17 @@ static MPI_Aint disp(const void *p)
  * MPICH (ch4:ucx) serves other ranks' operations on our window from its
  * full progress engine, which MPI_Test runs, but a flush waits in UCX's
  * alone; ranks that all wait in flushes for one another then stall (4
- * ranks here: seconds per operation). With more ranks than CPUs, the
- * target may need our CPU to answer: yield it between two tests. */
+ * ranks here: seconds per operation). The target may need our CPU to
+ * answer: with more ranks than CPUs, yield it between two tests; else
+ * now and then (other programs may hold the other CPUs). */
 static void await(MPI_Request *q)
 {
     int done = 0;
-    for (;;) {
+    for (unsigned tests = 1;; tests++) {
         MPI_Test(q, &done, MPI_STATUS_IGNORE);
         if (done)
             return;
-        if (weft__dist.oversubscribed)
+        if (weft__dist.oversubscribed || tests % TESTS_YIELD == 0)
             sched_yield();
     }
 }
