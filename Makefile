@@ -7,7 +7,7 @@ JOBS       ?= $(shell nproc)
 GENERATOR  := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
 CMAKE_ARGS ?=
 
-.PHONY: all deps build test demo sanitize asan tsan bench-io bench-sync bench-seeds bench-tasks bench-dist bench-prio install clean \
+.PHONY: all deps build test demo sanitize asan tsan bench-io bench-sync bench-seeds bench-tasks bench-dist bench-prio bench-trace install clean \
         check-format format
 
 all: build
@@ -79,6 +79,13 @@ bench-sync: build
 # Priorities and time quanta (bench/micro/prio.c, results in bench/README.md).
 bench-prio: build
 	bench/scripts/prio-bench.sh $(BUILD)
+
+# What WEFT_TRACE costs (bench/micro/trace.c): fib(30) spawn-per-call traced
+# against untraced, alternated in one run, on 1 worker and all; then
+# instructions per event (callgrind).
+bench-trace: build
+	$(BUILD)/bench/bench_trace
+	bench/scripts/trace_instr.py $(BUILD)
 
 # The style of .clang-format: check-format fails on a diff (CI), format fixes it.
 check-format:

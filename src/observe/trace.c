@@ -5,12 +5,17 @@
  * The file: one track per worker (tid: the worker's id), named "worker
  * N"; a complete slice ("X") per run of a user thread, named "<id>
  * <name>", from its RUN event to the next event that ends it on that
- * worker (PARK, EXIT, HANDOFF, PREEMPT or another RUN); instants for spawn, steal, preempt,
- * hand-off, and "task run" for each zero-wait task a worker starts on
- * its scheduler context; a flow arrow from each wake (in the waker's
- * slice) to the woken thread's next run. Times are the time stamp
- * counter's, mapped onto CLOCK_MONOTONIC by the two readings taken at
- * start and finish, in microseconds since weft_init.
+ * worker (PARK, EXIT, HANDOFF, PREEMPT or another RUN, whose arg says
+ * why); instants for spawn, steal, preempt, hand-off, and "task run" for
+ * each zero-wait task a worker starts on its scheduler context; a flow
+ * arrow from each wake (in the waker's slice) to the woken thread's next
+ * run. The recording keeps what cannot be derived afterwards
+ * (sched/trace.h): a work-first spawn's instant and a preemption's are
+ * read off the RUN that follows, names off NAME records, and each
+ * record's full time stamp off its low bits and the newer records'.
+ * Times are the time stamp counter's, mapped onto CLOCK_MONOTONIC by the
+ * two readings taken at start and finish, in microseconds since
+ * weft_init.
  */
 #include "observe/observe.h"
 
@@ -24,9 +29,9 @@
 #include "sched/sched.h"
 #include "sched/trace.h"
 
-#define RING_EVENTS ((uint64_t)1 << 18) /* per worker: 8 MiB, the latest events kept */
-#define NS_PER_S    1000000000ull
-#define NS_PER_US   1000.0
+#define NS_PER_S  1000000000ull
+#define NS_PER_US 1000.0
+#define TSC_BITS  (64 - WEFT__TRACE_TSC_SHIFT) /* of the counter in a record */
 
 static struct {
     char *path;
@@ -41,29 +46,35 @@ static uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * NS_PER_S + (uint64_t)ts.tv_nsec;
 }
 
+static void free_rings(struct weft__trace_ring *r, int n)
+{
+    for (int i = 0; i < n; i++)
+        free(r[i].ev);
+    free(r);
+}
+
 int weft__trace_start(const char *path)
 {
     if (!path)
         return 0;
     int n = weft__rt.nworkers;
-    struct weft__trace_ring *r = calloc((size_t)n, sizeof *r);
+    /* aligned: each worker's ring head on a line of its own */
+    size_t bytes = (size_t)n * sizeof(struct weft__trace_ring);
+    struct weft__trace_ring *r = aligned_alloc(_Alignof(struct weft__trace_ring), bytes);
     if (!r)
         return ENOMEM;
+    memset(r, 0, bytes);
     for (int i = 0; i < n; i++) {
-        r[i].ev = malloc(RING_EVENTS * sizeof *r[i].ev);
-        r[i].mask = RING_EVENTS - 1;
+        /* untouched until written: a short program's rings stay small */
+        r[i].ev = malloc(WEFT__TRACE_RING * sizeof *r[i].ev);
         if (!r[i].ev) {
-            while (i-- > 0)
-                free(r[i].ev);
-            free(r);
+            free_rings(r, i);
             return ENOMEM;
         }
     }
     tr.path = strdup(path);
     if (!tr.path) {
-        for (int i = 0; i < n; i++)
-            free(r[i].ev);
-        free(r);
+        free_rings(r, n);
         return ENOMEM;
     }
     tr.nworkers = n;
@@ -83,8 +94,12 @@ int weft__trace_start(const char *path)
 
 /* ---- the file ------------------------------------------------------------ */
 
+/* An event as the conversion sees it: the whole counter rebuilt. */
 struct ev {
-    struct weft__trace_event e;
+    uint64_t tsc;
+    uint64_t id; /* the thread's id */
+    uint32_t kind;
+    int32_t arg; /* STEAL: the victim worker */
     int worker;
     uint64_t seq; /* order within the worker's ring */
 };
@@ -92,8 +107,8 @@ struct ev {
 static int by_time(const void *a, const void *b)
 {
     const struct ev *x = a, *y = b;
-    if (x->e.tsc != y->e.tsc)
-        return x->e.tsc < y->e.tsc ? -1 : 1;
+    if (x->tsc != y->tsc)
+        return x->tsc < y->tsc ? -1 : 1;
     if (x->worker != y->worker)
         return x->worker < y->worker ? -1 : 1;
     return x->seq < y->seq ? -1 : x->seq > y->seq;
@@ -112,19 +127,44 @@ static void put_json_string(FILE *f, const char *s)
     }
 }
 
-/* Pending flows: woken thread id -> flow id (open addressing). */
-struct flows {
+/* Thread id -> a value (open addressing; id 0 is no key): the pending
+ * flows (woken thread -> flow id) and the names (NAME records). */
+struct idmap {
     uint64_t *key, *val;
     size_t mask;
 };
 
-static uint64_t *flow_slot(struct flows *fl, uint64_t id)
+static int idmap_init(struct idmap *m, size_t n)
 {
-    size_t h = (size_t)((id * 0x9e3779b97f4a7c15ull) >> 17) & fl->mask;
-    while (fl->key[h] && fl->key[h] != id)
-        h = (h + 1) & fl->mask;
-    fl->key[h] = id;
-    return &fl->val[h];
+    size_t cap = 1024;
+    while (cap < 2 * n)
+        cap *= 2;
+    m->key = calloc(cap, sizeof *m->key);
+    m->val = calloc(cap, sizeof *m->val);
+    m->mask = cap - 1;
+    return m->key && m->val ? 0 : ENOMEM;
+}
+
+static void idmap_free(struct idmap *m)
+{
+    free(m->key);
+    free(m->val);
+}
+
+/* The slot of id, made if absent (the map never fills: twice as many
+ * slots as ids). */
+static uint64_t *idmap_slot(struct idmap *m, uint64_t id)
+{
+    size_t h = (size_t)((id * 0x9e3779b97f4a7c15ull) >> 17) & m->mask;
+    while (m->key[h] && m->key[h] != id)
+        h = (h + 1) & m->mask;
+    m->key[h] = id;
+    return &m->val[h];
+}
+
+static const char *name_of(struct idmap *names, uint64_t id)
+{
+    return id ? (const char *)(uintptr_t)*idmap_slot(names, id) : NULL;
 }
 
 struct track {
@@ -137,6 +177,7 @@ struct writer {
     FILE *f;
     int first;
     double tsc_ns; /* ns per tick */
+    struct idmap names;
 };
 
 static double us_of(const struct writer *wr, uint64_t tsc)
@@ -168,17 +209,19 @@ static void close_slice(struct writer *wr, struct track *k, int worker, uint64_t
     k->open = 0;
 }
 
-static void instant(struct writer *wr, int worker, uint64_t tsc, const char *what,
-                    const struct weft__trace_event *e, const char *extra)
+/* An instant on worker's track about thread id. */
+static void instant(struct writer *wr, int worker, uint64_t tsc, const char *what, uint64_t id,
+                    const char *extra)
 {
     sep(wr);
     fprintf(wr->f,
             "{\"ph\":\"i\",\"s\":\"t\",\"pid\":1,\"tid\":%d,\"ts\":%.3f,\"cat\":\"%s\","
             "\"name\":\"%s %llu",
-            worker, us_of(wr, tsc), what, what, (unsigned long long)e->id);
-    if (e->name) {
+            worker, us_of(wr, tsc), what, what, (unsigned long long)id);
+    const char *name = name_of(&wr->names, id);
+    if (name) {
         fputc(' ', wr->f);
-        put_json_string(wr->f, e->name);
+        put_json_string(wr->f, name);
     }
     fprintf(wr->f, "%s\"}", extra);
 }
@@ -190,120 +233,183 @@ static const char *park_word(int32_t kind)
     return buf;
 }
 
-static int write_trace(struct ev *v, size_t n, uint64_t tsc1, uint64_t ns1, uint64_t dropped)
+/* How a RUN with arg says the slice before it ended. */
+static const char *run_end(int32_t arg)
 {
-    FILE *f = fopen(tr.path, "w");
-    if (!f)
-        return errno;
-    struct writer wr = { f, 1, 1.0 };
-    if (tsc1 > tr.tsc0)
-        wr.tsc_ns = (double)(ns1 - tr.ns0) / (double)(tsc1 - tr.tsc0);
+    return (arg & WEFT__RUN_EXITED)      ? "exit"
+           : (arg & WEFT__RUN_PARKED)    ? park_word(arg >> WEFT__RUN_WAIT_SHIFT)
+           : (arg & WEFT__RUN_PREEMPTED) ? "preempt"
+           : (arg & WEFT__RUN_SPAWNED)   ? "spawn"
+                                         : "switch";
+}
+
+static int write_events(struct writer *wr, const struct ev *v, size_t n, uint64_t tsc1,
+                        uint64_t dropped)
+{
+    FILE *f = wr->f;
     struct track *tk = calloc((size_t)tr.nworkers, sizeof *tk);
-    struct flows fl = { 0 };
-    size_t cap = 1024;
-    while (cap < 2 * n)
-        cap *= 2;
-    fl.key = calloc(cap, sizeof *fl.key);
-    fl.val = calloc(cap, sizeof *fl.val);
-    fl.mask = cap - 1;
-    if (!tk || !fl.key || !fl.val) {
+    struct idmap fl = { 0 };
+    if (!tk || idmap_init(&fl, n) != 0) {
         free(tk);
-        free(fl.key);
-        free(fl.val);
-        fclose(f);
+        idmap_free(&fl);
         return ENOMEM;
     }
     uint64_t next_flow = 1;
     fputs("{\"displayTimeUnit\":\"ns\",\"otherData\":{\"dropped_events\":", f);
     fprintf(f, "%llu},\"traceEvents\":[", (unsigned long long)dropped);
-    sep(&wr);
+    sep(wr);
     fputs("{\"ph\":\"M\",\"pid\":1,\"name\":\"process_name\",\"args\":{\"name\":\"weft\"}}", f);
     for (int i = 0; i < tr.nworkers; i++) {
-        sep(&wr);
+        sep(wr);
         fprintf(f,
                 "{\"ph\":\"M\",\"pid\":1,\"tid\":%d,\"name\":\"thread_name\","
                 "\"args\":{\"name\":\"worker %d\"}}",
                 i, i);
-        sep(&wr);
+        sep(wr);
         fprintf(f,
                 "{\"ph\":\"M\",\"pid\":1,\"tid\":%d,\"name\":\"thread_sort_index\","
                 "\"args\":{\"sort_index\":%d}}",
                 i, i);
     }
     for (size_t i = 0; i < n; i++) {
-        const struct weft__trace_event *e = &v[i].e;
-        int w = v[i].worker;
+        const struct ev *e = &v[i];
+        int w = e->worker;
         struct track *k = &tk[w];
         char extra[48];
         switch (e->kind) {
         case WEFT__EV_RUN: {
-            close_slice(&wr, k, w, e->tsc,
-                        (e->arg & WEFT__RUN_EXITED)    ? "exit"
-                        : (e->arg & WEFT__RUN_PARKED)  ? park_word(e->arg >> 8)
-                        : (e->arg & WEFT__RUN_SPAWNED) ? "spawn"
-                                                       : "switch");
+            /* the instants of what ended the slice before are about its
+             * thread, a spawn's about the child */
+            uint64_t before = k->open ? k->id : 0;
+            close_slice(wr, k, w, e->tsc, run_end(e->arg));
             if (e->arg & WEFT__RUN_SPAWNED)
-                instant(&wr, w, e->tsc, "spawn", e, "");
+                instant(wr, w, e->tsc, "spawn", e->id, "");
+            if ((e->arg & WEFT__RUN_PREEMPTED) && before)
+                instant(wr, w, e->tsc, "preempt", before, "");
             k->open = 1;
             k->id = e->id;
-            k->name = e->name;
+            k->name = name_of(&wr->names, e->id);
             k->start = e->tsc;
-            uint64_t *fid = flow_slot(&fl, e->id);
+            uint64_t *fid = idmap_slot(&fl, e->id);
             if (*fid) {
-                sep(&wr);
+                sep(wr);
                 fprintf(f,
                         "{\"ph\":\"f\",\"bp\":\"e\",\"pid\":1,\"tid\":%d,\"ts\":%.3f,"
                         "\"id\":%llu,\"cat\":\"wake\",\"name\":\"wake\"}",
-                        w, us_of(&wr, e->tsc), (unsigned long long)*fid);
+                        w, us_of(wr, e->tsc), (unsigned long long)*fid);
                 *fid = 0;
             }
             break;
         }
-        case WEFT__EV_PARK: close_slice(&wr, k, w, e->tsc, park_word(e->arg)); break;
-        case WEFT__EV_EXIT: close_slice(&wr, k, w, e->tsc, "exit"); break;
+        case WEFT__EV_PARK: close_slice(wr, k, w, e->tsc, park_word(e->arg)); break;
+        case WEFT__EV_EXIT: close_slice(wr, k, w, e->tsc, "exit"); break;
         case WEFT__EV_WAKE: {
             uint64_t id = next_flow++;
-            *flow_slot(&fl, e->id) = id;
-            sep(&wr);
+            *idmap_slot(&fl, e->id) = id;
+            sep(wr);
             fprintf(f,
                     "{\"ph\":\"s\",\"pid\":1,\"tid\":%d,\"ts\":%.3f,\"id\":%llu,"
                     "\"cat\":\"wake\",\"name\":\"wake\"}",
-                    w, us_of(&wr, e->tsc), (unsigned long long)id);
+                    w, us_of(wr, e->tsc), (unsigned long long)id);
             break;
         }
-        case WEFT__EV_SPAWN: instant(&wr, w, e->tsc, "spawn", e, ""); break;
+        case WEFT__EV_SPAWN: instant(wr, w, e->tsc, "spawn", e->id, ""); break;
         case WEFT__EV_STEAL:
             snprintf(extra, sizeof extra, " from worker %d", e->arg);
-            instant(&wr, w, e->tsc, "steal", e, extra);
+            instant(wr, w, e->tsc, "steal", e->id, extra);
             break;
         case WEFT__EV_PREEMPT:
-            close_slice(&wr, k, w, e->tsc, "preempt");
-            instant(&wr, w, e->tsc, "preempt", e, "");
+            close_slice(wr, k, w, e->tsc, "preempt");
+            instant(wr, w, e->tsc, "preempt", e->id, "");
             break;
         case WEFT__EV_HANDOFF:
-            close_slice(&wr, k, w, e->tsc, "hand-off");
-            instant(&wr, w, e->tsc, "hand-off", e, "");
+            close_slice(wr, k, w, e->tsc, "hand-off");
+            instant(wr, w, e->tsc, "hand-off", e->id, "");
             break;
         case WEFT__EV_TASK:
             /* an instant, not a slice: slices are user threads' runs */
-            sep(&wr);
+            sep(wr);
             fprintf(f,
                     "{\"ph\":\"i\",\"s\":\"t\",\"pid\":1,\"tid\":%d,\"ts\":%.3f,"
                     "\"cat\":\"task\",\"name\":\"task run\"}",
-                    w, us_of(&wr, e->tsc));
+                    w, us_of(wr, e->tsc));
             break;
         default: break;
         }
     }
     for (int i = 0; i < tr.nworkers; i++)
-        close_slice(&wr, &tk[i], i, tsc1, "finalize");
+        close_slice(wr, &tk[i], i, tsc1, "finalize");
     fputs("\n]}\n", f);
     free(tk);
-    free(fl.key);
-    free(fl.val);
-    int rc = ferror(f) ? EIO : 0;
-    if (fclose(f) != 0 && rc == 0)
+    idmap_free(&fl);
+    return 0;
+}
+
+/* Worker i's kept records into v (from *k on) and their names into names:
+ * newest first, each record's counter rebuilt from the next one's (the
+ * newest's from tsc1), as the difference of their low bits. */
+static void unpack_ring(const struct weft__trace_ring *r, int i, uint64_t tsc1, struct ev *v,
+                        size_t *k, struct idmap *names)
+{
+    const uint64_t mask = ((uint64_t)1 << TSC_BITS) - 1;
+    uint64_t from = r->head > WEFT__TRACE_RING ? r->head - WEFT__TRACE_RING : 0;
+    uint64_t full = tsc1, low = tsc1 & mask;
+    for (uint64_t s = r->head; s-- > from;) {
+        const struct weft__trace_rec *rec = &r->ev[s & (WEFT__TRACE_RING - 1)];
+        uint32_t kind = (uint32_t)(rec->stamp & WEFT__TRACE_KIND_MASK);
+        if (kind == WEFT__EV_NAME) {
+            *idmap_slot(names, rec->stamp >> WEFT__TRACE_TSC_SHIFT) = rec->id;
+            continue;
+        }
+        uint64_t l = rec->stamp >> WEFT__TRACE_TSC_SHIFT;
+        /* signed: kernel threads of one worker may read slightly skewed
+         * counters on different CPUs */
+        uint64_t d = (low - l) & mask;
+        int64_t back = (int64_t)(d << WEFT__TRACE_TSC_SHIFT) >> WEFT__TRACE_TSC_SHIFT;
+        full -= (uint64_t)back;
+        low = l;
+        struct ev *e = &v[(*k)++];
+        e->tsc = full;
+        e->id = rec->id;
+        e->kind = kind;
+        e->arg = (int32_t)(rec->stamp >> WEFT__TRACE_ARG_SHIFT & WEFT__TRACE_ARG_MASK);
+        if (kind == WEFT__EV_STEAL) {
+            e->id = rec->id & (((uint64_t)1 << WEFT__TRACE_VICTIM_SHIFT) - 1);
+            e->arg = (int32_t)(rec->id >> WEFT__TRACE_VICTIM_SHIFT);
+        }
+        e->worker = i;
+        e->seq = s;
+    }
+}
+
+/* The rings (n records kept in all) to the file. */
+static int write_trace(struct weft__trace_ring *r, size_t n, uint64_t tsc1, uint64_t ns1,
+                       uint64_t dropped)
+{
+    struct writer wr = { NULL, 1, 1.0, { 0 } };
+    if (tsc1 > tr.tsc0)
+        wr.tsc_ns = (double)(ns1 - tr.ns0) / (double)(tsc1 - tr.tsc0);
+    struct ev *v = malloc((n ? n : 1) * sizeof *v);
+    int rc = ENOMEM;
+    if (!v || idmap_init(&wr.names, n) != 0)
+        goto free_v;
+    size_t k = 0;
+    for (int i = 0; i < tr.nworkers; i++)
+        unpack_ring(&r[i], i, tsc1, v, &k, &wr.names);
+    qsort(v, k, sizeof *v, by_time);
+    wr.f = fopen(tr.path, "w");
+    if (!wr.f) {
         rc = errno;
+        goto free_v;
+    }
+    rc = write_events(&wr, v, k, tsc1, dropped);
+    if (rc == 0 && ferror(wr.f))
+        rc = EIO;
+    if (fclose(wr.f) != 0 && rc == 0)
+        rc = errno;
+free_v:
+    idmap_free(&wr.names);
+    free(v);
     return rc;
 }
 
@@ -319,34 +425,17 @@ void weft__trace_finish(void)
     uint64_t dropped = 0, total = 0;
     for (int i = 0; i < tr.nworkers; i++) {
         total += r[i].head;
-        n += r[i].head > RING_EVENTS ? RING_EVENTS : r[i].head;
-        dropped += r[i].head > RING_EVENTS ? r[i].head - RING_EVENTS : 0;
+        n += r[i].head > WEFT__TRACE_RING ? WEFT__TRACE_RING : r[i].head;
+        dropped += r[i].head > WEFT__TRACE_RING ? r[i].head - WEFT__TRACE_RING : 0;
     }
-    struct ev *v = malloc((n ? n : 1) * sizeof *v);
-    int rc = ENOMEM;
-    if (v) {
-        size_t k = 0;
-        for (int i = 0; i < tr.nworkers; i++) {
-            uint64_t from = r[i].head > RING_EVENTS ? r[i].head - RING_EVENTS : 0;
-            for (uint64_t s = from; s < r[i].head; s++, k++) {
-                v[k].e = r[i].ev[s & r[i].mask];
-                v[k].worker = i;
-                v[k].seq = s;
-            }
-        }
-        qsort(v, n, sizeof *v, by_time);
-        rc = write_trace(v, n, tsc1, ns1, dropped);
-        free(v);
-    }
+    int rc = write_trace(r, n, tsc1, ns1, dropped);
     if (rc != 0)
         weft__notice("WEFT_TRACE: cannot write %s (%s)", tr.path, strerror(rc));
     else
         weft__notice("trace: %s: %llu events, %llu dropped (each worker keeps its latest %llu)",
                      tr.path, (unsigned long long)total, (unsigned long long)dropped,
-                     (unsigned long long)RING_EVENTS);
-    for (int i = 0; i < tr.nworkers; i++)
-        free(r[i].ev);
-    free(r);
+                     (unsigned long long)WEFT__TRACE_RING);
+    free_rings(r, tr.nworkers);
     free(tr.path);
     tr.path = NULL;
 }

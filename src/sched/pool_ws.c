@@ -53,7 +53,7 @@ struct weft_thread *weft__ws_steal(struct weft__worker *w)
         if (t) {
             __atomic_store_n(&w->nsteals, w->nsteals + 1, __ATOMIC_RELAXED);
             if (WEFT_UNLIKELY(weft__trace_on))
-                weft__trace(w, WEFT__EV_STEAL, t, v->id);
+                weft__trace_steal(w, t, v->id);
             /* More left there and someone asleep: pass the wake on. */
             if (weft__deque_size_hint(&v->dq) > 0)
                 weft__maybe_wake();

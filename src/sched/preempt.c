@@ -86,9 +86,10 @@
 #include "sched/monitor.h"
 #include "sched/sched.h"
 #include "sched/switch.h"
+#include "sched/trace.h"
 
 #define PREEMPT_SIGNAL SIGURG
-#define MAX_RANGES     64 /* code ranges that must not be interrupted */
+#define MAX_RANGES     64    /* code ranges that must not be interrupted */
 #define RETRY_FAST_NS  5000L /* the first fast retry of a refused request */
 #define RETRY_FAST_MAX 6     /* fast retries of one request: 5 us .. 160 us */
 
@@ -363,17 +364,27 @@ static void preempted(struct weft__worker *w, struct weft_thread *t, int cause, 
     /* On several workers a quantum's loser waits where every worker looks
      * (the injection queue, a FIFO), so that spinners spread evenly. */
     int spread = weft__rt.nworkers > 1 && !t->pinned && cause == WEFT__PREEMPT_QUANTUM;
+    /* WEFT_TRACE: the next RUN (recorded by the pick) ends t's slice as
+     * preempted, or weft__trace_leave does */
+    if (WEFT_UNLIKELY(weft__trace_on))
+        weft__trace_pending(w, WEFT__RUN_PREEMPTED);
     struct weft_thread *next = weft__pick_local(w);
     if (!next && spread && !weft__reclaimed(w)) {
         const struct weft__pool_ops *pool = weft__pool();
         next = pool->steal ? pool->steal(w) : NULL; /* what waits elsewhere */
         if (!next)
             next = weft__inject_pop();
+        if (next && WEFT_UNLIKELY(weft__trace_on))
+            weft__trace(w, WEFT__EV_RUN, next, 0);
     }
     if (!next && cause != WEFT__PREEMPT_PRIO && !weft__reclaimed(w)) {
+        if (WEFT_UNLIKELY(weft__trace_on))
+            weft__trace_pending(w, 0);
         errno = saved_errno;
         return; /* what waited was taken meanwhile: go on */
     }
+    if (WEFT_UNLIKELY(weft__trace_on) && !next)
+        weft__trace_leave(w, t);
     /* A priority preemption with nothing here: the scheduler context
      * steals the higher class from where it waits. */
     __atomic_store_n(&w->npreempt[cause - 1], w->npreempt[cause - 1] + 1, __ATOMIC_RELAXED);
@@ -394,8 +405,11 @@ static void retry_soon(struct weft__worker *w, uint64_t req)
         w->retry_req = req;
         w->retry_n = 0;
     }
-    if (w->retry_n >= RETRY_FAST_MAX)
+    if (w->retry_n >= RETRY_FAST_MAX) {
+        if (w->retry_n++ == RETRY_FAST_MAX)
+            weft__monitor_poke_now(); /* once: its retries take over */
         return;
+    }
     int tid = tid_self();
     if (w->retry_timer && w->retry_tid != tid) {
         syscall(SYS_timer_delete, w->retry_timer - 1); /* w moved to another kernel thread */
@@ -496,8 +510,7 @@ void weft__preempt_request(struct weft__worker *v, uint64_t tick, int cause)
     } while (!atomic_compare_exchange_weak_explicit(&v->preempt_req, &old,
                                                     tick << 2 | (uint64_t)cause,
                                                     memory_order_relaxed, memory_order_relaxed));
-    signal_worker(v);
-    weft__monitor_poke_now(); /* it retries until the handler finds a safe point */
+    signal_worker(v); /* a refusal retries by itself (retry_soon), then via the monitor */
 }
 
 int weft__preempt_escalate(struct weft__worker *v, uint64_t tick)

@@ -471,7 +471,7 @@ void weft__park(weft__commit_fn commit, void *arg)
     weft__acct_stamp(self);
     struct weft__parkx p = { self, commit, arg };
     if (WEFT_UNLIKELY(weft__trace_on))
-        weft__trace_pending(w, WEFT__RUN_PARKED | weft__thread_waits(self) << 8);
+        weft__trace_pending(w, WEFT__RUN_PARKED | weft__thread_waits(self) << WEFT__RUN_WAIT_SHIFT);
     struct weft_thread *next = weft__pick_local(w);
     if (WEFT_UNLIKELY(weft__trace_on) && !next)
         weft__trace_leave(w, self);

@@ -1,44 +1,30 @@
-/* trace.c: recording WEFT_TRACE events into the workers' rings (trace.h);
+/* trace.c: the out-of-line parts of recording WEFT_TRACE events (trace.h);
  * the rings are made and written out by observe/trace.c. */
 #include "sched/trace.h"
-
-#include <x86intrin.h>
-
-#include "sched/sched.h"
 
 int weft__trace_on;
 struct weft__trace_ring *weft__trace_rings;
 
-void weft__trace(struct weft__worker *w, uint32_t kind, const struct weft_thread *t, int32_t arg)
+uint64_t weft__trace_id_refill(struct weft__trace_ring *r)
 {
-    if (!w)
-        return; /* a kernel thread without a worker has no ring */
-    struct weft__trace_ring *r = &weft__trace_rings[w->id];
-    if (kind == WEFT__EV_RUN) {
-        arg |= r->pending;
-        r->pending = 0;
-    }
-    struct weft__trace_event *e = &r->ev[r->head & r->mask];
-    r->head++;
-    e->tsc = __rdtsc();
-    e->id = t ? weft__thread_id_of(t) : 0;
-    e->name = t ? t->name : NULL;
-    e->kind = kind;
-    e->arg = arg;
-}
-
-void weft__trace_pending(struct weft__worker *w, int32_t why)
-{
-    weft__trace_rings[w->id].pending = why;
+    /* relaxed: ids need only be unique (weft_thread_id draws from the same
+     * counter). */
+    uint64_t first =
+        atomic_fetch_add_explicit(&weft__rt.id_next, WEFT__TRACE_ID_BLOCK, memory_order_relaxed);
+    r->id_next = first + 1;
+    r->id_end = first + WEFT__TRACE_ID_BLOCK;
+    return first;
 }
 
 void weft__trace_leave(struct weft__worker *w, const struct weft_thread *self)
 {
-    struct weft__trace_ring *r = &weft__trace_rings[w->id];
+    struct weft__trace_ring *r = weft__trace_ring(w);
     int32_t why = r->pending;
     r->pending = 0;
     if (why & WEFT__RUN_EXITED)
         weft__trace(w, WEFT__EV_EXIT, self, 0);
     else if (why & WEFT__RUN_PARKED)
-        weft__trace(w, WEFT__EV_PARK, self, why >> 8);
+        weft__trace(w, WEFT__EV_PARK, self, why >> WEFT__RUN_WAIT_SHIFT);
+    else if (why & WEFT__RUN_PREEMPTED)
+        weft__trace(w, WEFT__EV_PREEMPT, self, 0);
 }

@@ -118,7 +118,7 @@ static WEFT_NOINLINE __attribute__((noreturn)) void exit_member(struct weft__wor
 
 /* The general exit: a canary to check, a joiner that may be parked (then
  * the exit switches straight to it), attention to serve. */
-static WEFT_NOINLINE __attribute__((noreturn)) void exit_slow(struct weft_thread *self)
+static WEFT_NOINLINE __attribute__((noreturn)) void exit_other(struct weft_thread *self)
 {
     weft__rescue_settle(); /* as in exit_member */
     struct weft__worker *w = weft__worker_now();
@@ -141,6 +141,52 @@ static WEFT_NOINLINE __attribute__((noreturn)) void exit_slow(struct weft_thread
     exit_jump(w, self, to);
 }
 
+/* exit_traced's end for a next thread (or, with none, an exiting one)
+ * without an id yet. */
+static WEFT_NOINLINE __attribute__((noreturn)) void
+exit_traced_id(struct weft__worker *w, struct weft_thread *self, struct weft_thread *to)
+{
+    struct weft__trace_ring *r = weft__trace_ring(w);
+    if (to)
+        weft__trace_run_as(r, to, WEFT__RUN_EXITED, weft__thread_id_of(to));
+    else
+        weft__trace_put(r, WEFT__EV_EXIT, 0, weft__thread_id_of(self));
+    exit_to(w, self, to);
+}
+
+/* thread_exit's usual case while tracing (WEFT_TRACE), which sent it to
+ * exit_slow only for the trace's gate bit: the same steps and the event. */
+static WEFT_NOINLINE __attribute__((noreturn)) void exit_traced(struct weft_thread *self)
+{
+    struct weft__worker *w = self->worker;
+    /* relaxed, as thread_exit's test: a bit set meanwhile is served at the
+     * next switch. attn holds a rescued thread's count (exit_other). */
+    if (atomic_load_explicit(&w->attn, memory_order_relaxed) != 0 ||
+        atomic_load_explicit(&w->gate, memory_order_relaxed) != WEFT__GATE_TRACE ||
+        self->guard == WEFT__GUARD_CANARY ||
+        atomic_load_explicit(&self->join, memory_order_relaxed) != WEFT__J_RUNNING)
+        exit_other(self);
+    struct weft_thread *to = weft__pick_default(w);
+    struct weft__trace_ring *r = weft__trace_ring(w);
+    /* relaxed: the id is the only datum (weft_thread_id) */
+    uint64_t id = __atomic_load_n(to ? &to->id : &self->id, __ATOMIC_RELAXED);
+    if (WEFT_UNLIKELY(!id)) /* no call here but the switch */
+        exit_traced_id(w, self, to);
+    if (to)
+        weft__trace_run_as(r, to, WEFT__RUN_EXITED, id);
+    else
+        weft__trace_put(r, WEFT__EV_EXIT, 0, id);
+    exit_to(w, self, to);
+}
+
+/* Every exit but thread_exit's fast path. */
+static WEFT_NOINLINE __attribute__((noreturn)) void exit_slow(struct weft_thread *self)
+{
+    if (weft__trace_on)
+        exit_traced(self);
+    exit_other(self);
+}
+
 /* Ends self (running on w) with `result`. Inline only for the usual case,
  * with no call before the final jump (so callers need no callee-saved
  * registers): no canary, nobody joined or detached yet, nothing to attend. */
@@ -149,7 +195,7 @@ thread_exit(struct weft__worker *w, struct weft_thread *self, void *result)
 {
     self->result = result;
     /* relaxed: only RUNNING is acted on here, and then the next context's
-     * CAS (weft__ctx_exit, or weft__finish_exit) orders the exit; exit_slow
+     * CAS (weft__ctx_exit, or weft__finish_exit) orders the exit; exit_other
      * re-reads with acquire. A member's word never changes. */
     uintptr_t s = atomic_load_explicit(&self->join, memory_order_relaxed);
     if (WEFT_UNLIKELY(s != WEFT__J_RUNNING)) {
@@ -613,12 +659,12 @@ WEFT_INLINE int spawn_child_first(struct weft__worker *w, struct weft_thread *se
 
 /* The per-spawn fields of a slot (the stack fields stay from its carving). */
 WEFT_INLINE void init_thread(struct weft__worker *w, struct weft_thread *t, weft_fn fn, void *arg,
-                             const char *name, uintptr_t join)
+                             const char *name, uintptr_t join, uint64_t id)
 {
     t->fn = fn;
     t->arg = arg;
     t->name = name;
-    t->id = 0; /* assigned on first use: weft_thread_id */
+    t->id = id; /* 0: assigned on first use (weft_thread_id); a traced spawn gives one */
     /* relaxed: t is published by the switch or queue that follows */
     atomic_store_explicit(&t->join, join, memory_order_relaxed);
     weft__san_thread_created(t);
@@ -725,7 +771,8 @@ static int spawn_any(weft_thread **out, weft_fn fn, const void *arg, size_t arg_
     init_thread(w, t, fn, (void *)arg, attr->name,
                 group            ? WEFT__J_MEMBER
                 : attr->detached ? WEFT__J_DETACHED
-                                 : WEFT__J_RUNNING);
+                                 : WEFT__J_RUNNING,
+                w && WEFT_UNLIKELY(weft__trace_on) ? weft__trace_new_id(weft__trace_ring(w)) : 0);
     __atomic_store_n(&t->prio, (int8_t)attr->priority, __ATOMIC_RELAXED);
     __atomic_store_n(&t->pcls, (int8_t)attr->priority, __ATOMIC_RELAXED);
     void *top = place_arg(t, arg, arg_size);
@@ -846,7 +893,7 @@ static WEFT_NOINLINE int spawn_main(struct weft__worker *w, struct weft_thread *
     struct weft_thread *t;
     if (WEFT_LIKELY(first && !attr && !arg_size && fn && out && self->guard != WEFT__GUARD_CANARY &&
                     (t = weft__stack_cache_pop(&w->cache)))) {
-        init_thread(w, t, fn, (void *)arg, NULL, WEFT__J_RUNNING);
+        init_thread(w, t, fn, (void *)arg, NULL, WEFT__J_RUNNING, 0);
         *out = t;
         main_prev = t;
         count_spawn(w);
@@ -855,8 +902,10 @@ static WEFT_NOINLINE int spawn_main(struct weft__worker *w, struct weft_thread *
     return spawn_main_any(out, fn, arg, arg_size, attr, group, first);
 }
 
-static WEFT_NOINLINE int spawn_slow(weft_thread **out, weft_fn fn, const void *arg, size_t arg_size,
-                                    const weft_attr *attr, _Atomic uintptr_t *group)
+/* Every spawn but spawn_fast's, and spawn_traced's. */
+static WEFT_NOINLINE int spawn_other(weft_thread **out, weft_fn fn, const void *arg,
+                                     size_t arg_size, const weft_attr *attr,
+                                     _Atomic uintptr_t *group)
 {
     struct weft__worker *w = weft__tls_worker;
     struct weft_thread *self;
@@ -872,6 +921,9 @@ static WEFT_NOINLINE int spawn_slow(weft_thread **out, weft_fn fn, const void *a
     return rc;
 }
 
+static int spawn_slow(weft_thread **out, weft_fn fn, const void *arg, size_t arg_size,
+                      const weft_attr *attr, _Atomic uintptr_t *group);
+
 /* The fast path of every spawn: called by a user thread, work-first, with
  * the slot from the worker's cache (the initial thread on several workers
  * chooses: spawn_main). attr is NULL (the default) or one that only sizes the stack or
@@ -882,12 +934,14 @@ static WEFT_NOINLINE int spawn_slow(weft_thread **out, weft_fn fn, const void *a
  * group: the copied argument and, for weft_group_spawn, the group. So the
  * only call but tail calls is the switch, and nothing is kept in
  * callee-saved registers. A worker's TLS is set only while the runtime
- * runs. */
+ * runs. traced: the copy for WEFT_TRACE (spawn_traced), which records the
+ * child's run and gives it its id. */
 WEFT_INLINE int spawn_fast(weft_thread **out, weft_fn fn, const void *arg, size_t arg_size,
-                           const weft_attr *attr, _Atomic uintptr_t *group)
+                           const weft_attr *attr, _Atomic uintptr_t *group, int traced)
 {
     struct weft__worker *w = weft__tls_worker;
     struct weft_thread *self, *t;
+    struct weft__trace_ring *r = NULL;
     size_t size = attr ? attr->stack_size : 0;
     if (WEFT_UNLIKELY(
             (attr && (attr->detached || attr->bound || attr->priority != WEFT_PRIO_NORMAL ||
@@ -895,21 +949,55 @@ WEFT_INLINE int spawn_fast(weft_thread **out, weft_fn fn, const void *arg, size_
             !w || !fn || (!group && !out) ||
             (arg_size && (arg_size > WEFT__ARG_COPY_MAX || !arg)) || !(self = w->current) ||
             main_chooses(self) || (attr && self->guard == WEFT__GUARD_CANARY) ||
-            weft__rt.policy != WEFT_WORK_FIRST))
-        return spawn_slow(out, fn, arg, arg_size, attr, group);
+            (!traced && weft__rt.policy != WEFT_WORK_FIRST)))
+        return traced ? spawn_other(out, fn, arg, arg_size, attr, group)
+                      : spawn_slow(out, fn, arg, arg_size, attr, group);
+    /* a worker whose block of ids ran out takes spawn_any, which draws
+     * more: no call here but the switch */
+    if (traced && (r = weft__trace_ring(w), WEFT_UNLIKELY(r->id_next == r->id_end)))
+        return spawn_other(out, fn, arg, arg_size, attr, group);
     t = size == 0 || size == weft__rt.stack_size ? weft__stack_cache_pop(&w->cache)
                                                  : weft__stack_cache_pop_sized(&w->cache, size);
     if (WEFT_UNLIKELY(!t))
-        return spawn_slow(out, fn, arg, arg_size, attr, group);
+        return traced ? spawn_other(out, fn, arg, arg_size, attr, group)
+                      : spawn_slow(out, fn, arg, arg_size, attr, group);
+    /* nobody else can name t yet: its id is a plain store */
     init_thread(w, t, fn, (void *)arg, attr ? attr->name : NULL,
-                group ? WEFT__J_MEMBER : WEFT__J_RUNNING);
+                group ? WEFT__J_MEMBER : WEFT__J_RUNNING, traced ? r->id_next++ : 0);
     void *top = place_arg(t, arg, arg_size);
     if (group)
         weft__group_add(group, t);
     else
         *out = t;
     count_spawn(w);
+    if (traced)
+        weft__trace_run_as(r, t, WEFT__RUN_SPAWNED, t->id);
     return spawn_child_first(w, self, t, top);
+}
+
+/* spawn_fast while tracing (WEFT_TRACE) under work-first. */
+static WEFT_NOINLINE int spawn_traced(weft_thread **out, weft_fn fn, const void *arg,
+                                      size_t arg_size, const weft_attr *attr,
+                                      _Atomic uintptr_t *group)
+{
+    return spawn_fast(out, fn, arg, arg_size, attr, group, 1);
+}
+
+/* spawn_traced for weft_spawn's usual arguments, with their tests folded. */
+static WEFT_NOINLINE int spawn_traced_plain(weft_thread **out, weft_fn fn, const void *arg)
+{
+    return spawn_fast(out, fn, arg, 0, NULL, NULL, 1);
+}
+
+static WEFT_NOINLINE int spawn_slow(weft_thread **out, weft_fn fn, const void *arg, size_t arg_size,
+                                    const weft_attr *attr, _Atomic uintptr_t *group)
+{
+    if (weft__rt.policy == (WEFT_WORK_FIRST | WEFT__POLICY_TRACED)) {
+        if (!attr && !arg_size && !group)
+            return spawn_traced_plain(out, fn, arg);
+        return spawn_traced(out, fn, arg, arg_size, attr, group);
+    }
+    return spawn_other(out, fn, arg, arg_size, attr, group);
 }
 
 /* spawn_fast for a given attr, out of line so that the default one's
@@ -917,7 +1005,7 @@ WEFT_INLINE int spawn_fast(weft_thread **out, weft_fn fn, const void *arg, size_
 static WEFT_NOINLINE int spawn_attr(weft_thread **out, weft_fn fn, const void *arg, size_t arg_size,
                                     const weft_attr *attr, _Atomic uintptr_t *group)
 {
-    return spawn_fast(out, fn, arg, arg_size, attr, group);
+    return spawn_fast(out, fn, arg, arg_size, attr, group, 0);
 }
 
 WEFT_INLINE int spawn_into(weft_thread **out, weft_fn fn, const void *arg, size_t arg_size,
@@ -925,7 +1013,7 @@ WEFT_INLINE int spawn_into(weft_thread **out, weft_fn fn, const void *arg, size_
 {
     if (attr)
         return spawn_attr(out, fn, arg, arg_size, attr, group);
-    return spawn_fast(out, fn, arg, arg_size, NULL, group);
+    return spawn_fast(out, fn, arg, arg_size, NULL, group, 0);
 }
 
 int weft_spawn(weft_thread **out, weft_fn fn, void *arg, const weft_attr *attr)
@@ -962,7 +1050,7 @@ static int join_commit(void *arg, struct weft_thread *self)
     struct weft_thread *t = arg;
     uintptr_t s = WEFT__J_RUNNING;
     /* release: our context is saved before the exiting thread may switch to
-     * us; pairs with the acquire load in exit_slow / the CAS in
+     * us; pairs with the acquire load in exit_other / the CAS in
      * publish_done. */
     return atomic_compare_exchange_strong_explicit(&t->join, &s, (uintptr_t)self,
                                                    memory_order_acq_rel, memory_order_acquire);

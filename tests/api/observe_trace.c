@@ -3,11 +3,20 @@
  * and checked: one object with traceEvents, a named track per worker,
  * slices named "<id> <name>" that never overlap on a track, spawn
  * instants, and flows from each wake to the woken thread's next run. The
- * dropped-event line is on stderr; an unwritable path is one notice. */
+ * dropped-event line is on stderr; an unwritable path is one notice.
+ * Then two spinners on one worker, which only a preemption lets both run:
+ * a preempt instant names the preempted thread and its slice ends
+ * "preempt". Last, more events than a worker's ring keeps: the dropped
+ * count is said on stderr and in the file, and the time stamps the
+ * conversion rebuilds from the records' low bits still give ordered,
+ * non-overlapping slices within the run. Neither of the last two under
+ * ThreadSanitizer (under_tsan). */
 #define _GNU_SOURCE
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <weft.h>
 
@@ -78,6 +87,126 @@ static int child(void)
     return 0;
 }
 
+/* ---- preemption ---------------------------------------------------------- */
+
+static atomic_int started[2];
+
+/* Spins, calling nothing, until the other spinner has started too. */
+static void *spinner(void *arg)
+{
+    int me = (int)(intptr_t)arg;
+    atomic_store_explicit(&started[me], 1, memory_order_relaxed);
+    while (!atomic_load_explicit(&started[!me], memory_order_relaxed))
+        ;
+    return NULL;
+}
+
+static int child_preempt(void)
+{
+    alarm(30); /* no preemption: a hang, then a failure */
+    weft_config cfg;
+    weft_config_default(&cfg);
+    cfg.workers = 1;
+    cfg.quantum_us = 1000;
+    CHECK_EQ(weft_init(&cfg), 0);
+    weft_attr a = WEFT_ATTR_INIT;
+    a.name = "tr-spinner";
+    weft_thread *t[2];
+    for (int i = 0; i < 2; i++)
+        CHECK_EQ(weft_spawn(&t[i], spinner, (void *)(intptr_t)i, &a), 0);
+    for (int i = 0; i < 2; i++)
+        CHECK_EQ(weft_join(t[i], NULL), 0);
+    CHECK_EQ(weft_finalize(), 0);
+    return 0;
+}
+
+/* ThreadSanitizer builds stay cooperative (no preemption), and their
+ * switches are too slow to fill a ring in a test's time. */
+static int under_tsan(void)
+{
+#if defined(__SANITIZE_THREAD__)
+    return 1;
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+    return 1;
+#endif
+#endif
+    return 0;
+}
+
+static const char preempt_py[] =
+    "import json, sys\n"
+    "ev = json.load(open(sys.argv[1]))['traceEvents']\n"
+    "x = [e for e in ev if e['ph'] == 'X' and e['name'].endswith(' tr-spinner')]\n"
+    "assert any(e['args']['end'] == 'preempt' for e in x), x\n"
+    "p = [e for e in ev if e['ph'] == 'i' and e['name'].startswith('preempt ')]\n"
+    "assert p and all(e['name'].endswith(' tr-spinner') for e in p), p\n"
+    "for e in p:\n"
+    "    assert any(s['tid'] == e['tid'] and abs(s['ts'] + s['dur'] - e['ts']) < 0.002 and "
+    "s['args']['end'] == 'preempt' and s['name'] == e['name'][len('preempt '):] for s in x), e\n"
+    "print('preempt ok', len(p))\n";
+
+/* ---- a full ring ----------------------------------------------------------- */
+
+#define WRAP_FIB 26 /* about 200,000 spawns, two records each, on one worker */
+
+static int child_wrap(void)
+{
+    alarm(60);
+    weft_config cfg;
+    weft_config_default(&cfg);
+    cfg.workers = 1;
+    CHECK_EQ(weft_init(&cfg), 0);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    weft_thread *f;
+    void *r;
+    CHECK_EQ(weft_spawn(&f, fib, (void *)(long)WRAP_FIB, NULL), 0);
+    CHECK_EQ(weft_join(f, &r), 0);
+    CHECK_EQ((long)r, 121393);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    /* the run's length in us: a bound for the slices' times */
+    printf("run %.0f\n", (double)(t1.tv_sec - t0.tv_sec) * 1e6 + (t1.tv_nsec - t0.tv_nsec) / 1e3);
+    CHECK_EQ(weft_finalize(), 0);
+    return 0;
+}
+
+/* The wrap child's file, read line by line (the writer puts one event on
+ * each; the first phase parses a whole file as JSON): its dropped count,
+ * and its slices, which must not overlap and must lie within the run
+ * (run_us, plus slack for the time before the child's clock started). */
+static void check_wrap(const char *path, unsigned long long dropped, double run_us)
+{
+    FILE *f = fopen(path, "r");
+    CHECK(f != NULL);
+    char line[512];
+    unsigned long long d = ~0ull;
+    double end = 0, first = -1, last = 0;
+    long slices = 0;
+    while (fgets(line, sizeof line, f)) {
+        int tid;
+        double ts, dur;
+        const char *p = strstr(line, "\"dropped_events\":");
+        if (p)
+            CHECK(sscanf(p, "\"dropped_events\":%llu", &d) == 1);
+        if (sscanf(line, "{\"ph\":\"X\",\"pid\":1,\"tid\":%d,\"ts\":%lf,\"dur\":%lf", &tid, &ts,
+                   &dur) != 3)
+            continue;
+        CHECK_EQ(tid, 0);
+        if (ts + 0.002 < end) /* slices come in time order on the one track */
+            fprintf(stderr, "overlap: %.3f before %.3f\n", ts, end);
+        CHECK(ts + 0.002 >= end && dur >= 0);
+        end = ts + dur;
+        if (slices++ == 1)
+            first = ts; /* the first is the initial thread's, from weft_init */
+        last = end;
+    }
+    fclose(f);
+    CHECK_EQ(d, dropped);
+    CHECK(slices > 100000);
+    CHECK(first >= 0 && last - first <= run_us + 100000);
+}
+
 static const char check_py[] =
     "import json, sys\n"
     "path, waiter, workers = sys.argv[1], sys.argv[2], int(sys.argv[3])\n"
@@ -118,6 +247,10 @@ int main(int argc, char **argv)
 {
     if (argc >= 2 && strcmp(argv[1], "child") == 0)
         return child();
+    if (argc >= 2 && strcmp(argv[1], "preempt") == 0)
+        return child_preempt();
+    if (argc >= 2 && strcmp(argv[1], "wrap") == 0)
+        return child_wrap();
     if (system("python3 -c 'import json' >/dev/null 2>&1") != 0) {
         fprintf(stderr, "skipped: no python3\n");
         return 77;
@@ -158,6 +291,43 @@ int main(int argc, char **argv)
     test_run_self(&r, "child", NULL, e, NULL);
     CHECK(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0);
     CHECK(strstr(r.err, "WEFT_TRACE: cannot write") != NULL);
+
+    if (!under_tsan()) {
+        snprintf(env, sizeof env, "WEFT_TRACE=%s", path);
+        const char *const e1[] = { env, NULL };
+        test_run_self(&r, "preempt", NULL, e1, NULL);
+        if (!WIFEXITED(r.status) || WEXITSTATUS(r.status) != 0)
+            fprintf(stderr, "preempt child: status %d\nerr:\n%s\n", r.status, r.err);
+        CHECK(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0);
+        f = fopen(py, "w");
+        CHECK(f != NULL);
+        fputs(preempt_py, f);
+        fclose(f);
+        snprintf(cmd, sizeof cmd, "python3 %s %s", py, path);
+        CHECK_EQ(system(cmd), 0);
+        unlink(py);
+        unlink(path);
+    }
+
+    if (under_tsan()) {
+        rmdir(dir);
+        return 0;
+    }
+    snprintf(env, sizeof env, "WEFT_TRACE=%s", path);
+    const char *const e2[] = { env, NULL };
+    test_run_self(&r, "wrap", NULL, e2, NULL);
+    if (!WIFEXITED(r.status) || WEXITSTATUS(r.status) != 0)
+        fprintf(stderr, "wrap child: status %d\nerr:\n%s\n", r.status, r.err);
+    CHECK(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0);
+    double run_us = 0;
+    CHECK(sscanf(r.out, "run %lf", &run_us) == 1);
+    unsigned long long events = 0, dropped = 0;
+    const char *p = strstr(r.err, "trace: ");
+    CHECK(p != NULL && (p = strstr(p, ".json: ")) != NULL);
+    CHECK(sscanf(p, ".json: %llu events, %llu dropped", &events, &dropped) == 2);
+    CHECK(dropped > 0 && dropped < events);
+    check_wrap(path, dropped, run_us);
+    unlink(path);
     rmdir(dir);
     return 0;
 }
