@@ -179,12 +179,12 @@ WEFT_API weft_thread *weft_self(void)
     return NATIVE(weft_self)();
 }
 
-/* Thread records stay mapped until weft_dist_finalize: their ids can be
+/* Thread records stay reachable until weft_dist_finalize: their ids can be
  * read after the run, on any rank. */
 WEFT_API uint64_t weft_thread_id(const weft_thread *t)
 {
     if (t && weft__dist_is_rec(t))
-        return ((const struct weft__drec *)t)->id;
+        return weft__dist_rec_id(t);
     return NATIVE(weft_thread_id)(t);
 }
 
