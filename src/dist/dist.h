@@ -189,6 +189,19 @@ struct weft__dist_xport {
     void (*poll)(void); /* lets the MPI serve others' operations on our window */
 };
 
+/* A transport's table from its functions, named PREFIX_op for every op
+ * (PREFIX_nonempty, ...): one list of the ops for every transport. POLL
+ * is given apart, as NULL where the transport needs no polling. */
+#define WEFT__DIST_XPORT(prefix, poll_fn)                                                          \
+    {                                                                                              \
+        .name = #prefix, .nonempty = prefix##_nonempty, .trylock = prefix##_trylock,               \
+        .lock = prefix##_lock, .unlock = prefix##_unlock, .take = prefix##_take,                   \
+        .copy_frames = prefix##_copy_frames, .get = prefix##_get, .put = prefix##_put,             \
+        .flag_add = prefix##_flag_add, .flag_load = prefix##_flag_load,                            \
+        .free_push = prefix##_free_push, .free_grab = prefix##_free_grab,                          \
+        .end_run = prefix##_end_run, .exit_seen = prefix##_exit_seen, .poll = (poll_fn),           \
+    }
+
 extern const struct weft__dist_xport weft__dist_shm WEFT_INTERNAL;
 extern const struct weft__dist_xport weft__dist_rma WEFT_INTERNAL;
 

@@ -282,24 +282,7 @@ static void rma_poll(void)
     MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, rcomm, &flag, MPI_STATUS_IGNORE);
 }
 
-const struct weft__dist_xport weft__dist_rma = {
-    .name = "rma",
-    .nonempty = rma_nonempty,
-    .trylock = rma_trylock,
-    .lock = rma_lock,
-    .unlock = rma_unlock,
-    .take = rma_take,
-    .copy_frames = rma_copy_frames,
-    .get = rma_get,
-    .put = rma_put,
-    .flag_add = rma_flag_add,
-    .flag_load = rma_flag_load,
-    .free_push = rma_free_push,
-    .free_grab = rma_free_grab,
-    .end_run = rma_end_run,
-    .exit_seen = rma_exit_seen,
-    .poll = rma_poll,
-};
+const struct weft__dist_xport weft__dist_rma = WEFT__DIST_XPORT(rma, rma_poll);
 
 int weft__dist_rma_open(MPI_Comm comm)
 {

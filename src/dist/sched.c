@@ -459,24 +459,8 @@ static void shm_exit_seen(void)
 {
 }
 
-const struct weft__dist_xport weft__dist_shm = {
-    .name = "shm",
-    .nonempty = shm_nonempty,
-    .trylock = shm_trylock,
-    .lock = shm_lock,
-    .unlock = shm_unlock,
-    .take = shm_take,
-    .copy_frames = shm_copy_frames,
-    .get = shm_get,
-    .put = shm_put,
-    .flag_add = shm_flag_add,
-    .flag_load = shm_flag_load,
-    .free_push = shm_free_push,
-    .free_grab = shm_free_grab,
-    .end_run = shm_end_run,
-    .exit_seen = shm_exit_seen,
-    .poll = NULL, /* no MPI during a run */
-};
+const struct weft__dist_xport weft__dist_shm =
+    WEFT__DIST_XPORT(shm, NULL /* no MPI during a run */);
 
 /* A rank other than ours (there are two or more). */
 static int random_other(struct weft__dist *d)
