@@ -8,6 +8,7 @@
 #include "cholesky.h"
 #include "bench.h"
 #include "bench_weft.h"
+#include "sched_est.h"
 
 #include <stdatomic.h>
 
@@ -39,6 +40,7 @@ int main(int argc, char **argv)
         weft_sem_init(&done, 0);
         for (int r = -1; r < o.reps; r++) { /* r = -1: warm-up */
             ch_reset();
+            bench_sched_mark(r, o.reps, 0, "cholesky", "weft", o.workers.v[wi]);
             uint64_t t0 = bench_now_ns();
             atomic_store(&left, ch_nops);
             for (int i = ch_nops - 1; i >= 0; i--) {
@@ -49,6 +51,7 @@ int main(int argc, char **argv)
             }
             weft_sem_wait(&done);
             double dt = (double)(bench_now_ns() - t0);
+            bench_sched_mark(r, o.reps, 1, "cholesky", "weft", o.workers.v[wi]);
             ch_check();
             if (r >= 0)
                 samples[r] = dt;

@@ -7,6 +7,9 @@
  *                          weft: the root spawns a child that spins for
  *                          SPIN_MS; the root's continuation, stolen by another
  *                          rank, reports how long after the spawn it resumed
+ *   dist_fib steal-fib REPS the same, but the child computes fib(STEAL_FIB),
+ *                          spawning as it goes (a victim that enters weft,
+ *                          so the rma transport's polls can serve the thief)
  *   dist_fib mem K...      per rank: virtual and resident memory after a run
  *                          with K threads alive at once
  * Run under mpiexec; WEFT_DIST_STATS=1 adds each rank's steal counts and
@@ -19,8 +22,9 @@
 #include <time.h>
 #include <weft_dist.h>
 
-#define SPIN_MS  50 /* the victim's computation in `steal` */
-#define MAX_LIVE 60000
+#define SPIN_MS   50 /* the victim's computation in `steal` */
+#define STEAL_FIB 27 /* the victim's computation in `steal-fib` */
+#define MAX_LIVE  60000
 
 static uint64_t now_ns(void)
 {
@@ -59,18 +63,26 @@ static void *spin(void *arg)
     return NULL;
 }
 
-/* The continuation after the spawn runs wherever it was stolen to; t0 is on
- * the stack that moved with it. */
-static void *steal_root(void *arg)
+static void *fib(void *arg);
+
+static void *busy_fib(void *arg)
 {
     (void)arg;
+    return fib((void *)(intptr_t)STEAL_FIB);
+}
+
+/* The continuation after the spawn runs wherever it was stolen to; t0 is on
+ * the stack that moved with it. arg: the victim's computation. */
+static void *steal_root(void *arg)
+{
+    weft_fn victim = arg;
     /* first let every rank reach its scheduler loop (they leave the run's
      * opening collective at different times) */
     spin(NULL);
     int home = weft_dist_rank();
     uint64_t t0 = now_ns();
     weft_thread *t;
-    if (weft_spawn(&t, spin, NULL, NULL) != 0)
+    if (weft_spawn(&t, victim, NULL, NULL) != 0)
         abort();
     uint64_t waited = now_ns() - t0;
     int moved = weft_dist_rank() != home;
@@ -133,13 +145,15 @@ int main(int argc, char **argv)
                 printf("dist_%s ranks=%d n=%ld result=%ld ms=%.2f\n", mode, size, n,
                        (long)(intptr_t)v, ms);
         }
-    } else if (!strcmp(mode, "steal")) {
+    } else if (!strcmp(mode, "steal") || !strcmp(mode, "steal-fib")) {
         long reps = argc > 2 ? atol(argv[2]) : 5;
+        int spins = !strcmp(mode, "steal");
         for (long r = 0; r < reps; r++) {
             void *v = NULL;
-            weft_dist_run(steal_root, NULL, &v);
+            weft_dist_run(steal_root, spins ? (void *)spin : (void *)busy_fib, &v);
             if (rank == 0)
-                printf("dist_steal ranks=%d spin_ms=%d resumed_after_us=%.1f\n", size, SPIN_MS,
+                printf("dist_%s ranks=%d victim=%s resumed_after_us=%.1f\n", mode, size,
+                       spins ? "spin_50ms" : "fib_27",
                        (intptr_t)v < 0 ? -1.0 : (double)(intptr_t)v / 1e3);
         }
     } else if (!strcmp(mode, "mem")) {

@@ -17,6 +17,7 @@
 #include "task_graphs.h"
 #include "bench.h"
 #include "bench_weft.h"
+#include "sched_est.h"
 
 #include <stdatomic.h>
 
@@ -184,6 +185,7 @@ static void run(const bench_opts *o, int b, long size, long workers)
     bench_weft_init(workers, WEFT_WORK_FIRST);
     die_rc("weft_sem_init", weft_sem_init(&done, 0));
     for (int r = -1; r < o->reps; r++) { /* r = -1: warm-up (record caches, deque growth) */
+        bench_sched_mark(r, o->reps, 0, tg_names[b], "weft", workers);
         uint64_t t0 = bench_now_ns();
         switch (b) {
         case TG_WAVEFRONT:
@@ -193,6 +195,7 @@ static void run(const bench_opts *o, int b, long size, long workers)
         default: graph_traversal(size); break;
         }
         tg_record(b, &lg, t0, samples, r);
+        bench_sched_mark(r, o->reps, 1, tg_names[b], "weft", workers);
     }
     weft_sem_destroy(&done);
     die_rc("weft_finalize", weft_finalize());

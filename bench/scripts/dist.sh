@@ -5,7 +5,9 @@
 #   fib(N) plain serial, single-process weft on 1 worker (bench_fib),
 #   weft_dist on 1, 2 and 4 ranks (a weft_spawn per call);
 #   N-Queens(12) and UTS T1, serial and weft_dist on 1 and 2 ranks;
-#   a steal from a rank that computes without calling weft (2 ranks);
+#   fib(N) and N-Queens(12) over the shm and the rma transport, 1 and 2 ranks;
+#   a steal from a rank that computes without calling weft (2 ranks), and
+#   from one that computes fib(27) (per transport);
 #   steal counts and mean steal time (WEFT_DIST_STATS) for fib(N) on 2 ranks;
 #   virtual and resident memory per rank as live threads grow.
 # Usage: bench/scripts/dist.sh [BUILD_DIR] (env N=35 REPS=5)
@@ -55,9 +57,34 @@ printf '%-14s %10s %10s %10s\n' "nqueens(12)" "$(median "$out/q_serial")" "$(med
 printf '%-14s %10s %10s %10s\n' "UTS T1" "$(median "$out/u_serial")" "$(median "$out/u1")" "$(median "$out/u2")"
 echo "RESULT bench=dist_apps nqueens12_serial_ms=$(median "$out/q_serial") nqueens12_dist1_ms=$(median "$out/q1") nqueens12_dist2_ms=$(median "$out/q2") uts_t1_serial_ms=$(median "$out/u_serial") uts_t1_dist1_ms=$(median "$out/u1") uts_t1_dist2_ms=$(median "$out/u2") runs=$reps"
 
+# The two transports (docs/distributed.md "Transports"): rma is what ranks
+# on several nodes use; forced here on one node.
+for r in $(seq "$reps"); do
+    for np in 1 2; do
+        for tr in shm rma; do
+            WEFT_DIST_TRANSPORT=$tr mpiexec -n "$np" "$dist" fib "$n" 1 | ms >>"$out/t_fib_${tr}_$np"
+            WEFT_DIST_TRANSPORT=$tr mpiexec -n "$np" "$apps" nqueens 12 1 | ms >>"$out/t_q_${tr}_$np"
+        done
+    done
+done
+echo "# transports: fib($n) and N-Queens(12), median of $reps (ms)"
+printf '%-14s %10s %10s %10s %10s\n' "" "shm 1" "rma 1" "shm 2" "rma 2"
+for b in fib q; do
+    printf '%-14s %10s %10s %10s %10s\n' "$([ $b = fib ] && echo "fib($n)" || echo "nqueens(12)")" \
+        "$(median "$out/t_${b}_shm_1")" "$(median "$out/t_${b}_rma_1")" \
+        "$(median "$out/t_${b}_shm_2")" "$(median "$out/t_${b}_rma_2")"
+done
+echo "RESULT bench=dist_transports fib_shm1_ms=$(median "$out/t_fib_shm_1") fib_rma1_ms=$(median "$out/t_fib_rma_1") fib_shm2_ms=$(median "$out/t_fib_shm_2") fib_rma2_ms=$(median "$out/t_fib_rma_2") nqueens12_shm1_ms=$(median "$out/t_q_shm_1") nqueens12_rma1_ms=$(median "$out/t_q_rma_1") nqueens12_shm2_ms=$(median "$out/t_q_shm_2") nqueens12_rma2_ms=$(median "$out/t_q_rma_2") runs=$reps"
+
 echo "# a steal from a rank that computes without calling weft (2 ranks)"
 mpiexec -n 2 "$dist" steal "$reps" | sed -n 's/.*resumed_after_us=\([0-9.-]*\).*/\1/p' >"$out/steal"
 echo "resumed on the thief after (us): $(tr '\n' ' ' <"$out/steal")median $(median "$out/steal")"
+echo "# the same from a rank that computes fib(27), spawning (2 ranks), per transport"
+for tr in shm rma; do
+    WEFT_DIST_TRANSPORT=$tr mpiexec -n 2 "$dist" steal-fib "$reps" |
+        sed -n 's/.*resumed_after_us=\([0-9.-]*\).*/\1/p' >"$out/steal_$tr"
+    echo "$tr: resumed after (us): $(tr '\n' ' ' <"$out/steal_$tr")median $(median "$out/steal_$tr")"
+done
 
 echo "# steals during fib($n) on 2 and 4 ranks (WEFT_DIST_STATS)"
 for np in 2 4; do

@@ -24,9 +24,9 @@
 #include "sync/wait.h"
 
 struct barrier {
-    _Atomic uint32_t lock; /* internal (weft__sync_lock); never held while blocking */
-    uint32_t count;        /* set by init; read-only while in use */
-    uint32_t arrived;      /* under lock: arrivals in this episode */
+    weft__lock lock;  /* internal (weft__sync_lock); never held while blocking */
+    uint32_t count;   /* set by init; read-only while in use */
+    uint32_t arrived; /* under lock: arrivals in this episode */
     uint32_t unused;
     struct weft__waitq q; /* under lock: waiters of this episode */
 };

@@ -2,10 +2,10 @@
  * (the seed's "yielding queue"); signal moves the first to the run queue,
  * broadcast all of them, in queue order.
  *
- * Waiters use weft's one waiting mechanism (sync/wait.h, design in
- * wait.c): a record on the waiter's stack, queued under the object's lock;
- * the lock is dropped before the waiter blocks, and the record's wait word
- * closes the window (a wake that comes first leaves the word final and the
+ * The queue is weft_cond's (sync/cond.h), on weft's one waiting mechanism
+ * (sync/wait.h, design in wait.c): a record on the waiter's stack, queued
+ * under the queue's lock; the lock is dropped before the waiter blocks,
+ * and the record's wait word closes the window (a wake that comes first leaves the word final and the
  * waiter does not park). User threads park and free their processor; bound
  * and plain kernel threads sleep on the word.
  */
@@ -14,15 +14,10 @@
 #include <stdalign.h>
 
 #include "mltp.h"
+#include "sync/cond.h"
 #include "sync/wait.h"
 
-struct cond {
-    _Atomic uint32_t lock; /* internal (weft__sync_lock); never held while blocking */
-    uint32_t unused;
-    struct weft__waitq q; /* under lock */
-};
-
-WEFT__STORAGE(impl, struct cond, mltp_cond_t, mltp_private_)
+WEFT__STORAGE(impl, struct weft__condq, mltp_cond_t, mltp_private_)
 
 int mltp_cond_init(mltp_cond_t *c)
 {
@@ -33,12 +28,9 @@ void mltp_cond_wait(mltp_cond_t *c, mltp_lock_t *l)
 {
     if (!c)
         return;
-    struct cond *cv = impl(c);
     struct weft__waiter r;
     weft__waiter_init(&r, WEFT__WAIT_COND);
-    weft__sync_lock(&cv->lock);
-    weft__waitq_push(&cv->q, &r);
-    weft__sync_unlock(&cv->lock);
+    weft__condq_push(impl(c), &r);
     /* Released with our record queued: a signaller that takes l after this
      * finds it. No spin: the seed's waiter goes straight to its queue. */
     mltp_unlock(l);
@@ -48,23 +40,12 @@ void mltp_cond_wait(mltp_cond_t *c, mltp_lock_t *l)
 
 void mltp_cond_signal(mltp_cond_t *c)
 {
-    if (!c)
-        return;
-    struct cond *cv = impl(c);
-    weft__sync_lock(&cv->lock);
-    struct weft__waiter *r = weft__waitq_pop(&cv->q);
-    weft__sync_unlock(&cv->lock);
-    if (r)
-        weft__waiter_wake(r);
+    if (c)
+        weft__condq_signal(impl(c));
 }
 
 void mltp_cond_broadcast(mltp_cond_t *c)
 {
-    if (!c)
-        return;
-    struct cond *cv = impl(c);
-    weft__sync_lock(&cv->lock);
-    struct weft__waiter *r = weft__waitq_take_all(&cv->q);
-    weft__sync_unlock(&cv->lock);
-    weft__waiter_wake_list(r);
+    if (c)
+        weft__condq_broadcast(impl(c));
 }

@@ -6,8 +6,8 @@
  * sched_yield now and then since the holder's virtual processor may have
  * been preempted by the kernel (the user-level order is unchanged: no other
  * user thread runs on the spinning processor).
- * The yielding kinds keep one flag word: lock tries it with one atomic
- * exchange and, on failure, yields and tries again. Outside user threads
+ * The yielding kinds keep base.h's test-and-set lock (weft__lock): lock
+ * tries it and, on failure, yields and tries again. Outside user threads
  * weft_yield and weft__yield_front are sched_yield, which is the right
  * wait there too.
  */
@@ -25,9 +25,11 @@
 #define FRONT_TRIES 16 /* front yields in a row before one to the tail (mltp.h) */
 
 struct lock {
-    _Atomic uint64_t word; /* spin: the ticket word (sync/ticket.h); yielding kinds:
-                              1 while held (exchange by lockers, store by the holder) */
-    uint32_t kind;         /* set by init; read-only while in use */
+    union {
+        _Atomic uint64_t ticket; /* MLTP_LOCK_SPIN: the ticket word (sync/ticket.h) */
+        weft__lock flag;         /* the yielding kinds: base.h's test-and-set lock */
+    };
+    uint32_t kind; /* set by init; read-only while in use */
     uint32_t unused;
 };
 
@@ -37,19 +39,8 @@ int mltp_lock_init(mltp_lock_t *l, int kind)
 {
     if (!l || (kind != MLTP_LOCK_SPIN && kind != MLTP_LOCK_YIELD && kind != MLTP_LOCK_YIELD_FRONT))
         return EINVAL;
-    struct lock *k = impl(l);
-    atomic_init(&k->word, 0);
-    k->kind = (uint32_t)kind;
-    k->unused = 0;
+    *impl(l) = (struct lock){ .kind = (uint32_t)kind }; /* free, whichever kind */
     return 0;
-}
-
-static inline int flag_try(struct lock *k)
-{
-    /* The relaxed load only spares a held lock's line a write; the exchange
-     * decides. acquire: pairs with the release store in mltp_unlock. */
-    return atomic_load_explicit(&k->word, memory_order_relaxed) == 0 &&
-           atomic_exchange_explicit(&k->word, 1, memory_order_acquire) == 0;
 }
 
 void mltp_lock(mltp_lock_t *l)
@@ -59,13 +50,13 @@ void mltp_lock(mltp_lock_t *l)
     struct lock *k = impl(l);
     switch (k->kind) {
     case MLTP_LOCK_YIELD:
-        while (!flag_try(k)) {
+        while (!weft__lock_try(&k->flag)) {
             weft_yield();
             weft__cpu_relax(); /* the yield returns at once when nothing else is ready */
         }
         return;
     case MLTP_LOCK_YIELD_FRONT:
-        for (unsigned fails = 1; !flag_try(k); fails++) {
+        for (unsigned fails = 1; !weft__lock_try(&k->flag); fails++) {
             if (fails % FRONT_TRIES)
                 weft__yield_front();
             else
@@ -73,7 +64,7 @@ void mltp_lock(mltp_lock_t *l)
             weft__cpu_relax();
         }
         return;
-    default: weft__ticket_lock(&k->word); return;
+    default: weft__ticket_lock(&k->ticket); return;
     }
 }
 
@@ -82,11 +73,8 @@ void mltp_unlock(mltp_lock_t *l)
     if (!l)
         return;
     struct lock *k = impl(l);
-    if (k->kind == MLTP_LOCK_YIELD || k->kind == MLTP_LOCK_YIELD_FRONT) {
-        /* release: publishes the critical section; pairs with the acquire
-         * exchange in flag_try. */
-        atomic_store_explicit(&k->word, 0, memory_order_release);
-        return;
-    }
-    (void)weft__ticket_unlock(&k->word); /* by the holder only (mltp.h): never free here */
+    if (k->kind == MLTP_LOCK_YIELD || k->kind == MLTP_LOCK_YIELD_FRONT)
+        weft__lock_release(&k->flag);
+    else
+        (void)weft__ticket_unlock(&k->ticket); /* by the holder only (mltp.h): never free here */
 }

@@ -80,6 +80,16 @@ static void *run_bound(void *arg)
     return result;
 }
 
+/* A start record of size bytes for a creation whose arguments are valid:
+ * NULL with errno EINVAL when they are not, ENOMEM when out of memory. */
+static void *start_new(int valid, size_t size)
+{
+    void *s = valid ? malloc(size) : NULL;
+    if (!s)
+        errno = valid ? ENOMEM : EINVAL;
+    return s;
+}
+
 /* Spawns fn(start) with attr; frees start and sets errno on failure. */
 static mltp_thread_t *spawn(weft_fn fn, void *start, const weft_attr *attr)
 {
@@ -95,15 +105,9 @@ static mltp_thread_t *spawn(weft_fn fn, void *start, const weft_attr *attr)
 
 mltp_thread_t *mltp_create(mltp_userf_t *func, void *p0)
 {
-    if (!func) {
-        errno = EINVAL;
+    struct start_unbound *s = start_new(func != NULL, sizeof *s);
+    if (!s)
         return NULL;
-    }
-    struct start_unbound *s = malloc(sizeof *s);
-    if (!s) {
-        errno = ENOMEM;
-        return NULL;
-    }
     s->func = func;
     s->p0 = p0;
     return spawn(run_unbound, s, NULL);
@@ -111,15 +115,11 @@ mltp_thread_t *mltp_create(mltp_userf_t *func, void *p0)
 
 mltp_thread_t *mltp_vcreate(mltp_vuserf_t *func, int nargs, ...)
 {
-    if (!func || nargs < 0) {
-        errno = EINVAL;
+    /* The size is not used when nargs < 0. */
+    struct start_vargs *s =
+        start_new(func && nargs >= 0, sizeof *s + (size_t)nargs * sizeof(void *));
+    if (!s)
         return NULL;
-    }
-    struct start_vargs *s = malloc(sizeof *s + (size_t)nargs * sizeof(void *));
-    if (!s) {
-        errno = ENOMEM;
-        return NULL;
-    }
     s->func = func;
     s->nargs = nargs;
     va_list ap;
@@ -132,15 +132,9 @@ mltp_thread_t *mltp_vcreate(mltp_vuserf_t *func, int nargs, ...)
 
 mltp_thread_t *mltp_create_bound(mltp_buserf_t *func, void *p0, int stacksz, mltp_buserf_t *term)
 {
-    if (!func || stacksz < 0) {
-        errno = EINVAL;
+    struct start_bound *s = start_new(func && stacksz >= 0, sizeof *s);
+    if (!s)
         return NULL;
-    }
-    struct start_bound *s = malloc(sizeof *s);
-    if (!s) {
-        errno = ENOMEM;
-        return NULL;
-    }
     s->func = func;
     s->term = term;
     s->p0 = p0;

@@ -1,6 +1,7 @@
 /* dist.c: weft_dist_init, run and finalize: MPI, the checks that every rank
- * can take part, and the uni-address region shared by the ranks of a node
- * (layout in dist/dist.h). MPI is called only here, outside runs. */
+ * can take part, the choice of transport, and the uni-address region
+ * (layout in dist/dist.h). Under the shm transport MPI is called only
+ * here, outside runs; under rma, dist/rma.c calls it during runs too. */
 #include <fcntl.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -19,6 +20,9 @@
  * mmap area of an unrandomised layout. The first free on every rank wins. */
 static const uintptr_t region_candidates[] = { 0x200000000000u, 0x300000000000u, 0x400000000000u,
                                                0x500000000000u, 0x100000000000u };
+
+/* WEFT_DIST_TRANSPORT's values */
+enum { TRANSPORT_AUTO, TRANSPORT_SHM, TRANSPORT_RMA, TRANSPORT_BAD };
 
 static MPI_Comm comm = MPI_COMM_NULL;
 static int mpi_ours; /* weft_dist_init initialised MPI */
@@ -70,8 +74,9 @@ static void shm_name(char *buf, size_t n, uint64_t tag, int rank)
     snprintf(buf, n, "/weft-dist-%llx-%d", (unsigned long long)tag, rank);
 }
 
-/* Maps the ranks' shared objects into the region; collective. */
-static int map_ranks(void)
+/* Maps the ranks' shared objects into the region (under rma, only this
+ * rank's own: the others are reached through the window); collective. */
+static int map_ranks(int rma)
 {
     struct weft__dist *d = &weft__dist;
     uint64_t tag = ((uint64_t)getpid() << 24) ^ now_ns();
@@ -90,7 +95,7 @@ static int map_ranks(void)
         close(fd);
     }
     int all = all_ok(ok);
-    for (int r = 0; all && r < d->size; r++) {
+    for (int r = 0; all && !rma && r < d->size; r++) {
         if (r == d->rank)
             continue;
         char other[64];
@@ -112,19 +117,38 @@ static int map_ranks(void)
     return all ? 0 : ENOMEM;
 }
 
-/* Why this rank cannot take part, or NULL; *code gets the error. */
-static const char *local_problem(int *code)
+static int transport_wanted(void)
 {
-    int node_size = 0;
+    const char *t = getenv("WEFT_DIST_TRANSPORT");
+    if (!t || !*t || strcmp(t, "auto") == 0)
+        return TRANSPORT_AUTO;
+    if (strcmp(t, "shm") == 0)
+        return TRANSPORT_SHM;
+    if (strcmp(t, "rma") == 0)
+        return TRANSPORT_RMA;
+    return TRANSPORT_BAD;
+}
+
+/* Why this rank cannot take part, or NULL; *code gets the error, *node_size
+ * the number of ranks on this rank's node, *rma whether it needs the rma
+ * transport. */
+static const char *local_problem(int *code, int *node_size, int *rma)
+{
     MPI_Comm node;
+    *node_size = 0;
     if (MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
-        MPI_Comm_size(node, &node_size);
+        MPI_Comm_size(node, node_size);
         MPI_Comm_free(&node);
     }
-    if (node_size != weft__dist.size) {
+    int want = transport_wanted();
+    if (want == TRANSPORT_BAD) {
+        *code = EINVAL;
+        return "WEFT_DIST_TRANSPORT must be auto, shm or rma";
+    }
+    *rma = want == TRANSPORT_RMA || (want == TRANSPORT_AUTO && *node_size != weft__dist.size);
+    if (want == TRANSPORT_SHM && *node_size != weft__dist.size) {
         *code = ENOTSUP;
-        return "the ranks span several nodes; this version steals through one node's shared "
-               "memory only (docs/distributed.md)";
+        return "WEFT_DIST_TRANSPORT=shm, but the ranks span several nodes (use rma or auto)";
     }
     const char *aslr = weft__dist.size > 1 ? weft__dist_aslr_problem() : NULL;
     if (aslr) {
@@ -145,8 +169,24 @@ static int same_addresses(void *caller)
     return memcmp(lo, hi, sizeof lo) == 0;
 }
 
+/* WEFT_DIST_POLL: spawns between two polls of MPI under rma, rounded up
+ * to a power of two; 0: never. */
+static unsigned long poll_every(void)
+{
+    const char *p = getenv("WEFT_DIST_POLL");
+    if (!p || !*p)
+        return WEFT__DIST_POLL_EVERY;
+    unsigned long n = strtoul(p, NULL, 10), every = 1;
+    if (n == 0)
+        return 0;
+    while (every < n && every < (1ul << 30))
+        every <<= 1;
+    return every;
+}
+
 static void release_all(void)
 {
+    weft__dist_rma_close();
     if (region)
         munmap(region, region_size);
     region = NULL;
@@ -193,11 +233,12 @@ int weft_dist_init(int *argc, char ***argv)
     MPI_Comm_rank(comm, &d->rank);
     MPI_Comm_size(comm, &d->size);
 
-    int code = 0, rc;
-    const char *why = local_problem(&code);
+    int code = 0, rc, node_size, rma, any_rma = 0;
+    const char *why = local_problem(&code, &node_size, &rma);
     if (why)
         say(why);
     MPI_Allreduce(&code, &rc, 1, MPI_INT, MPI_MAX, comm);
+    MPI_Allreduce(&rma, &any_rma, 1, MPI_INT, MPI_MAX, comm); /* one transport for all */
     if (rc == 0 && !same_addresses(__builtin_return_address(0))) {
         if (d->rank == 0)
             say("code or static data sit at different addresses on different ranks; run the "
@@ -214,9 +255,12 @@ int weft_dist_init(int *argc, char ***argv)
         d->stack_hi = d->stack_lo + WEFT__DIST_STACK_SIZE;
         /* slots on a slot boundary: an address's rank is a shift */
         d->slots = region + WEFT__DIST_SLOT_SIZE;
-        if ((rc = map_ranks()) != 0 && d->rank == 0)
+        if ((rc = map_ranks(any_rma)) != 0 && d->rank == 0)
             say("could not share the thread stacks through POSIX shared memory (/dev/shm)");
     }
+    if (rc == 0 && any_rma && (rc = weft__dist_rma_open(comm)) != 0 && d->rank == 0)
+        say("the MPI cannot expose the thread stacks as an RMA window with the unified memory "
+            "model");
     if (rc != 0) {
         release_all();
         return rc;
@@ -225,7 +269,16 @@ int weft_dist_init(int *argc, char ***argv)
     d->rng = 0x9e3779b97f4a7c15u ^ ((uint64_t)d->rank << 32 | 1);
     const char *force = getenv("WEFT_DIST_FORCE_STEAL");
     d->force_steal = force && *force && strcmp(force, "0") != 0;
-    d->oversubscribed = d->size > sysconf(_SC_NPROCESSORS_ONLN);
+    d->oversubscribed = node_size > sysconf(_SC_NPROCESSORS_ONLN);
+    if (!any_rma) {
+        d->xp = &weft__dist_shm;
+        d->all_mapped = 1;
+    }
+    unsigned long every = any_rma ? poll_every() : 0;
+    if (d->oversubscribed && (!every || every > WEFT__DIST_SHARE_EVERY))
+        every = WEFT__DIST_SHARE_EVERY;
+    d->spawn_hook = every != 0;
+    d->hook_mask = every ? every - 1 : 0;
     d->inited = 1;
     return 0;
 }
@@ -248,14 +301,14 @@ int weft_dist_run(weft_fn root, void *arg, void **result)
     weft__dist_active = 1;
     d->in_run = 1;
     if (d->rank == 0 && weft__dist_start_root(root, arg) != 0)
-        for (int r = 0; r < d->size; r++) /* cannot happen after a reset; end the run */
-            atomic_store_explicit(&weft__dist_ctl(r)->exit_gen, d->gen, memory_order_release);
+        d->xp->end_run(NULL); /* cannot happen after a reset; end the run */
     weft__dist_loop();
     d->in_run = 0;
     weft__dist_active = 0;
-    /* The loop saw exit_gen (acquire), so the result is there; read it
-     * before the barrier, after which rank 0 may reset its block. */
-    void *r = weft__dist_ctl(0)->result;
+    /* Rank 0's loop saw exit_gen (acquire), so the result is in its block;
+     * it reads it before the barrier, after which it may reset the block. */
+    void *r = d->rank == 0 ? d->me->result : NULL;
+    MPI_Bcast(&r, sizeof r, MPI_BYTE, 0, comm);
     /* Nobody reads another rank's block after this (a thief mid-steal). */
     MPI_Barrier(comm);
     if (result)
@@ -274,10 +327,11 @@ int weft_dist_finalize(void)
     if (stats && *stats && strcmp(stats, "0") != 0) {
         struct weft__dctl *c = d->me;
         fprintf(stderr,
-                "weft_dist: rank %d: spawns %llu steals %llu steal_ns_mean %llu suspends %llu\n",
+                "weft_dist: rank %d: spawns %llu steals %llu steal_ns_mean %llu suspends %llu "
+                "transport %s\n",
                 d->rank, (unsigned long long)c->nspawns, (unsigned long long)c->nsteals,
                 (unsigned long long)(c->nsteals ? c->steal_ns / c->nsteals : 0),
-                (unsigned long long)c->nsuspends);
+                (unsigned long long)c->nsuspends, d->xp->name);
     }
     MPI_Barrier(comm);
     release_all();

@@ -16,18 +16,28 @@
  * race is one atomic counter per thread record (flag): the second of the
  * two parties to arrive goes on with the joiner.
  *
- * Transport: the ranks of one node map each other's U and control block
- * through POSIX shared memory, at addresses that are again the same on
- * every rank, so a thread record or an evacuation buffer is a plain
- * pointer valid everywhere, and a steal is CPU loads, stores and atomics:
- * no MPI call runs during weft_dist_run, hence no progress thread and no
- * polling, and a computing victim is robbed without its help. Itoyori's
- * MPI-3 RMA steal (rejected here for same-node ranks: MPICH completes a
- * passive-target operation only when the target enters MPI, so a steal
- * from a computing rank waits for it, 14-47 ms here with the progress
- * thread) is the path for ranks on other nodes, which this version refuses
- * at weft_dist_init (docs/distributed.md). CPU and MPI atomics never meet
- * on one word: only CPU atomics touch this layout.
+ * Transports (struct weft__dist_xport): how a rank reaches the memory of
+ * another. Both keep the same layout at the same addresses, so a thread
+ * record or an evacuation buffer is a plain pointer valid everywhere.
+ *  - shm, when every rank is on one node: the ranks map each other's U and
+ *    control block through POSIX shared memory, and a steal is CPU loads,
+ *    stores and atomics: no MPI call runs during weft_dist_run, hence no
+ *    progress thread and no polling, and a computing victim is robbed
+ *    without its help.
+ *  - rma (dist/rma.c), when the ranks span several nodes, or forced by
+ *    WEFT_DIST_TRANSPORT=rma: a rank maps only its own object, exposed as
+ *    one MPI-3 window under MPI_Win_lock_all(MPI_MODE_NOCHECK); a remote
+ *    step is a blocking get, put, compare-and-swap or fetch-and-op plus
+ *    MPI_Win_flush (Itoyori's scheme). A busy rank polls MPI every few
+ *    spawns for targets whose MPI needs it (MPICH without its progress
+ *    thread).
+ * The owner's spawn, push and pop fast path is the same plain code under
+ * both. CPU and MPI atomics never meet on one word: under rma every
+ * read-modify-write of a word another rank may touch (the deque lock, a
+ * record's flag, the free-list heads) is an MPI atomic, the owner's on its
+ * own window included; base is changed only by lock holders (MPI
+ * fetch-and-op) and only read by the owner; top, exit_gen and the other
+ * words are written by one party and read by the others.
  *
  * The region, reserved at one address agreed by all ranks, in slots of
  * SLOT_SIZE (a power of two, so an address's rank is a shift):
@@ -73,6 +83,8 @@
 #define WEFT__DIST_SPAWN_GAP   256  /* a spawn starts the child this far below its own sp */
 #define WEFT__DIST_STACK_SLACK 8192 /* room a spawn leaves for the child's frames */
 #define WEFT__DIST_ARG_MAX     4096 /* weft_spawn_copy's limit */
+#define WEFT__DIST_SHARE_EVERY 256  /* oversubscribed: spawns between two looks for idle ranks */
+#define WEFT__DIST_POLL_EVERY  64   /* rma: spawns between two polls of MPI (WEFT_DIST_POLL) */
 
 /* Record states (weft__drec.state). */
 enum { WEFT__DREC_LIVE = 0, WEFT__DREC_DONE = 1, WEFT__DREC_FREED = 2 };
@@ -92,11 +104,14 @@ struct weft__drec {
     _Atomic uint32_t flag;  /* the join race: the finishing thread and a joiner that must
                                wait each add 1 (acq_rel); whoever sees 1 goes on with the
                                joiner */
-    /* A joiner that waits: written by its rank before its flag add. */
-    char *susp_sp;               /* its saved context on U */
-    char *susp_evac;             /* where its frames were copied */
-    struct weft__drec *susp_rec; /* its own record */
-    uint32_t next_free;          /* free-list link (index + 1); owner, or a remote freer
+    /* A joiner that waits: written by its rank before its flag add (one
+     * put under rma, hence a struct). */
+    struct weft__dsusp {
+        char *sp;               /* its saved context on U */
+        char *evac;             /* where its frames were copied */
+        struct weft__drec *rec; /* its own record */
+    } susp;
+    uint32_t next_free; /* free-list link (index + 1); owner, or a remote freer
                                     before its CAS */
 } WEFT_ALIGNED;
 
@@ -141,12 +156,67 @@ struct weft__dctl {
 /* Requests a user thread leaves for the scheduler context. */
 enum { WEFT__DREQ_NONE, WEFT__DREQ_SUSPEND, WEFT__DREQ_RESUME };
 
+/* How a rank reaches another's memory (the design block above). The
+ * addresses are those of the layout; rank r is the owner of what they
+ * point into. The owner's fast path (spawn, push, pop, a join of a child
+ * that popped its parent back) never goes through here. */
+struct weft__dist_xport {
+    const char *name;
+    int (*nonempty)(int v); /* a hint: rank v's deque seems to hold an entry */
+    int (*trylock)(int v);  /* rank v's deque lock, one attempt: 1 taken */
+    void (*lock)(int r);    /* the lock, waiting (the owner on its own) */
+    void (*unlock)(int r);  /* after every access the lock covers is complete */
+    /* Under v's lock: claims the entry at base (raises base, then re-reads
+     * top, Dekker with the owner's pop); 0 and base restored when the
+     * owner took it back. */
+    int (*take)(int v, struct weft__dentry *out);
+    void (*copy_frames)(int v, char *lo, size_t n);    /* v's U [lo, lo + n) into ours */
+    void (*get)(void *dst, const void *src, size_t n); /* src in any rank's slot */
+    void (*put)(void *dst, const void *src, size_t n); /* dst in any rank's slot */
+    /* The join race on a record's flag: adds 1, returns the old value
+     * (acq_rel); and its read (acquire). */
+    uint32_t (*flag_add)(_Atomic uint32_t *flag);
+    uint32_t (*flag_load)(_Atomic uint32_t *flag);
+    /* A free by a rank other than the owner: link = the old head, then
+     * head = i, atomically (release); the owner takes the whole stack. */
+    void (*free_push)(_Atomic uint32_t *head, uint32_t *link, uint32_t i);
+    uint32_t (*free_grab)(_Atomic uint32_t *head); /* acquire */
+    /* The root returned with result: rank 0 gets it, and the run's end is
+     * signalled (release); exit_seen runs on every rank as it leaves its
+     * loop (rma forwards the signal down a binomial tree). */
+    void (*end_run)(void *result);
+    void (*exit_seen)(void);
+    void (*poll)(void); /* lets the MPI serve others' operations on our window */
+};
+
+/* A transport's table from its functions, named PREFIX_op for every op
+ * (PREFIX_nonempty, ...): one list of the ops for every transport. POLL
+ * is given apart, as NULL where the transport needs no polling. */
+#define WEFT__DIST_XPORT(prefix, poll_fn)                                                          \
+    {                                                                                              \
+        .name = #prefix, .nonempty = prefix##_nonempty, .trylock = prefix##_trylock,               \
+        .lock = prefix##_lock, .unlock = prefix##_unlock, .take = prefix##_take,                   \
+        .copy_frames = prefix##_copy_frames, .get = prefix##_get, .put = prefix##_put,             \
+        .flag_add = prefix##_flag_add, .flag_load = prefix##_flag_load,                            \
+        .free_push = prefix##_free_push, .free_grab = prefix##_free_grab,                          \
+        .end_run = prefix##_end_run, .exit_seen = prefix##_exit_seen, .poll = (poll_fn),           \
+    }
+
+extern const struct weft__dist_xport weft__dist_shm WEFT_INTERNAL;
+extern const struct weft__dist_xport weft__dist_rma WEFT_INTERNAL;
+
 /* Process-local state of the rank (see the invariants above). */
 struct weft__dist {
     int inited, in_run; /* the API's state; the calling kernel thread only */
     int rank, size;
-    int force_steal;                 /* WEFT_DIST_FORCE_STEAL: no continuation is popped back */
-    int oversubscribed;              /* more ranks on the node than CPUs: idle ranks yield */
+    int force_steal;    /* WEFT_DIST_FORCE_STEAL: no continuation is popped back */
+    int oversubscribed; /* more ranks on the node than CPUs: idle ranks yield */
+    int all_mapped;     /* shm: every rank's slot is plain memory here */
+    const struct weft__dist_xport *xp;
+    int idle_seen;                   /* rma: the last answer of sched.c's others_idle ... */
+    uint64_t idle_asked_ns;          /* ... and when it was asked */
+    int spawn_hook;                  /* oversubscribed or polling: sched.c's spawn_hook runs */
+    uint64_t hook_mask;              /* every hook_mask + 1 spawns (a power of two) */
     char *stack_lo, *stack_hi;       /* U */
     char *slots;                     /* slot 0 */
     size_t object_size;              /* a rank's shared object: U + the control block */
@@ -180,6 +250,12 @@ static inline struct weft__dctl *weft__dist_ctl(int r)
                                  WEFT__DIST_STACK_SIZE);
 }
 
+/* The rank whose slot holds p. */
+static inline int weft__dist_owner(const void *p)
+{
+    return (int)(((uintptr_t)p - (uintptr_t)weft__dist.slots) >> WEFT__DIST_SLOT_SHIFT);
+}
+
 /* sched.c: the worker. */
 void weft__dist_reset(struct weft__dctl *c) WEFT_INTERNAL;
 void weft__dist_loop(void) WEFT_INTERNAL;
@@ -188,7 +264,16 @@ int weft__dist_spawn(weft_thread **out, weft_fn fn, const void *arg, size_t arg_
                      const weft_attr *attr) WEFT_INTERNAL;
 int weft__dist_join(weft_thread *t, void **result) WEFT_INTERNAL;
 int weft__dist_is_rec(const weft_thread *t) WEFT_INTERNAL;
+uint64_t weft__dist_rec_id(const weft_thread *t) WEFT_INTERNAL;
 _Noreturn void weft__dist_exit(void *result) WEFT_INTERNAL;
+
+/* rma.c: the window over this rank's object, opened (which makes rma the
+ * transport) and closed collectively on the library's communicator; open
+ * returns 0 or an errno. */
+#if defined(MPI_VERSION)
+int weft__dist_rma_open(MPI_Comm comm) WEFT_INTERNAL;
+#endif
+void weft__dist_rma_close(void) WEFT_INTERNAL;
 
 /* gate.c: 1 while the calling kernel thread runs weft_dist_run. */
 extern __thread int weft__dist_active __attribute__((tls_model("initial-exec"))) WEFT_INTERNAL;

@@ -48,17 +48,17 @@ __thread int weft__dist_active;
         return weft__dist_active || (t && weft__dist_is_rec(t)) ? ENOTSUP : NATIVE(name) args;     \
     }
 
+/* clang-format would space the pointers of these parameter lists as
+ * products */
+/* clang-format off */
 /* The split-phase io calls, as GATE_ERR: each takes the continuation, the
  * result's address and the fd first, then the parameters in `params`
  * (parenthesised), whose names the remaining arguments list. */
 #define GATE_TIO(name, params, ...)                                                                \
-    GATE_ERR(name, (weft_task *cont, ssize_t *res, int fd, UNPAREN params),                        \
+    GATE_ERR(name, (weft_task * cont, ssize_t * res, int fd, UNPAREN params),                      \
              (cont, res, fd, __VA_ARGS__))
 #define UNPAREN(...) __VA_ARGS__
 
-/* clang-format would space the pointers of these parameter lists as
- * products */
-/* clang-format off */
 GATE_ERR(weft_init, (const weft_config *cfg), (cfg))
 GATE_ERR(weft_finalize, (void), ())
 GATE_ERR(weft_num_workers, (void), ())
@@ -179,12 +179,12 @@ WEFT_API weft_thread *weft_self(void)
     return NATIVE(weft_self)();
 }
 
-/* Thread records stay mapped until weft_dist_finalize: their ids can be
+/* Thread records stay reachable until weft_dist_finalize: their ids can be
  * read after the run, on any rank. */
 WEFT_API uint64_t weft_thread_id(const weft_thread *t)
 {
     if (t && weft__dist_is_rec(t))
-        return ((const struct weft__drec *)t)->id;
+        return weft__dist_rec_id(t);
     return NATIVE(weft_thread_id)(t);
 }
 

@@ -37,8 +37,8 @@
 #define ROUNDS_YIELD     8
 #define FORCE_WAIT_NS    200000   /* forced mode: how long a continuation waits for a thief */
 #define START_WAIT_NS    20000000 /* how long the root waits for the other ranks' loops */
-#define SHARE_EVERY      256      /* oversubscribed: spawns between two looks for idle ranks */
 #define LOCK_SPINS_YIELD 1024     /* spins on a held deque lock between two sched_yield calls */
+#define IDLE_ASK_NS      500000   /* rma: how long an answer of others_idle stands */
 
 struct weft__dist weft__dist;
 
@@ -161,12 +161,16 @@ void weft__dist_reset(struct weft__dctl *c)
     c->result = NULL;
 }
 
-static int owner_of(const void *p)
+/* 1 when p, in some rank's slot, is plain memory here. */
+static inline int here(const void *p)
 {
-    return (int)(((uintptr_t)p - (uintptr_t)weft__dist.slots) >> WEFT__DIST_SLOT_SHIFT);
+    return weft__dist.all_mapped || weft__dist_owner(p) == weft__dist.rank;
 }
 
-static struct weft__drec *rec_alloc(struct weft__dctl *c)
+/* The owner's records: its free list, then untouched ones; NULL when
+ * both are used up (then rec_grab). No call: the spawn path keeps its
+ * arguments in scratch registers. */
+static inline struct weft__drec *rec_alloc(struct weft__dctl *c)
 {
     uint32_t i = c->rec_free;
     if (WEFT_LIKELY(i)) {
@@ -175,30 +179,36 @@ static struct weft__drec *rec_alloc(struct weft__dctl *c)
     }
     if (c->rec_bump < WEFT__DIST_NREC)
         return &c->recs[c->rec_bump++];
-    /* acquire: pairs with the release CAS of remote frees (their links) */
-    i = atomic_exchange_explicit(&c->rec_remote, 0, memory_order_acquire);
-    if (!i)
-        return NULL;
-    c->rec_free = c->recs[i - 1].next_free;
-    return &c->recs[i - 1];
+    return NULL;
 }
 
-static void rec_free(struct weft__drec *r)
+/* Makes the records other ranks freed the owner's free list; 0: none. */
+static WEFT_NOINLINE int rec_grab(struct weft__dctl *c)
 {
-    atomic_store_explicit(&r->state, WEFT__DREC_FREED, memory_order_relaxed);
-    struct weft__dctl *c = weft__dist_ctl(owner_of(r));
+    uint32_t i = weft__dist.xp->free_grab(&c->rec_remote);
+    c->rec_free = i;
+    return i != 0;
+}
+
+/* A free by a rank other than r's owner (index i in c). */
+static WEFT_NOINLINE void rec_free_remote(struct weft__drec *r, struct weft__dctl *c, uint32_t i)
+{
+    uint32_t freed = WEFT__DREC_FREED;
+    weft__dist.xp->put(&r->state, &freed, sizeof freed);
+    weft__dist.xp->free_push(&c->rec_remote, &r->next_free, i);
+}
+
+static inline void rec_free(struct weft__drec *r)
+{
+    struct weft__dctl *c = weft__dist_ctl(weft__dist_owner(r));
     uint32_t i = (uint32_t)(r - c->recs) + 1;
-    if (c == weft__dist.me) {
-        r->next_free = c->rec_free;
-        c->rec_free = i;
+    if (WEFT_UNLIKELY(c != weft__dist.me)) {
+        rec_free_remote(r, c, i);
         return;
     }
-    uint32_t head = atomic_load_explicit(&c->rec_remote, memory_order_relaxed);
-    do
-        r->next_free = head;
-    /* release: the link before the push; pairs with the owner's exchange */
-    while (!atomic_compare_exchange_weak_explicit(&c->rec_remote, &head, i, memory_order_release,
-                                                  memory_order_relaxed));
+    atomic_store_explicit(&r->state, WEFT__DREC_FREED, memory_order_relaxed);
+    r->next_free = c->rec_free;
+    c->rec_free = i;
 }
 
 static char *evac_alloc(struct weft__dctl *c)
@@ -210,8 +220,7 @@ static char *evac_alloc(struct weft__dctl *c)
     }
     if (c->evac_bump < WEFT__DIST_NEVAC)
         return c->evac[c->evac_bump++];
-    /* acquire: pairs with the release CAS in evac_free */
-    i = atomic_exchange_explicit(&c->evac_remote, 0, memory_order_acquire);
+    i = weft__dist.xp->free_grab(&c->evac_remote);
     if (!i)
         return NULL;
     c->evac_free = c->evac_next[i - 1];
@@ -220,19 +229,14 @@ static char *evac_alloc(struct weft__dctl *c)
 
 static void evac_free(char *p)
 {
-    struct weft__dctl *c = weft__dist_ctl(owner_of(p));
+    struct weft__dctl *c = weft__dist_ctl(weft__dist_owner(p));
     uint32_t i = (uint32_t)((p - c->evac[0]) / WEFT__DIST_EVAC_SIZE) + 1;
     if (c == weft__dist.me) {
         c->evac_next[i - 1] = c->evac_free;
         c->evac_free = i;
         return;
     }
-    uint32_t head = atomic_load_explicit(&c->evac_remote, memory_order_relaxed);
-    do
-        c->evac_next[i - 1] = head;
-    /* release: the link before the push; pairs with the owner's exchange */
-    while (!atomic_compare_exchange_weak_explicit(&c->evac_remote, &head, i, memory_order_release,
-                                                  memory_order_relaxed));
+    weft__dist.xp->free_push(&c->evac_remote, &c->evac_next[i - 1], i);
 }
 
 int weft__dist_is_rec(const weft_thread *t)
@@ -245,6 +249,28 @@ int weft__dist_is_rec(const weft_thread *t)
     uintptr_t in = (off & (WEFT__DIST_SLOT_SIZE - 1)) -
                    (WEFT__DIST_STACK_SIZE + offsetof(struct weft__dctl, recs));
     return in < sizeof(struct weft__drec) * WEFT__DIST_NREC && in % sizeof(struct weft__drec) == 0;
+}
+
+/* Records stay reachable until weft_dist_finalize: under rma, another
+ * rank's through its window. */
+uint64_t weft__dist_rec_id(const weft_thread *t)
+{
+    const struct weft__drec *r = (const struct weft__drec *)t;
+    uint64_t id;
+    if (here(r))
+        return r->id;
+    weft__dist.xp->get(&id, &r->id, sizeof id);
+    return id;
+}
+
+/* The top of a thread's frames, wherever its record is. */
+static char *frame_end_of(const struct weft__drec *r)
+{
+    char *end;
+    if (here(r))
+        return r->frame_end;
+    weft__dist.xp->get(&end, &r->frame_end, sizeof end);
+    return end;
 }
 
 /* ---- the deque ------------------------------------------------------------ */
@@ -299,14 +325,15 @@ static int pop(struct weft__dctl *c, struct weft__dentry *out)
     /* A thief is at this entry, or took it: undo and decide under the
      * lock, which also waits until a thief's copy is over. */
     atomic_store_explicit(&c->top, t + 1, memory_order_relaxed);
-    lock_deque(c);
+    const struct weft__dist_xport *xp = weft__dist.xp;
+    xp->lock(weft__dist.rank);
     b = atomic_load_explicit(&c->base, memory_order_relaxed);
     int ok = b <= t;
     if (ok) {
         atomic_store_explicit(&c->top, t, memory_order_relaxed);
         *out = c->entries[t & (WEFT__DIST_DEQUE_CAP - 1)];
     }
-    unlock_deque(c);
+    xp->unlock(weft__dist.rank);
     return ok;
 }
 
@@ -325,11 +352,121 @@ static int own_deque_empty(struct weft__dctl *c)
 {
     if (!deque_empty(c))
         return 0;
-    lock_deque(c);
+    weft__dist.xp->lock(weft__dist.rank);
     int empty = atomic_load_explicit(&c->base, memory_order_relaxed) >=
                 atomic_load_explicit(&c->top, memory_order_relaxed);
-    unlock_deque(c);
+    weft__dist.xp->unlock(weft__dist.rank);
     return empty;
+}
+
+/* ---- the shm transport: every rank's slot is plain memory here ------------- */
+
+static int shm_nonempty(int v)
+{
+    return !deque_empty(weft__dist_ctl(v));
+}
+
+static int shm_trylock(int v)
+{
+    uint32_t z = 0;
+    /* acquire: pairs with the release in unlock_deque */
+    return atomic_compare_exchange_strong_explicit(&weft__dist_ctl(v)->lock, &z, 1,
+                                                   memory_order_acquire, memory_order_relaxed);
+}
+
+static void shm_lock(int r)
+{
+    lock_deque(weft__dist_ctl(r));
+}
+
+static void shm_unlock(int r)
+{
+    unlock_deque(weft__dist_ctl(r));
+}
+
+static int shm_take(int v, struct weft__dentry *out)
+{
+    struct weft__dctl *vc = weft__dist_ctl(v);
+    int64_t b = atomic_load_explicit(&vc->base, memory_order_relaxed);
+    atomic_store_explicit(&vc->base, b + 1, memory_order_relaxed);
+    /* seq_cst: Dekker with the owner's top store and fence (pop) */
+    atomic_thread_fence(memory_order_seq_cst);
+    /* acquire: pairs with the release store of top in push */
+    if (b + 1 > atomic_load_explicit(&vc->top, memory_order_acquire)) {
+        atomic_store_explicit(&vc->base, b, memory_order_relaxed);
+        return 0;
+    }
+    *out = vc->entries[b & (WEFT__DIST_DEQUE_CAP - 1)];
+    return 1;
+}
+
+static void shm_copy_frames(int v, char *lo, size_t n)
+{
+    struct weft__dist *d = &weft__dist;
+    const char *view = d->slots + ((size_t)v << WEFT__DIST_SLOT_SHIFT);
+    copy_raw(lo, view + (lo - d->stack_lo), n);
+}
+
+static void shm_get(void *dst, const void *src, size_t n)
+{
+    copy_raw(dst, src, n);
+}
+
+static void shm_put(void *dst, const void *src, size_t n)
+{
+    copy_raw(dst, src, n);
+}
+
+static uint32_t shm_flag_add(_Atomic uint32_t *flag)
+{
+    /* acq_rel: release publishes what the caller wrote before (a result,
+     * susp); acquire pairs with the other party's add */
+    return atomic_fetch_add_explicit(flag, 1, memory_order_acq_rel);
+}
+
+static uint32_t shm_flag_load(_Atomic uint32_t *flag)
+{
+    /* acquire: pairs with the other party's add (acq_rel) */
+    return atomic_load_explicit(flag, memory_order_acquire);
+}
+
+static void shm_free_push(_Atomic uint32_t *head, uint32_t *link, uint32_t i)
+{
+    uint32_t h = atomic_load_explicit(head, memory_order_relaxed);
+    do
+        *link = h;
+    /* release: the link before the push; pairs with the owner's exchange */
+    while (!atomic_compare_exchange_weak_explicit(head, &h, i, memory_order_release,
+                                                  memory_order_relaxed));
+}
+
+static uint32_t shm_free_grab(_Atomic uint32_t *head)
+{
+    /* acquire: pairs with the release CAS of remote frees (their links) */
+    return atomic_exchange_explicit(head, 0, memory_order_acquire);
+}
+
+static void shm_end_run(void *result)
+{
+    struct weft__dist *d = &weft__dist;
+    weft__dist_ctl(0)->result = result;
+    for (int r = 0; r < d->size; r++)
+        /* release: the result; pairs with the acquire in the loop */
+        atomic_store_explicit(&weft__dist_ctl(r)->exit_gen, d->gen, memory_order_release);
+}
+
+static void shm_exit_seen(void)
+{
+}
+
+const struct weft__dist_xport weft__dist_shm =
+    WEFT__DIST_XPORT(shm, NULL /* no MPI during a run */);
+
+/* A rank other than ours (there are two or more). */
+static int random_other(struct weft__dist *d)
+{
+    int v = (int)(weft__rand_next(&d->rng) % (uint64_t)(d->size - 1));
+    return v >= d->rank ? v + 1 : v;
 }
 
 /* Steals the oldest continuation of a random other rank into our U (the
@@ -339,34 +476,19 @@ static char *steal(struct weft__dist *d)
 {
     if (d->size < 2)
         return NULL;
-    int v = (int)(weft__rand_next(&d->rng) % (uint64_t)(d->size - 1));
-    if (v >= d->rank)
-        v++;
-    struct weft__dctl *vc = weft__dist_ctl(v);
-    if (deque_empty(vc))
-        return NULL;
-    uint32_t z = 0;
-    /* acquire: pairs with the release in unlock_deque */
-    if (!atomic_compare_exchange_strong_explicit(&vc->lock, &z, 1, memory_order_acquire,
-                                                 memory_order_relaxed))
+    int v = random_other(d);
+    const struct weft__dist_xport *xp = d->xp;
+    if (!xp->nonempty(v) || !xp->trylock(v))
         return NULL;
     uint64_t t0 = now_ns();
-    int64_t b = atomic_load_explicit(&vc->base, memory_order_relaxed);
-    atomic_store_explicit(&vc->base, b + 1, memory_order_relaxed);
-    /* seq_cst: Dekker with the owner's top store and fence (pop) */
-    atomic_thread_fence(memory_order_seq_cst);
-    /* acquire: pairs with the release store of top in push */
-    if (b + 1 > atomic_load_explicit(&vc->top, memory_order_acquire)) {
-        atomic_store_explicit(&vc->base, b, memory_order_relaxed);
-        unlock_deque(vc);
+    struct weft__dentry e;
+    if (!xp->take(v, &e)) {
+        xp->unlock(v);
         return NULL;
     }
-    struct weft__dentry e = vc->entries[b & (WEFT__DIST_DEQUE_CAP - 1)];
     char *lo = e.sp - WEFT__DIST_RED;
-    size_t n = (size_t)(e.rec->frame_end - lo);
-    const char *view = weft__dist.slots + ((size_t)v << WEFT__DIST_SLOT_SHIFT);
-    copy_raw(lo, view + (lo - d->stack_lo), n);
-    unlock_deque(vc);
+    xp->copy_frames(v, lo, (size_t)(frame_end_of(e.rec) - lo));
+    xp->unlock(v);
     d->me->nsteals++;
     d->me->steal_ns += now_ns() - t0;
     d->cur = e.rec;
@@ -375,9 +497,23 @@ static char *steal(struct weft__dist *d)
 
 /* ---- threads ---------------------------------------------------------------- */
 
-/* Some other rank looks for work (a hint: relaxed). */
+static int random_other(struct weft__dist *d);
+
+/* Some other rank looks for work (a hint: relaxed). Under rma, where each
+ * look is a round trip that a busy rank answers late, one rank picked at
+ * random answers, and its answer stands for IDLE_ASK_NS. */
 static int others_idle(struct weft__dist *d)
 {
+    if (!d->all_mapped) {
+        uint64_t now = now_ns();
+        if (d->size > 1 && now - d->idle_asked_ns >= IDLE_ASK_NS) {
+            uint32_t v;
+            d->xp->get(&v, &weft__dist_ctl(random_other(d))->idle, sizeof v);
+            d->idle_seen = v != 0;
+            d->idle_asked_ns = now;
+        }
+        return d->idle_seen;
+    }
     for (int r = 0; r < d->size; r++)
         if (r != d->rank && atomic_load_explicit(&weft__dist_ctl(r)->idle, memory_order_relaxed))
             return 1;
@@ -400,20 +536,23 @@ static WEFT_NOINLINE _Noreturn void finish(struct weft__drec *c, void *r)
 {
     struct weft__dist *d = &weft__dist;
     struct weft__dentry e;
-    c->result = r;
     if (WEFT_LIKELY(!d->force_steal) && pop(d->me, &e)) {
-        /* The parent is still ours, right above: it joins c here. release:
-         * the result, for a joiner elsewhere after the parent moved
-         * (pairs with the acquire in weft__dist_join). */
+        /* The parent is still ours, right above: it joins c here. c is
+         * ours too: the entry was pushed here when c started, and c never
+         * left (a thread that leaves lets its parent's entry go first).
+         * release: the result, for a joiner elsewhere after the parent
+         * moved (pairs with the acquire in weft__dist_join). */
+        c->result = r;
         atomic_store_explicit(&c->state, WEFT__DREC_DONE, memory_order_release);
         d->cur = e.rec;
         san_unpoison_between(stack_pointer(), e.sp); /* our frames, left for good */
         weft__ctx_jump_plain(e.sp);
     }
     /* The parent was stolen (or, forced, left for the scheduler): race its
-     * join. acq_rel: release publishes result; acquire pairs with the
-     * joiner's add, which published its susp_* fields. */
-    uint32_t old = atomic_fetch_add_explicit(&c->flag, 1, memory_order_acq_rel);
+     * join, on c wherever it is. The add publishes the result; its acquire
+     * pairs with the joiner's add, which published c->susp. */
+    d->xp->put(&c->result, &r, sizeof r);
+    uint32_t old = d->xp->flag_add(&c->flag);
     to_scheduler(old == 0 ? WEFT__DREQ_NONE : WEFT__DREQ_RESUME, c);
 }
 
@@ -432,13 +571,31 @@ static void child_start(void *arg, void **save_sp)
     finish(c, r);
 }
 
-/* Oversubscribed (more ranks than CPUs): now and then a busy rank lets an
- * idle one that shares its CPU run, or a short run would end before any
+/* Every hook_mask + 1 spawns, when polling or oversubscribed: lets the MPI
+ * serve other ranks' operations on our window (a transport that needs the
+ * target's CPU), and, with more ranks than CPUs, lets an idle rank that
+ * shares our CPU run now and then, or a short run would end before any
  * thief was ever scheduled. */
-static WEFT_NOINLINE void share_cpu(struct weft__dist *d)
+static WEFT_NOINLINE void spawn_hook(struct weft__dist *d)
 {
-    if (others_idle(d))
+    if ((++d->me->nspawns & d->hook_mask) != 0)
+        return;
+    if (d->xp->poll)
+        d->xp->poll();
+    if (d->oversubscribed && (d->me->nspawns & (WEFT__DIST_SHARE_EVERY - 1)) == 0 &&
+        (!d->all_mapped || others_idle(d))) /* rma: asking the others costs more */
         sched_yield();
+}
+
+/* Every record is used or freed by other ranks: takes those back and
+ * spawns again (a tail call, so that the spawn path keeps no argument
+ * across a call). */
+static WEFT_NOINLINE int spawn_refill(weft_thread **out, weft_fn fn, const void *arg,
+                                      size_t arg_size, const weft_attr *attr)
+{
+    if (!rec_grab(weft__dist.me))
+        return EAGAIN;
+    return weft__dist_spawn(out, fn, arg, arg_size, attr);
 }
 
 int weft__dist_spawn(weft_thread **out, weft_fn fn, const void *arg, size_t arg_size,
@@ -456,7 +613,7 @@ int weft__dist_spawn(weft_thread **out, weft_fn fn, const void *arg, size_t arg_
         return EAGAIN; /* U is full: this chain of frames is too deep */
     struct weft__drec *c = rec_alloc(d->me);
     if (WEFT_UNLIKELY(!c))
-        return EAGAIN;
+        return spawn_refill(out, fn, arg, arg_size, attr);
     c->id = (uint64_t)(d->rank + 1) << REC_SHIFT | ++d->id_next;
     c->fn = fn;
     c->arg = (void *)arg;
@@ -465,8 +622,8 @@ int weft__dist_spawn(weft_thread **out, weft_fn fn, const void *arg, size_t arg_
     c->frame_end = top;
     atomic_store_explicit(&c->state, WEFT__DREC_LIVE, memory_order_relaxed);
     atomic_store_explicit(&c->flag, 0, memory_order_relaxed);
-    if (WEFT_UNLIKELY(d->oversubscribed) && (++d->me->nspawns & (SHARE_EVERY - 1)) == 0)
-        share_cpu(d);
+    if (WEFT_UNLIKELY(d->spawn_hook))
+        spawn_hook(d); /* counts the spawn too */
     else
         d->me->nspawns++;
     *out = (weft_thread *)c;
@@ -474,6 +631,36 @@ int weft__dist_spawn(weft_thread **out, weft_fn fn, const void *arg, size_t arg_
     weft__ctx_spawn(&d->spawn_sp, top - copy, child_start, c);
     MOVED();
     san_arrived();
+    return 0;
+}
+
+/* A join that is not the common case: c is another rank's under rma, or
+ * has not finished, or is freed (state s when c is here). */
+static WEFT_NOINLINE int join_slow(struct weft__drec *c, uint32_t s, void **result)
+{
+    struct weft__dist *d = &weft__dist;
+    if (!here(c))
+        d->xp->get(&s, &c->state, sizeof s);
+    if (s == WEFT__DREC_FREED)
+        return EINVAL;
+    /* flag_load's acquire pairs with the finisher's add (its result) */
+    if (s != WEFT__DREC_DONE && d->xp->flag_load(&c->flag) == 0) {
+        d->req = WEFT__DREQ_SUSPEND;
+        d->req_rec = c;
+        d->req_self = d->cur;
+        d->cur = NULL;
+        san_to_scheduler();
+        weft__ctx_switch_plain(&d->req_sp, d->sched_sp);
+        MOVED();
+        san_arrived();
+    }
+    if (result) {
+        if (here(c))
+            *result = c->result;
+        else
+            d->xp->get(result, &c->result, sizeof *result);
+    }
+    rec_free(c);
     return 0;
 }
 
@@ -485,36 +672,25 @@ int weft__dist_join(weft_thread *t, void **result)
         return EINVAL;
     if (c == d->cur)
         return EDEADLK;
+    uint32_t s = WEFT__DREC_LIVE;
     /* acquire: pairs with the release of DONE in finish */
-    uint32_t s = atomic_load_explicit(&c->state, memory_order_acquire);
-    if (s == WEFT__DREC_FREED)
-        return EINVAL;
-    /* acquire: pairs with the finisher's add (its result) */
-    if (s != WEFT__DREC_DONE && atomic_load_explicit(&c->flag, memory_order_acquire) == 0) {
-        d->req = WEFT__DREQ_SUSPEND;
-        d->req_rec = c;
-        d->req_self = d->cur;
-        d->cur = NULL;
-        san_to_scheduler();
-        weft__ctx_switch_plain(&d->req_sp, d->sched_sp);
-        MOVED();
-        san_arrived();
+    if (WEFT_LIKELY(here(c)) &&
+        WEFT_LIKELY((s = atomic_load_explicit(&c->state, memory_order_acquire)) ==
+                    WEFT__DREC_DONE)) {
+        if (result)
+            *result = c->result;
+        rec_free(c);
+        return 0;
     }
-    if (result)
-        *result = c->result;
-    rec_free(c);
-    return 0;
+    return join_slow(c, s, result);
 }
 
 _Noreturn void weft__dist_exit(void *result)
 {
     struct weft__dist *d = &weft__dist;
     struct weft__drec *c = d->cur;
-    if (c->frame_end == d->stack_hi) { /* the root */
-        weft__dist_ctl(0)->result = result;
-        for (int r = 0; r < d->size; r++)
-            /* release: the result; pairs with the acquire in the loop */
-            atomic_store_explicit(&weft__dist_ctl(r)->exit_gen, d->gen, memory_order_release);
+    if (frame_end_of(c) == d->stack_hi) { /* the root */
+        d->xp->end_run(result);
         to_scheduler(WEFT__DREQ_NONE, NULL);
     }
     finish(c, result);
@@ -537,10 +713,19 @@ static void root_start(void *arg, void **save_sp)
 static void await_thieves(struct weft__dist *d)
 {
     uint64_t t0 = now_ns();
-    for (int r = 1; r < d->size; r++)
-        while (atomic_load_explicit(&weft__dist_ctl(r)->loop_gen, memory_order_relaxed) != d->gen &&
-               now_ns() - t0 < START_WAIT_NS)
+    for (int r = 1; r < d->size; r++) {
+        _Atomic uint64_t *lg = &weft__dist_ctl(r)->loop_gen;
+        for (;;) {
+            uint64_t g;
+            if (here(lg))
+                g = atomic_load_explicit(lg, memory_order_relaxed);
+            else
+                d->xp->get(&g, lg, sizeof g);
+            if (g == d->gen || now_ns() - t0 >= START_WAIT_NS)
+                break;
             sched_yield();
+        }
+    }
 }
 
 int weft__dist_start_root(weft_fn fn, void *arg)
@@ -548,6 +733,8 @@ int weft__dist_start_root(weft_fn fn, void *arg)
     struct weft__dist *d = &weft__dist;
     await_thieves(d);
     struct weft__drec *c = rec_alloc(d->me);
+    if (!c && rec_grab(d->me))
+        c = rec_alloc(d->me);
     if (!c)
         return EAGAIN;
     c->id = (uint64_t)(d->rank + 1) << REC_SHIFT | ++d->id_next;
@@ -577,25 +764,24 @@ static char *serve_request(struct weft__dist *d)
         /* d->req_self waits for d->req_rec: copy its frames out, then race. */
         struct weft__drec *c = d->req_rec, *j = d->req_self;
         char *sp = d->req_sp, *lo = sp - WEFT__DIST_RED;
-        size_t n = (size_t)(j->frame_end - lo);
+        size_t n = (size_t)(frame_end_of(j) - lo);
         char *ev = n <= WEFT__DIST_EVAC_SIZE ? evac_alloc(d->me) : NULL;
         if (!ev) {
             /* No room to copy it out: wait in place (nothing else of this
              * rank is on U, and the joined thread needs nothing of it). */
-            /* acquire: pairs with the finisher's add */
-            while (atomic_load_explicit(&c->flag, memory_order_acquire) == 0)
+            /* flag_load's acquire pairs with the finisher's add */
+            while (d->xp->flag_load(&c->flag) == 0)
                 sched_yield();
             d->cur = j;
             return sp;
         }
         copy_raw(ev, lo, n);
-        c->susp_sp = sp;
-        c->susp_evac = ev;
-        c->susp_rec = j;
+        struct weft__dsusp su = { sp, ev, j };
+        d->xp->put(&c->susp, &su, sizeof su);
         d->me->nsuspends++;
-        /* acq_rel: release publishes susp_*; acquire pairs with the
-         * finisher's add (its result) */
-        if (atomic_fetch_add_explicit(&c->flag, 1, memory_order_acq_rel) == 0)
+        /* the add publishes c->susp; its acquire pairs with the finisher's
+         * add (its result) */
+        if (d->xp->flag_add(&c->flag) == 0)
             return NULL; /* the finisher resumes j */
         evac_free(ev);   /* it finished meanwhile: j's frames are still in place */
         d->cur = j;
@@ -604,12 +790,14 @@ static char *serve_request(struct weft__dist *d)
     if (req == WEFT__DREQ_RESUME) {
         /* d->req_rec finished second: its joiner goes on here. U is free
          * (the finisher's pop failed: our deque is empty). */
-        struct weft__drec *c = d->req_rec, *j = c->susp_rec;
-        char *sp = c->susp_sp, *lo = sp - WEFT__DIST_RED;
-        copy_raw(lo, c->susp_evac, (size_t)(j->frame_end - lo));
-        evac_free(c->susp_evac);
-        d->cur = j;
-        return sp;
+        struct weft__drec *c = d->req_rec;
+        struct weft__dsusp su;
+        d->xp->get(&su, &c->susp, sizeof su);
+        char *lo = su.sp - WEFT__DIST_RED;
+        d->xp->get(lo, su.evac, (size_t)(frame_end_of(su.rec) - lo));
+        evac_free(su.evac);
+        d->cur = su.rec;
+        return su.sp;
     }
     return NULL;
 }
@@ -624,14 +812,19 @@ void weft__dist_loop(void)
         if (!sp) {
             struct weft__dentry e;
             /* acquire: pairs with the release stores of the root's end */
-            if (atomic_load_explicit(&d->me->exit_gen, memory_order_acquire) == d->gen)
+            if (atomic_load_explicit(&d->me->exit_gen, memory_order_acquire) == d->gen) {
+                d->xp->exit_seen();
                 return;
+            }
             int mine = !own_deque_empty(d->me);
             if (mine && d->force_steal && others_idle(d)) {
                 /* forced: give an idle rank time to take it */
                 uint64_t t0 = now_ns();
-                while (!deque_empty(d->me) && now_ns() - t0 < FORCE_WAIT_NS)
+                while (!deque_empty(d->me) && now_ns() - t0 < FORCE_WAIT_NS) {
+                    if (d->xp->poll)
+                        d->xp->poll(); /* the thief's steps may need us */
                     sched_yield();
+                }
             }
             if (mine && pop(d->me, &e)) {
                 d->cur = e.rec; /* left by a forced finish, or a joiner in mid-stack */

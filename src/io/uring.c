@@ -8,8 +8,9 @@
  * For positional I/O and sleeps nothing enters the kernel yet: the worker
  * sets WEFT__ATTN_IO and goes on running other threads. At its scheduling
  * points (weft__attend, reached from every pick of a next thread) it
- * submits the queued SQEs in one io_uring_enter when (a) it has no other
- * local work, (b) a batch is full, or (c) a bounded number of scheduling
+ * submits the queued SQEs in one io_uring_enter when (a) it is out of work
+ * (no thread of its own ready, no task ready anywhere that it could steal),
+ * (b) a batch is full, or (c) a bounded number of scheduling
  * points went by (latency bound), and it reaps completions from the shared
  * CQ ring without a system call whenever there are any. Each completion
  * readies its thread. These are "wrapped system calls" (many
@@ -48,10 +49,12 @@
 #include <unistd.h>
 
 #include "io/ring.h"
+#include "os/kwait.h"
 #include "sched/sched.h"
 
-#define IO_BATCH     32u /* queued SQEs that force a submission */
-#define IO_DEFER_MAX 64u /* scheduling points an SQE may wait unsubmitted */
+#define IO_BATCH     32u    /* queued SQEs that force a submission */
+#define IO_DEFER_MAX 64u    /* scheduling points an SQE may wait unsubmitted */
+#define IO_STEAL_NS  20000u /* how long a worker with only others' tasks left holds its SQEs */
 #define RING_ENTRIES 256u
 #define EFD_TAG      ((uint64_t)1) /* user_data of the eventfd read */
 #define CB_TAG       ((uint64_t)4) /* low bits: a struct weft__io_cb (weft__io_queue_cb) */
@@ -82,6 +85,8 @@ struct weft__io_state {
     unsigned queued;            /* SQEs prepared, not yet submitted; owner only */
     unsigned inflight;          /* requests without their last CQE; owner only */
     unsigned defer;             /* scheduling points since the oldest queued SQE */
+    uint64_t held_since;        /* when attend first held queued SQEs for tasks
+                                   elsewhere, 0 if it has not; owner only */
     struct weft__io_counters c; /* owner writes; weft_stats reads racily */
 };
 
@@ -142,6 +147,7 @@ static void submit(struct weft__io_state *io)
     COUNT(io->c.enters, 1);
     io->queued = 0;
     io->defer = 0;
+    io->held_since = 0;
 }
 
 static void reap(struct weft__worker *w, struct weft__io_state *io)
@@ -181,16 +187,35 @@ static void reap(struct weft__worker *w, struct weft__io_state *io)
     COUNT(io->c.reaped, n);
 }
 
-static int local_empty(struct weft__worker *w)
+/* Whether w should submit its queued SQEs now, having no thread of its own
+ * ready: yes if no task is ready anywhere either. A thief runs one stolen
+ * task (and what it readies) at a time: it goes on stealing before it
+ * submits, so that a worker helping another one does not cross into the
+ * kernel for each request of each stolen task; but for IO_STEAL_NS at
+ * most, so that tasks that keep coming (a long graph beside a few
+ * requests) delay no request for longer. IO_BATCH and IO_DEFER_MAX still
+ * force a submission, and a worker that goes to sleep submits in
+ * weft__io_idle_wait. */
+static int out_of_work(struct weft__worker *w, struct weft__io_state *io)
 {
-    return !weft__has_ready(w);
+    if (weft__has_ready(w))
+        return 0;
+    if (!weft__rt.task->has_work())
+        return 1;
+    uint64_t now = weft__now_ns();
+    if (!io->held_since) {
+        io->held_since = now;
+        return 0;
+    }
+    return now - io->held_since >= IO_STEAL_NS;
 }
 
 void weft__io_attend(struct weft__worker *w)
 {
     struct weft__io_state *io = w->io;
     if (io) {
-        if (io->queued && (io->queued >= IO_BATCH || ++io->defer >= IO_DEFER_MAX || local_empty(w)))
+        if (io->queued &&
+            (io->queued >= IO_BATCH || ++io->defer >= IO_DEFER_MAX || out_of_work(w, io)))
             submit(io);
         if (io_uring_cq_ready(&io->ring))
             reap(w, io);
@@ -290,6 +315,7 @@ int weft__io_idle_wait(struct weft__worker *w)
     COUNT(io->c.enters, 1);
     io->queued = 0;
     io->defer = 0;
+    io->held_since = 0;
     reap(w, io);
     return 1;
 }

@@ -155,8 +155,8 @@ static void env_stack(weft_config *cfg)
 static void env_policy(weft_config *cfg)
 {
     static const struct env_word words[] = { { "work-first", WEFT_WORK_FIRST },
-                                              { "help-first", WEFT_HELP_FIRST },
-                                              { NULL, 0 } };
+                                             { "help-first", WEFT_HELP_FIRST },
+                                             { NULL, 0 } };
     cfg->spawn_policy = env_word("WEFT_SPAWN_POLICY", words, cfg->spawn_policy);
 }
 
@@ -210,9 +210,9 @@ void weft_config_default(weft_config *cfg)
 static void env_guard(struct weft__env *env)
 {
     static const struct env_word words[] = { { "auto", WEFT__GUARDREQ_AUTO },
-                                              { "mprotect", WEFT__GUARDREQ_MPROTECT },
-                                              { "canary", WEFT__GUARDREQ_CANARY },
-                                              { NULL, 0 } };
+                                             { "mprotect", WEFT__GUARDREQ_MPROTECT },
+                                             { "canary", WEFT__GUARDREQ_CANARY },
+                                             { NULL, 0 } };
     env->stack_guard = env_word("WEFT_STACK_GUARD", words, WEFT__GUARDREQ_AUTO);
 }
 
@@ -265,10 +265,10 @@ static void env_trace(struct weft__env *env)
 static void env_wait(struct weft__env *env)
 {
     static const struct env_word words[] = { { "spin", WEFT__WAIT_SPIN },
-                                              { "futex", WEFT__WAIT_FUTEX },
-                                              { "auto", WEFT__WAIT_AUTO },
-                                              { "", WEFT__WAIT_AUTO },
-                                              { NULL, 0 } };
+                                             { "futex", WEFT__WAIT_FUTEX },
+                                             { "auto", WEFT__WAIT_AUTO },
+                                             { "", WEFT__WAIT_AUTO },
+                                             { NULL, 0 } };
     env->wait = (enum weft__wait_policy)env_word("WEFT_WAIT", words, WEFT__WAIT_AUTO);
 }
 
@@ -276,9 +276,9 @@ static void env_wait(struct weft__env *env)
 static void env_io(struct weft__env *env)
 {
     static const struct env_word words[] = { { "auto", WEFT__IO_AUTO },
-                                              { "uring", WEFT__IO_URING },
-                                              { "blocking", WEFT__IO_BLOCKING },
-                                              { NULL, 0 } };
+                                             { "uring", WEFT__IO_URING },
+                                             { "blocking", WEFT__IO_BLOCKING },
+                                             { NULL, 0 } };
     env->io = (enum weft__io_mode)env_word("WEFT_IO", words, WEFT__IO_AUTO);
 }
 

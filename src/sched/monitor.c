@@ -229,26 +229,24 @@ static int busy_watch(void)
     return mon.pending;
 }
 
-/* Every worker's thread has held it, not at a safe point, long past the
- * quantum while work waits: none can run the thread that would release
- * them (a holder of the kernel lock they block on, preempted). One of them
- * is rescued (machine.c): only then, as a rescue costs a kernel-thread
- * hand-off and a stray one would only cost fairness. */
-static void rescue_if_all_stuck(void)
+/* A worker whose thread has held it, not at a safe point, long past the
+ * quantum (blocked in the kernel, most likely) is rescued (machine.c) when
+ * it holds ready threads that no other worker will run (its yield FIFO and
+ * mailbox are its own; what waits in its deque or the injection queue is
+ * counted too, being cheaper to over-rescue than to miss), or when every
+ * worker is stuck so: none can run the thread that would release them (a
+ * holder of the kernel lock they block on, preempted, waiting behind one
+ * of them). Rescues only then, as each costs a kernel-thread hand-off;
+ * one per look. */
+RACY static void rescue_stuck(void)
 {
-    int n = weft__rt.nworkers;
-    /* One worker only, for now: with several, stress/join_race crashed in
-     * about one run of eight with rescues on (issue #12's notes); there a
-     * preempted holder waits in the shared FIFO for any worker that is not
-     * blocked. */
-    if (n != 1)
-        return;
-
+    int n = weft__rt.nworkers, all = 1;
     for (int i = 0; i < n; i++)
-        if (!mon.looks[i].stuck)
-            return;
+        all &= mon.looks[i].stuck;
     for (int i = 0; i < n; i++) {
         struct weft__worker *w = weft__rt.workers[i];
+        if (!mon.looks[i].stuck || !(all || weft__has_ready(w)))
+            continue;
         if (weft__preempt_escalate(w, mon.looks[i].tick)) {
             weft__preempt_retry(w, mon.looks[i].tick);
             return;
@@ -304,7 +302,7 @@ static void *monitor_main(void *arg)
         for (int i = 0; i < weft__rt.nworkers; i++)
             moved |= look_at(weft__rt.workers[i], &mon.looks[i], now, dt);
         if (mon.quantum_ns > 0) {
-            rescue_if_all_stuck();
+            rescue_stuck();
             weft__preempt_poke_rescued(); /* back in their own code, they rejoin */
         }
         if (moved || busy_watch() || mon.pending)

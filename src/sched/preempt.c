@@ -89,7 +89,7 @@
 #include "sched/trace.h"
 
 #define PREEMPT_SIGNAL SIGURG
-#define MAX_RANGES     64 /* code ranges that must not be interrupted */
+#define MAX_RANGES     64    /* code ranges that must not be interrupted */
 #define RETRY_FAST_NS  5000L /* the first fast retry of a refused request */
 #define RETRY_FAST_MAX 6     /* fast retries of one request: 5 us .. 160 us */
 
@@ -405,8 +405,11 @@ static void retry_soon(struct weft__worker *w, uint64_t req)
         w->retry_req = req;
         w->retry_n = 0;
     }
-    if (w->retry_n >= RETRY_FAST_MAX)
+    if (w->retry_n >= RETRY_FAST_MAX) {
+        if (w->retry_n++ == RETRY_FAST_MAX)
+            weft__monitor_poke_now(); /* once: its retries take over */
         return;
+    }
     int tid = tid_self();
     if (w->retry_timer && w->retry_tid != tid) {
         syscall(SYS_timer_delete, w->retry_timer - 1); /* w moved to another kernel thread */
@@ -507,8 +510,7 @@ void weft__preempt_request(struct weft__worker *v, uint64_t tick, int cause)
     } while (!atomic_compare_exchange_weak_explicit(&v->preempt_req, &old,
                                                     tick << 2 | (uint64_t)cause,
                                                     memory_order_relaxed, memory_order_relaxed));
-    signal_worker(v);
-    weft__monitor_poke_now(); /* it retries until the handler finds a safe point */
+    signal_worker(v); /* a refusal retries by itself (retry_soon), then via the monitor */
 }
 
 int weft__preempt_escalate(struct weft__worker *v, uint64_t tick)

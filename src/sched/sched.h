@@ -127,10 +127,10 @@ struct weft__worker {
     /* The fast retry of a request the handler had to refuse (preempt.c):
      * a one-shot kernel timer that signals the kernel thread running w.
      * Owner only (the handler), and the worker's teardown. */
-    int retry_timer;     /* kernel timer id + 1; 0: none yet */
-    int retry_tid;       /* the kernel thread that timer signals */
-    uint64_t retry_req;  /* the request being retried */
-    unsigned retry_n;    /* retries of it so far */
+    int retry_timer;    /* kernel timer id + 1; 0: none yet */
+    int retry_tid;      /* the kernel thread that timer signals */
+    uint64_t retry_req; /* the request being retried */
+    unsigned retry_n;   /* retries of it so far */
 
     struct weft__deque dq; /* default pool: owner bottom, thieves top */
 
@@ -242,10 +242,14 @@ static inline struct weft_thread *weft__tls_user(void)
 /* t's id, as weft_thread_id gives it: drawn on first use from one
  * runtime-wide counter (a spawn only zeroes the field, so a reused slot
  * never keeps its old id; a traced spawn gives one from its worker's block
- * of the counter, sched/trace.h); unique for the life of the runtime.
- * Racing first callers agree through the CAS. Async-signal-safe (the
- * overflow report and the trace hooks read it too). */
-static inline uint64_t weft__thread_id_of(const struct weft_thread *t)
+ * of the counter, sched/trace.h); unique for the life of the runtime. Racing first
+ * callers agree through the CAS. Async-signal-safe (the overflow report
+ * and the trace hooks read it too). Hidden from ThreadSanitizer: the
+ * preemption monitor and the registry (observe/registry.c) read the ids of
+ * slots that a spawn may be reusing, whose plain store of 0 races with them
+ * by design, as their own racy reads do. */
+__attribute__((no_sanitize("thread"))) static inline uint64_t
+weft__thread_id_of(const struct weft_thread *t)
 {
     uint64_t *p = (uint64_t *)&((struct weft_thread *)t)->id;
     /* relaxed: the id is the only datum; the CAS decides who sets it. */

@@ -53,7 +53,7 @@
 struct barrier {
     _Atomic uint64_t word;      /* episode << 32 | SLEEPERS | arrived; see above */
     uint32_t count;             /* set by init, read-only while in use */
-    _Atomic uint32_t lock;      /* internal lock (weft__sync_lock) over q and SLEEPERS */
+    weft__lock lock;            /* internal lock (weft__sync_lock) over q and SLEEPERS */
     struct weft__waitq q;       /* under lock: records of the current episode */
     _Atomic uint32_t spin_hint; /* adaptive spin budget (weft__spin_learn); racy by design */
 };

@@ -1,4 +1,4 @@
-/* cond.c: weft_cond: a FIFO of waiter records; signal wakes the oldest, timed waits race their timer against the signal on the record's word.
+/* cond.c: weft_cond, on the condition queue it shares with mltp's conds (cond.h): a FIFO of waiter records; signal wakes the oldest, timed waits race their timer against the signal on the record's word.
  *
  * wait: check that the caller owns the mutex, queue a record under the
  * cond's lock, unlock the mutex, wait on the record, relock. A user thread's
@@ -22,6 +22,7 @@
 #include <stddef.h>
 
 #include "sched/sched.h"
+#include "sync/cond.h"
 #include "sync/mutex.h"
 #include "sync/timer.h"
 #include "sync/wait.h"
@@ -31,13 +32,7 @@
  * before parking (only with more than one worker). */
 #define COND_SPIN_NS 3000u
 
-struct cond {
-    _Atomic uint32_t lock;      /* internal lock; weft__sync_lock */
-    _Atomic uint32_t spin_hint; /* adaptive spin budget (weft__spin_learn); racy by design */
-    struct weft__waitq q;       /* under lock */
-};
-
-WEFT__STORAGE(impl, struct cond, weft_cond, weft_private_)
+WEFT__STORAGE(impl, struct weft__condq, weft_cond, weft_private_)
 
 /* A waiter and its timer, on the waiting thread's stack. */
 struct timed_waiter {
@@ -63,11 +58,7 @@ int weft_cond_destroy(weft_cond *c)
 {
     if (!c)
         return EINVAL;
-    struct cond *cv = impl(c);
-    weft__sync_lock(&cv->lock);
-    int busy = !weft__waitq_empty(&cv->q);
-    weft__sync_unlock(&cv->lock);
-    return busy ? EBUSY : 0;
+    return weft__condq_busy(impl(c)) ? EBUSY : 0;
 }
 
 static int cond_wait_until(weft_cond *c, weft_mutex *m, const struct timespec *abstime)
@@ -83,7 +74,7 @@ static int cond_wait_until(weft_cond *c, weft_mutex *m, const struct timespec *a
     if (weft__in_task())
         return EPERM; /* a task must not wait (sched.h) */
 
-    struct cond *cv = impl(c);
+    struct weft__condq *cq = impl(c);
     struct timed_waiter tw;
     weft__waiter_init(&tw.w, WEFT__WAIT_COND);
     int user_timer = abstime && tw.w.thread;
@@ -97,20 +88,15 @@ static int cond_wait_until(weft_cond *c, weft_mutex *m, const struct timespec *a
             return r;
     }
 
-    weft__sync_lock(&cv->lock);
-    weft__waitq_push(&cv->q, &tw.w);
-    weft__sync_unlock(&cv->lock);
+    weft__condq_push(cq, &tw.w);
     weft_mutex_unlock(m);
 
-    uint32_t v = weft__waiter_block(&tw.w, weft__spin_budget(&cv->spin_hint, COND_SPIN_NS),
+    uint32_t v = weft__waiter_block(&tw.w, weft__spin_budget(&cq->spin_hint, COND_SPIN_NS),
                                     user_timer ? NULL : abstime, 1);
-    weft__spin_learn(&cv->spin_hint, tw.w.spin);
+    weft__spin_learn(&cq->spin_hint, tw.w.spin);
     int r = 0;
     if (v == WEFT__WORD_TIMEDOUT) {
-        weft__sync_lock(&cv->lock);
-        if (weft__waitq_linked(&cv->q, &tw.w))
-            weft__waitq_remove(&cv->q, &tw.w);
-        weft__sync_unlock(&cv->lock);
+        weft__condq_forget(cq, &tw.w);
         r = ETIMEDOUT;
     }
     if (user_timer)
@@ -135,14 +121,7 @@ int weft_cond_signal(weft_cond *c)
 {
     if (!c)
         return EINVAL;
-    struct cond *cv = impl(c);
-    struct weft__waiter *w;
-    weft__sync_lock(&cv->lock);
-    while ((w = weft__waitq_pop(&cv->q)) != NULL && !weft__waiter_claim(w))
-        ;
-    weft__sync_unlock(&cv->lock);
-    if (w)
-        weft__waiter_wake(w);
+    weft__condq_signal(impl(c));
     return 0;
 }
 
@@ -150,21 +129,6 @@ int weft_cond_broadcast(weft_cond *c)
 {
     if (!c)
         return EINVAL;
-    struct cond *cv = impl(c);
-    struct weft__waiter *chain = NULL, **tail = &chain, *w;
-    weft__sync_lock(&cv->lock);
-    while ((w = weft__waitq_pop(&cv->q)) != NULL) {
-        if (weft__waiter_claim(w)) {
-            *tail = w;
-            tail = &w->next;
-        }
-    }
-    *tail = NULL;
-    weft__sync_unlock(&cv->lock);
-    while (chain) {
-        w = chain;
-        chain = w->next; /* read before finish: the record may vanish after it */
-        weft__waiter_wake(w);
-    }
+    weft__condq_broadcast(impl(c));
     return 0;
 }

@@ -130,10 +130,12 @@ static inline void weft__spin_learn(_Atomic uint32_t *hint, unsigned verdict)
 
 /* ---- the objects' internal locks ------------------------------------------------ */
 
-/* A lock word held for a few instructions on slow paths, never across a
- * switch or a system call. */
-static inline void weft__sync_lock(_Atomic uint32_t *l);
-static inline void weft__sync_unlock(_Atomic uint32_t *l);
+/* An object's internal lock: base.h's weft__lock (all-zero: free), held
+ * for a few instructions on slow paths, never across a switch or a system
+ * call. A waiter backs off (weft__sync_backoff) rather than spin flat out:
+ * the holder may be a kernel thread that lost its CPU. */
+static inline void weft__sync_lock(weft__lock *l);
+static inline void weft__sync_unlock(weft__lock *l);
 
 /* ---- helpers for the objects' internal locks ------------------------------------ */
 
@@ -150,24 +152,26 @@ uintptr_t weft__sync_owner(void);
  * kernel thread's. */
 uint64_t weft__sync_owner_id(uintptr_t owner);
 
-static inline void weft__sync_lock(_Atomic uint32_t *l)
+static inline void weft__sync_lock(weft__lock *l)
 {
     unsigned spins = 0;
-    for (;;) {
-        uint32_t z = 0;
-        /* acquire: pairs with the release in weft__sync_unlock. */
-        if (atomic_compare_exchange_weak_explicit(l, &z, 1, memory_order_acquire,
-                                                  memory_order_relaxed))
-            return;
-        while (atomic_load_explicit(l, memory_order_relaxed))
+    uint32_t z = 0;
+    /* A CAS first, as the lock is mostly free: one step where
+     * weft__lock_try takes two (its load spares a held lock's line a
+     * write, which the backoff loop does here). acquire: pairs with the
+     * release in weft__lock_release. */
+    while (!atomic_compare_exchange_weak_explicit(&l->v, &z, 1, memory_order_acquire,
+                                                  memory_order_relaxed)) {
+        do
             weft__sync_backoff(&spins);
+        while (atomic_load_explicit(&l->v, memory_order_relaxed));
+        z = 0;
     }
 }
 
-static inline void weft__sync_unlock(_Atomic uint32_t *l)
+static inline void weft__sync_unlock(weft__lock *l)
 {
-    /* release: publishes the critical section; pairs with the acquire above. */
-    atomic_store_explicit(l, 0, memory_order_release);
+    weft__lock_release(l);
 }
 
 #endif

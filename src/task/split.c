@@ -5,12 +5,13 @@
  * SQE in the worker's ring, tagged with a request record from the task
  * record cache (io.h: struct weft__io_cb). It is submitted with the
  * worker's other ring traffic at its next scheduling point (uring.c: when
- * it runs out of local work, a batch is full, or after a bounded number of
- * scheduling points; a long run of tasks looks at the ring every
- * ATTEND_EVERY tasks, task.c), and its completion, reaped by the same
- * worker, stores the result and sends the continuation with no system call
- * and no switch. A write or send that the kernel cut short on a blocking
- * descriptor is queued again for the rest, as the mirrors write everything.
+ * it runs out of work, tasks it could steal included, a batch is full, or
+ * after a bounded number of scheduling points; a long run of tasks looks
+ * at the ring every ATTEND_EVERY tasks, task.c), and its completion,
+ * reaped by the same worker, stores the result and sends the continuation
+ * with no system call and no switch. A write or send that the kernel cut
+ * short on a blocking descriptor is queued again for the rest, as the
+ * mirrors write everything.
  * Positional calls first try the call that never waits (preadv2/pwritev2
  * with RWF_NOWAIT), as the mirrors do: it completes page-cache reads at
  * once, and gives ESPIPE for a descriptor that cannot seek (the ring would

@@ -219,7 +219,8 @@ PROG
     if command -v mpiexec >/dev/null && [ "${sanflags#*thread}" = "$sanflags" ]; then
         out=$(env LD_LIBRARY_PATH="$libdir" timeout 60 mpiexec -n 2 "$work/dist_pc" 2>&1) ||
             { echo "$out" >&2; fail "mpiexec -n 2 of a weft-dist program"; }
-        [ "$(echo "$out" | grep -c weft-consumer-ok)" = 2 ] ||
+        # -o: the two ranks' lines may land on one line of the merged output
+        [ "$(echo "$out" | grep -o weft-consumer-ok | wc -l)" = 2 ] ||
             { echo "$out" >&2; fail "mpiexec -n 2: unexpected output"; }
     fi
     mkdir -p "$work/cmd"

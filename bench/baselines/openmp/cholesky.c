@@ -6,6 +6,7 @@
  */
 #include "cholesky.h"
 #include "bench.h"
+#include "sched_est.h"
 
 #include <omp.h>
 
@@ -54,9 +55,11 @@ int main(int argc, char **argv)
         omp_set_num_threads((int)o.workers.v[wi]);
         for (int r = -1; r < o.reps; r++) { /* r = -1: warm-up */
             ch_reset();
+            bench_sched_mark(r, o.reps, 0, "cholesky", "omp", o.workers.v[wi]);
             uint64_t t0 = bench_now_ns();
             factorise();
             double dt = (double)(bench_now_ns() - t0);
+            bench_sched_mark(r, o.reps, 1, "cholesky", "omp", o.workers.v[wi]);
             ch_check();
             if (r >= 0)
                 samples[r] = dt;

@@ -11,6 +11,7 @@
  */
 #include "task_graphs.h"
 #include "bench.h"
+#include "sched_est.h"
 
 #include <omp.h>
 #include <stdatomic.h>
@@ -137,6 +138,7 @@ static void run(const bench_opts *o, int b, long size, long workers)
     omp_set_num_threads((int)workers);
     for (int r = -1; r < o->reps; r++) { /* r = -1: warm-up (the team starts) */
         verify = r < 0;
+        bench_sched_mark(r, o->reps, 0, tg_names[b], "omp", workers);
         uint64_t t0 = bench_now_ns();
         switch (b) {
         case TG_WAVEFRONT:
@@ -146,6 +148,7 @@ static void run(const bench_opts *o, int b, long size, long workers)
         default: graph_traversal(size); break;
         }
         tg_record(b, &lg, t0, samples, r);
+        bench_sched_mark(r, o->reps, 1, tg_names[b], "omp", workers);
     }
     tg_release(b, &lg, stencil);
     free(tok);
