@@ -84,9 +84,11 @@ int weft__trace_start(const char *path)
     weft__trace_on = 1;
     /* No worker runs yet: plain writes. The gate sends yields, parks and
      * exits through the recording slow paths; the policy bit, spawns. */
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
+        weft__rt.workers[i]->trace = &r[i];
         atomic_fetch_or_explicit(&weft__rt.workers[i]->gate, WEFT__GATE_TRACE,
                                  memory_order_relaxed);
+    }
     weft__rt.policy |= WEFT__POLICY_TRACED;
     weft__trace(weft__rt.workers[0], WEFT__EV_RUN, weft__rt.main, 0);
     return 0;
@@ -420,7 +422,7 @@ void weft__trace_finish(void)
     uint64_t tsc1 = __rdtsc(), ns1 = now_ns();
     weft__trace_on = 0;
     struct weft__trace_ring *r = weft__trace_rings;
-    weft__trace_rings = NULL;
+    weft__trace_rings = NULL; /* the workers, and their pointers to it, are gone */
     size_t n = 0;
     uint64_t dropped = 0, total = 0;
     for (int i = 0; i < tr.nworkers; i++) {

@@ -615,7 +615,7 @@ int weft__rescue_lend(struct weft__worker *w)
     m->job_lend = lend;
     mp.handoffs++;
     pthread_mutex_unlock(&mp.lock);
-    /* Every exit of self takes exit_slow while it is away (thread_exit
+    /* Every exit of self takes exit_other while it is away (thread_exit
      * tests attn: the count stays non-zero while any thread of w is away),
      * which settles the rescue first. */
     atomic_fetch_add_explicit(&w->attn, WEFT__ATTN_RESCUE_ONE, memory_order_relaxed);

@@ -117,6 +117,9 @@ struct weft__worker {
      * tell a thread that kept the worker from one that came back. Owner
      * only; one add per switch, nothing else on the hot path. */
     uint64_t tick;
+    /* Its WEFT_TRACE ring (sched/trace.h); NULL while not tracing. Written
+     * only while no worker runs. */
+    struct weft__trace_ring *trace;
     /* preemption (sched/preempt.c) */
     _Atomic int ktid;             /* kernel thread running w; stored by whoever takes w,
                                      read racily by those that signal it */

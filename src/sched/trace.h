@@ -7,17 +7,18 @@
  *
  * Cost when off: nothing on the hot paths. Tracing sets a gate bit on
  * every worker (WEFT__GATE_TRACE), which the yield, park and exit paths
- * already test (attn_any), so they take weft__pick_slow and exit_slow,
+ * already test (attn_any), so they take weft__pick_slow and exit_attn,
  * where the events are recorded; and it marks the spawn policy
- * (WEFT__POLICY_TRACED), which the spawn fast path already compares, so
- * spawns take spawn_slow. The slow paths test weft__trace_on, a global
+ * (WEFT__POLICY_TRACED), which the spawn fast path tests first, so that
+ * a traced spawn reaches spawn_traced_plain (or spawn_slow) in a few
+ * instructions. The slow paths test weft__trace_on, a global
  * written only while no worker runs. Rejected: a flag test at every switch
  * (two instructions on the yield path), and patched jump sites (writable
  * text).
  *
  * Cost when on: a spawn-per-call program switches every few tens of
  * nanoseconds, so the usual spawn and exit have traced copies of their fast
- * paths (thread.c: spawn_traced, exit_traced) instead of the general slow
+ * paths (thread.c: spawn_traced, exit_attn) instead of the general slow
  * paths, and an event is inline code: one time-stamp-counter read, the
  * thread's id (drawn at the spawn from a block of the worker's own: no
  * shared line) and two stores into a 16-byte record. A time stamp is the
@@ -99,7 +100,7 @@ uint64_t weft__trace_id_refill(struct weft__trace_ring *r);
 
 WEFT_INLINE struct weft__trace_ring *weft__trace_ring(const struct weft__worker *w)
 {
-    return &weft__trace_rings[w->id];
+    return w->trace;
 }
 
 /* An id for a thread being spawned on r's worker, which nobody else can

@@ -141,7 +141,7 @@ static WEFT_NOINLINE __attribute__((noreturn)) void exit_other(struct weft_threa
     exit_jump(w, self, to);
 }
 
-/* exit_traced's end for a next thread (or, with none, an exiting one)
+/* exit_attn's end for a next thread (or, with none, an exiting one)
  * without an id yet. */
 static WEFT_NOINLINE __attribute__((noreturn)) void
 exit_traced_id(struct weft__worker *w, struct weft_thread *self, struct weft_thread *to)
@@ -154,17 +154,19 @@ exit_traced_id(struct weft__worker *w, struct weft_thread *self, struct weft_thr
     exit_to(w, self, to);
 }
 
-/* thread_exit's usual case while tracing (WEFT_TRACE), which sent it to
- * exit_slow only for the trace's gate bit: the same steps and the event. */
-static WEFT_NOINLINE __attribute__((noreturn)) void exit_traced(struct weft_thread *self)
+/* thread_exit's usual case (nobody joined or detached yet, no canary) when
+ * w's attention word is set: tracing (WEFT_TRACE) sets a gate bit on every
+ * worker, so that exits come here and record their event with the fast
+ * path's other steps; anything else goes to exit_other. */
+static WEFT_NOINLINE __attribute__((noreturn)) void exit_attn(struct weft__worker *w,
+                                                              struct weft_thread *self)
 {
-    struct weft__worker *w = self->worker;
     /* relaxed, as thread_exit's test: a bit set meanwhile is served at the
-     * next switch. attn holds a rescued thread's count (exit_other). */
-    if (atomic_load_explicit(&w->attn, memory_order_relaxed) != 0 ||
-        atomic_load_explicit(&w->gate, memory_order_relaxed) != WEFT__GATE_TRACE ||
-        self->guard == WEFT__GUARD_CANARY ||
-        atomic_load_explicit(&self->join, memory_order_relaxed) != WEFT__J_RUNNING)
+     * next switch. attn holds a rescued thread's count (exit_other). A
+     * joiner that arrived since thread_exit read RUNNING is met by
+     * exit_to's CAS, as on the fast path. */
+    if (!weft__trace_on || atomic_load_explicit(&w->attn, memory_order_relaxed) != 0 ||
+        atomic_load_explicit(&w->gate, memory_order_relaxed) != WEFT__GATE_TRACE)
         exit_other(self);
     struct weft_thread *to = weft__pick_default(w);
     struct weft__trace_ring *r = weft__trace_ring(w);
@@ -177,14 +179,6 @@ static WEFT_NOINLINE __attribute__((noreturn)) void exit_traced(struct weft_thre
     else
         weft__trace_put(r, WEFT__EV_EXIT, 0, id);
     exit_to(w, self, to);
-}
-
-/* Every exit but thread_exit's fast path. */
-static WEFT_NOINLINE __attribute__((noreturn)) void exit_slow(struct weft_thread *self)
-{
-    if (weft__trace_on)
-        exit_traced(self);
-    exit_other(self);
 }
 
 /* Ends self (running on w) with `result`. Inline only for the usual case,
@@ -208,11 +202,12 @@ thread_exit(struct weft__worker *w, struct weft_thread *self, void *result)
                 member_exit_to(w, self, weft__pick_default(w));
             exit_member(w, self);
         }
-        exit_slow(self);
+        exit_other(self);
     }
-    if (WEFT_UNLIKELY(self->guard == WEFT__GUARD_CANARY ||
-                      atomic_load_explicit(&w->attn_any, memory_order_relaxed)))
-        exit_slow(self);
+    if (WEFT_UNLIKELY(self->guard == WEFT__GUARD_CANARY))
+        exit_other(self);
+    if (WEFT_UNLIKELY(atomic_load_explicit(&w->attn_any, memory_order_relaxed)))
+        exit_attn(w, self);
     exit_to(w, self, weft__pick_default(w));
 }
 
@@ -925,6 +920,7 @@ static WEFT_NOINLINE int spawn_other(weft_thread **out, weft_fn fn, const void *
 
 static int spawn_slow(weft_thread **out, weft_fn fn, const void *arg, size_t arg_size,
                       const weft_attr *attr, _Atomic uintptr_t *group);
+static int spawn_traced_plain(weft_thread **out, weft_fn fn, const void *arg);
 
 /* The fast path of every spawn: called by a user thread, work-first, with
  * the slot from the worker's cache (the initial thread on several workers
@@ -945,13 +941,21 @@ WEFT_INLINE int spawn_fast(weft_thread **out, weft_fn fn, const void *arg, size_
     struct weft_thread *self, *t;
     struct weft__trace_ring *r = NULL;
     size_t size = attr ? attr->stack_size : 0;
+    /* Help-first or traced: tested first, so that a traced spawn reaches
+     * its own copy of this path (which tests the rest) in a few
+     * instructions. */
+    if (!traced && WEFT_UNLIKELY(weft__rt.policy != WEFT_WORK_FIRST)) {
+        if (!attr && !arg_size && !group &&
+            weft__rt.policy == (WEFT_WORK_FIRST | WEFT__POLICY_TRACED))
+            return spawn_traced_plain(out, fn, arg);
+        return spawn_slow(out, fn, arg, arg_size, attr, group);
+    }
     if (WEFT_UNLIKELY(
             (attr && (attr->detached || attr->bound || attr->priority != WEFT_PRIO_NORMAL ||
                       (size && (size < WEFT__STACK_MIN || size > WEFT__STACK_MAX)))) ||
             !w || !fn || (!group && !out) ||
             (arg_size && (arg_size > WEFT__ARG_COPY_MAX || !arg)) || !(self = w->current) ||
-            main_chooses(self) || (attr && self->guard == WEFT__GUARD_CANARY) ||
-            (!traced && weft__rt.policy != WEFT_WORK_FIRST)))
+            main_chooses(self) || (attr && self->guard == WEFT__GUARD_CANARY)))
         return traced ? spawn_other(out, fn, arg, arg_size, attr, group)
                       : spawn_slow(out, fn, arg, arg_size, attr, group);
     /* a worker whose block of ids ran out takes spawn_any, which draws

@@ -96,7 +96,7 @@ struct weft_thread {
     _Atomic uint64_t charged_at;  /* monitor clock of the last charge */
     _Atomic uint64_t state_since; /* monitor clock of its last state change */
     /* Priority (sched/pool_prio.c). Both 0 (NORMAL) in a fresh slot; an exit
-     * resets them (exit_slow: every exit once priorities are in use).
+     * resets them (exit_other: every exit once priorities are in use).
      * Relaxed __atomic accesses: others read them racily. */
     int8_t prio;              /* the set priority, WEFT_PRIO_* */
     int8_t pcls;              /* the class it is scheduled at: prio, or a mutex
