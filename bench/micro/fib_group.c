@@ -1,12 +1,15 @@
 /* fib_group.c: fib(n) with a weft_group per call against fib(n) with weft_join: what a group costs over the joins it replaces.
  *
  * Every call with n >= 2 spawns fib(n-1) and computes fib(n-2) itself, then
- * waits: impl=join joins the child (as bench_fib); impl=group spawns it
- * into a group on the caller's stack and waits for the group, the child
- * writing its result through a pointer; impl=group-copy passes {n, result
- * pointer} by value (weft_group_spawn with arg_size, a copy on the child's
- * stack). Same runtime, same run, interleaved repetitions, so the ratio
- * group/join is measured under the same conditions.
+ * waits: impl=join joins the child (bench_weft_fib's body); impl=group
+ * spawns it into a group on the caller's stack, passing a long that holds
+ * n and then the child's result, and waits for the group; impl=group-copy
+ * passes {n, result pointer} by value (weft_group_spawn with arg_size, a
+ * copy on the child's stack). Same runtime, same run, interleaved
+ * repetitions, so the ratio group/join is measured under the same
+ * conditions. A member needs a function of its own (member, which stores
+ * the result) where a joined thread returns it: that call is part of
+ * what a group costs a program.
  *
  *   bench_fib_group [-n LIST] [-r REPS] [-w LIST] [-p work-first|help-first] [-i all|join|group|group-copy]
  * Default -n 30, -w 1.
@@ -21,53 +24,88 @@
 
 #include "weft.h"
 
-struct fib_arg {
+/* impl=group: a member's argument is one long in the spawning frame, n
+ * in and fib(n) out. impl=group-copy: {n, where the result goes}, copied
+ * to the member's stack. */
+struct fib_copy {
     long n;
     long *result;
 };
 
-static void *fib_group(void *arg)
+static long fib_group(long n);
+static long fib_group_copy(long n);
+
+/* Each variant's recursion stays one call per level (BENCH_NOINLINE):
+ * left to itself, gcc -O3 inlines a recursive function into itself to
+ * different depths for the three, and the ratio then measures its
+ * choices (up to 3 % of the instructions) rather than the runtime's. */
+
+/* impl=join: bench_weft_fib's body. */
+static BENCH_NOINLINE void *fib_join(void *arg)
 {
-    struct fib_arg *p = arg;
-    long n = p->n;
-    if (n < 2) {
-        *p->result = n;
-        return NULL;
-    }
-    weft_group g = WEFT_GROUP_INIT;
-    long a, b;
-    struct fib_arg ca = { n - 1, &a }, cb = { n - 2, &b };
-    int rc = weft_group_spawn(&g, fib_group, &ca, 0, NULL);
+    long n = (long)(intptr_t)arg;
+    if (n < 2)
+        return arg;
+    weft_thread *t;
+    void *a;
+    int rc = weft_spawn(&t, fib_join, (void *)(intptr_t)(n - 1), NULL);
     if (rc != 0)
-        bench_die("weft_group_spawn", rc);
-    fib_group(&cb);
-    rc = weft_group_wait(&g);
+        bench_die("weft_spawn", rc);
+    long b = (long)(intptr_t)fib_join((void *)(intptr_t)(n - 2));
+    rc = weft_join(t, &a);
     if (rc != 0)
-        bench_die("weft_group_wait", rc);
-    *p->result = a + b;
+        bench_die("weft_join", rc);
+    return (void *)(intptr_t)((long)(intptr_t)a + b);
+}
+
+static void *member(void *arg)
+{
+    long *p = arg;
+    *p = fib_group(*p);
     return NULL;
 }
 
-static void *fib_group_copy(void *arg)
+static void *member_copy(void *arg)
 {
-    struct fib_arg *p = arg;
-    long n = p->n;
-    if (n < 2) {
-        *p->result = n;
-        return NULL;
-    }
+    const struct fib_copy *p = arg;
+    *p->result = fib_group_copy(p->n);
+    return NULL;
+}
+
+/* fib(n) as bench_weft_fib computes it, with a group in place of the
+ * join, in the form a user writes: fib(n-2) by value, fib(n-1) through
+ * the member's argument. */
+static BENCH_NOINLINE long fib_group(long n)
+{
+    if (n < 2)
+        return n;
     weft_group g = WEFT_GROUP_INIT;
-    long a, b;
-    struct fib_arg ca = { n - 1, &a }, cb = { n - 2, &b };
-    int rc = weft_group_spawn(&g, fib_group_copy, &ca, sizeof ca, NULL);
+    long a = n - 1;
+    int rc = weft_group_spawn(&g, member, &a, 0, NULL);
     if (rc != 0)
         bench_die("weft_group_spawn", rc);
-    fib_group_copy(&cb);
+    long b = fib_group(n - 2);
     rc = weft_group_wait(&g);
     if (rc != 0)
         bench_die("weft_group_wait", rc);
-    *p->result = a + b;
-    return NULL;
+    return a + b;
+}
+
+static BENCH_NOINLINE long fib_group_copy(long n)
+{
+    if (n < 2)
+        return n;
+    weft_group g = WEFT_GROUP_INIT;
+    long a;
+    struct fib_copy c = { n - 1, &a };
+    int rc = weft_group_spawn(&g, member_copy, &c, sizeof c, NULL);
+    if (rc != 0)
+        bench_die("weft_group_spawn", rc);
+    long b = fib_group_copy(n - 2);
+    rc = weft_group_wait(&g);
+    if (rc != 0)
+        bench_die("weft_group_wait", rc);
+    return a + b;
 }
 
 enum { IMPL_JOIN, IMPL_GROUP, IMPL_COPY, NIMPL };
@@ -77,11 +115,8 @@ static const char *const impl_names[NIMPL] = { "join", "group", "group-copy" };
 static long fib_run(int impl, long n)
 {
     if (impl == IMPL_JOIN)
-        return (long)(intptr_t)bench_weft_fib((void *)(intptr_t)n);
-    long r = -1;
-    struct fib_arg a = { n, &r };
-    (impl == IMPL_GROUP ? fib_group : fib_group_copy)(&a);
-    return r;
+        return (long)(intptr_t)fib_join((void *)(intptr_t)n);
+    return impl == IMPL_GROUP ? fib_group(n) : fib_group_copy(n);
 }
 
 /* The root runs as a user thread other than main, as in real code (main
