@@ -551,7 +551,7 @@ RACY void weft__preempt_for_class(int c)
     if (!pre.on || c <= WEFT_PRIO_BACKGROUND)
         return;
     struct weft__worker *low = NULL;
-    int low_cls = c;
+    int low_cls = c, low_asked = 1;
     uint64_t low_tick = 0;
     for (int i = 0; i < weft__rt.nworkers; i++) {
         struct weft__worker *v = weft__rt.workers[i];
@@ -560,12 +560,21 @@ RACY void weft__preempt_for_class(int c)
         if (!cur)
             return; /* an idle (or switching) worker takes it */
         int k = weft__cls(cur);
-        if (k < low_cls) {
+        if (k >= c)
+            return; /* not every worker runs a lower class */
+        uint64_t tick = __atomic_load_n(&v->tick, __ATOMIC_RELAXED);
+        uint64_t req = atomic_load_explicit(&v->preempt_req, memory_order_relaxed);
+        /* Asked already and not honoured yet: its kernel thread is off
+         * the CPU (descheduled, or its virtual CPU taken by the host: the
+         * request and its retries then wait milliseconds) or in code the
+         * handler must not interrupt. Of the workers of the lowest class,
+         * one not asked yet serves sooner. */
+        int asked = req && (req >> 2) == tick;
+        if (k < low_cls || (k == low_cls && low_asked && !asked)) {
             low = v;
             low_cls = k;
-            low_tick = __atomic_load_n(&v->tick, __ATOMIC_RELAXED);
-        } else if (k >= c) {
-            return; /* not every worker runs a lower class */
+            low_tick = tick;
+            low_asked = asked;
         }
     }
     if (low)
