@@ -98,6 +98,10 @@ func prioOnce(secs float64) []float64 {
 			next += int64(prioWake)
 			if d := next - now(); d > 0 {
 				time.Sleep(time.Duration(d))
+			} else {
+				// Behind: drop the missed slots rather than post them at
+				// once (the same rule as weft's and the pthread version).
+				next = now()
 			}
 			h := &highs[i%prioHigh]
 			if h.busy.Load() != 0 {
