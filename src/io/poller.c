@@ -134,7 +134,7 @@ static int poller_on(void)
             pthread_attr_t a;
             if (pthread_attr_init(&a) == 0) {
                 pthread_attr_setstacksize(&a, POLLER_STACK);
-                if (weft__kthread_start(&pl.pt, &a, poller_main, NULL) == 0)
+                if (weft__kthread_start(&pl.pt, &a, poller_main, NULL, "weft-poller") == 0)
                     s = P_ON;
                 pthread_attr_destroy(&a);
             }

@@ -239,7 +239,7 @@ int weft__dump_signal_start(int signo)
     /* the handler's end never blocks: a full pipe has dumps coming anyway */
     fcntl(ds.pipe[1], F_SETFL, O_NONBLOCK);
     /* The dumper takes no signal: the program's handlers run elsewhere. */
-    int rc = weft__kthread_start(&ds.dumper, NULL, dumper_main, NULL);
+    int rc = weft__kthread_start(&ds.dumper, NULL, dumper_main, NULL, "weft-dump");
     if (rc != 0)
         goto close_pipe;
     struct sigaction sa;

@@ -263,6 +263,9 @@ static void wait_for_job_locked(struct machine *m)
 static void *machine_main(void *arg)
 {
     struct machine *m = arg;
+    /* for top, gdb and /proc: not the name of whoever made us (the
+     * monitor reserves machines too) */
+    pthread_setname_np(pthread_self(), "weft-worker");
     struct weft__home home;
     memset(&home, 0, sizeof home);
     weft__kstack(&home.lo, &home.size);

@@ -281,7 +281,6 @@ static void idle_sleep(void)
 static void *monitor_main(void *arg)
 {
     (void)arg;
-    pthread_setname_np(pthread_self(), "weft-monitor"); /* for top, gdb, /proc */
     mon.last = weft__now_ns();
     /* Backs off (doubling up to PERIOD_MAX_NS) while no worker switches:
      * workers stuck in one computation each, or blocked in the kernel,
@@ -339,7 +338,7 @@ int weft__monitor_start(int64_t quantum_ns)
         return ENOMEM;
     atomic_store_explicit(&mon.stop, MON_RUN, memory_order_relaxed);
     atomic_store_explicit(&weft__monitor_idle, 0, memory_order_relaxed);
-    int rc = weft__kthread_start(&mon.pt, NULL, monitor_main, NULL);
+    int rc = weft__kthread_start(&mon.pt, NULL, monitor_main, NULL, "weft-monitor");
     if (rc != 0) {
         free(mon.looks);
         mon.looks = NULL;

@@ -14,13 +14,13 @@
 
 #include <errno.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 
 #include "base/base.h"
 #include "os/futex.h"
+#include "os/kthread.h"
 
 struct heap {
     struct weft__timer **v; /* under service.lock */
@@ -154,11 +154,7 @@ static void *service_main(void *arg)
  * application's, not ours). Under service.lock. */
 static int start(void)
 {
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    int r = pthread_create(&service.thread, NULL, service_main, NULL);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    int r = weft__kthread_start(&service.thread, NULL, service_main, NULL, "weft-timer");
     if (r != 0)
         return EAGAIN;
     service.running = 1;
