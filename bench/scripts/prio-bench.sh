@@ -16,7 +16,11 @@ mkdir -p "$BENCH_PRIO_DUMP"
 "$B/bench_prio" -i latency -r "${REPS:-5}"
 "$B/baseline_pthread_prio" -r "${REPS:-5}"
 if [ -x "$B/baseline_go" ]; then "$B/baseline_go" -b prio_latency -r "${REPS:-5}"; fi
-/usr/bin/env python3 "$(dirname "$0")/prio-plot.py" "$BENCH_PRIO_DUMP"
+# Debian's python3 has python3-matplotlib (scripts/install-deps.sh); a
+# virtual environment's python3 first on PATH may not.
+py=${PYTHON:-/usr/bin/python3}
+[ -x "$py" ] || py=python3
+"$py" "$(dirname "$0")/prio-plot.py" "$BENCH_PRIO_DUMP"
 "$B/bench_prio" -i overhead -r "${REPS:-5}"
 "$B/bench_prio" -i fairness -r "${REPS:-5}"
 for w in 1 0; do
