@@ -1,15 +1,16 @@
 /* fib_group.c: fib(n) with a weft_group per call against fib(n) with weft_join: what a group costs over the joins it replaces.
  *
  * Every call with n >= 2 spawns fib(n-1) and computes fib(n-2) itself, then
- * waits: impl=join joins the child (bench_weft_fib's body); impl=group
- * spawns it into a group on the caller's stack, passing a long that holds
- * n and then the child's result, and waits for the group; impl=group-copy
- * passes {n, result pointer} by value (weft_group_spawn with arg_size, a
- * copy on the child's stack). Same runtime, same run, interleaved
- * repetitions, so the ratio group/join is measured under the same
- * conditions. A member needs a function of its own (member, which stores
- * the result) where a joined thread returns it: that call is part of
- * what a group costs a program.
+ * waits: impl=join joins the child (bench_weft_fib); impl=group spawns it
+ * into a group on the caller's stack, with an argument in the caller's
+ * frame that holds n and then the child's result, and waits for the
+ * group; impl=group-copy passes {n, result pointer} by value
+ * (weft_group_spawn with arg_size, a copy on the child's stack). A member
+ * needs a function of its own that stores the result, where a joined
+ * thread returns it. Each variant is compiled as gcc -O3 sees fit (it
+ * inlines each recursion into itself to a depth of its own), as a user's
+ * would be. Same runtime, same run, interleaved repetitions, so the ratio
+ * group/join is measured under the same conditions.
  *
  *   bench_fib_group [-n LIST] [-r REPS] [-w LIST] [-p work-first|help-first] [-i all|join|group|group-copy]
  * Default -n 30, -w 1.
@@ -24,9 +25,13 @@
 
 #include "weft.h"
 
-/* impl=group: a member's argument is one long in the spawning frame, n
- * in and fib(n) out. impl=group-copy: {n, where the result goes}, copied
- * to the member's stack. */
+/* impl=group: a member's argument, n in and fib(n) out, in the spawning
+ * frame. impl=group-copy: {n, where the result goes}, copied to the
+ * member's stack. */
+struct fib_arg {
+    long n;
+    long result;
+};
 struct fib_copy {
     long n;
     long *result;
@@ -35,33 +40,10 @@ struct fib_copy {
 static long fib_group(long n);
 static long fib_group_copy(long n);
 
-/* Each variant's recursion stays one call per level (BENCH_NOINLINE):
- * left to itself, gcc -O3 inlines a recursive function into itself to
- * different depths for the three, and the ratio then measures its
- * choices (up to 3 % of the instructions) rather than the runtime's. */
-
-/* impl=join: bench_weft_fib's body. */
-static BENCH_NOINLINE void *fib_join(void *arg)
-{
-    long n = (long)(intptr_t)arg;
-    if (n < 2)
-        return arg;
-    weft_thread *t;
-    void *a;
-    int rc = weft_spawn(&t, fib_join, (void *)(intptr_t)(n - 1), NULL);
-    if (rc != 0)
-        bench_die("weft_spawn", rc);
-    long b = (long)(intptr_t)fib_join((void *)(intptr_t)(n - 2));
-    rc = weft_join(t, &a);
-    if (rc != 0)
-        bench_die("weft_join", rc);
-    return (void *)(intptr_t)((long)(intptr_t)a + b);
-}
-
 static void *member(void *arg)
 {
-    long *p = arg;
-    *p = fib_group(*p);
+    struct fib_arg *p = arg;
+    p->result = fib_group(p->n);
     return NULL;
 }
 
@@ -75,12 +57,12 @@ static void *member_copy(void *arg)
 /* fib(n) as bench_weft_fib computes it, with a group in place of the
  * join, in the form a user writes: fib(n-2) by value, fib(n-1) through
  * the member's argument. */
-static BENCH_NOINLINE long fib_group(long n)
+static long fib_group(long n)
 {
     if (n < 2)
         return n;
     weft_group g = WEFT_GROUP_INIT;
-    long a = n - 1;
+    struct fib_arg a = { n - 1, 0 };
     int rc = weft_group_spawn(&g, member, &a, 0, NULL);
     if (rc != 0)
         bench_die("weft_group_spawn", rc);
@@ -88,10 +70,10 @@ static BENCH_NOINLINE long fib_group(long n)
     rc = weft_group_wait(&g);
     if (rc != 0)
         bench_die("weft_group_wait", rc);
-    return a + b;
+    return a.result + b;
 }
 
-static BENCH_NOINLINE long fib_group_copy(long n)
+static long fib_group_copy(long n)
 {
     if (n < 2)
         return n;
@@ -115,7 +97,7 @@ static const char *const impl_names[NIMPL] = { "join", "group", "group-copy" };
 static long fib_run(int impl, long n)
 {
     if (impl == IMPL_JOIN)
-        return (long)(intptr_t)fib_join((void *)(intptr_t)n);
+        return (long)(intptr_t)bench_weft_fib((void *)(intptr_t)n);
     return impl == IMPL_GROUP ? fib_group(n) : fib_group_copy(n);
 }
 
