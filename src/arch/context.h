@@ -23,6 +23,8 @@
 
 #include <stddef.h>
 
+#include "arch/context_push.h"
+
 /* Provided by the user of this module (the scheduler: sched/sched.c). */
 void weft__ctx_resumed(void *token, void *xfer);
 
@@ -92,14 +94,16 @@ _Noreturn void weft__ctx_jump(void *to_sp, void *xfer, void *token);
 _Noreturn void weft__ctx_exit(void *to_sp, void *xfer, void *token, void *word, void *count,
                               void *done);
 /* Plain builds: resumes to_sp, abandoning the current context, then (on the
- * resumed stack) pushes node on the list *head through its link word
- * (*link = *head; *head = node) and adds 1 to *n and to the 64-bit *count,
- * whose only writer is the calling kernel thread; then returns into the
- * resumed code (no xfer: nothing else to act on). The caller gives the words
- * their meaning (sched/switch.h: a finished group member's slot and its
- * worker's stack cache and exit count). */
-_Noreturn void weft__ctx_exit_push(void *to_sp, void *node, void *link, void *head, unsigned *n,
-                                   void *count);
+ * resumed stack) pushes node on the list whose head word is at `list`
+ * through the node's link word (arch/context_push.h gives the offsets:
+ * link = *list; *list = node) and adds 1 to the list's 32-bit count and to
+ * the 64-bit count at their offsets from `list`, words whose only writer
+ * is the calling kernel thread; then returns into the resumed code (no
+ * xfer: nothing else to act on). The caller gives the words their meaning
+ * (sched/switch.h: a finished group member's slot, its worker's stack
+ * cache and exit count). Three arguments where six pointers would cost
+ * the caller three instructions more. */
+_Noreturn void weft__ctx_exit_push(void *to_sp, void *node, void *list);
 #endif
 
 #endif

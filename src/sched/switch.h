@@ -27,6 +27,8 @@
 #ifndef WEFT_SCHED_SWITCH_H
 #define WEFT_SCHED_SWITCH_H
 
+#include <assert.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "arch/context.h"
@@ -134,18 +136,27 @@ weft__switch_exit(struct weft__worker *w, struct weft_thread *to, uintptr_t x,
 }
 
 #if !defined(WEFT_SANITIZE_ADDRESS) && !defined(WEFT_SANITIZE_THREAD)
+/* The words weft__ctx_exit_push updates, where arch/context_push.h says. */
+static_assert(offsetof(struct weft_thread, next) == WEFT__PUSH_LINK, "a slot's link word");
+static_assert(offsetof(struct weft__stack_cache, head) == 0 &&
+                  offsetof(struct weft__stack_cache, n) == WEFT__PUSH_N,
+              "the stack cache's head and count");
+static_assert(offsetof(struct weft__worker, nexited) - offsetof(struct weft__worker, cache) ==
+                  WEFT__PUSH_COUNT,
+              "the worker's exit count, from its stack cache");
+
 /* Plain builds: leaves self (running on w) for good, for `to` (NULL: w's
- * scheduler context), and the switch itself pushes self on a list once its
- * stack is out of use: *link = *head, *head = self, one more in *n and in
- * *count (weft__ctx_exit_push), with no xfer for the resumed half. For a
- * slot that goes back to w's stack cache with nothing else to do (a group
- * member's: thread.c). */
+ * scheduler context), and the switch itself puts self in w's stack cache
+ * once its stack is out of use: pushed on the cache's list, one more in
+ * the cache's count and in w's exit count (weft__ctx_exit_push), with no
+ * xfer for the resumed half. For a slot that goes back to w's stack cache
+ * with nothing else to do (a group member's: thread.c); the caller has
+ * checked that the cache has room. */
 WEFT_INLINE __attribute__((noreturn)) void
-weft__switch_exit_push(struct weft__worker *w, struct weft_thread *self, struct weft_thread *to,
-                       void *link, void *head, unsigned *n, _Atomic uint64_t *count)
+weft__switch_exit_push(struct weft__worker *w, struct weft_thread *self, struct weft_thread *to)
 {
     void *to_sp = weft__switch_in(w, NULL, to, WEFT__SWITCH_MOVE);
-    weft__ctx_exit_push(to_sp, self, link, head, n, (void *)count);
+    weft__ctx_exit_push(to_sp, self, &w->cache);
 }
 #endif
 

@@ -76,7 +76,7 @@ member_exit_to(struct weft__worker *w, struct weft_thread *self, struct weft_thr
     if (WEFT_LIKELY(weft__stack_cache_fits(&w->cache, self))) {
         /* relaxed: only stale handles read FREED, and a member has none */
         atomic_store_explicit(&self->join, WEFT__J_FREED, memory_order_relaxed);
-        weft__switch_exit_push(w, self, to, &self->next, &w->cache.head, &w->cache.n, &w->nexited);
+        weft__switch_exit_push(w, self, to);
     }
 #endif
     exit_jump(w, self, to);

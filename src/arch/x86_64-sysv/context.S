@@ -25,6 +25,8 @@
  * resumed code itself (its stack and callee-saved registers are those of a
  * call made by the resumed code's callee). Sanitizer builds always call it.
  */
+#include "arch/context_push.h"
+
 #if defined(WEFT_SANITIZE_ADDRESS) || defined(WEFT_SANITIZE_THREAD)
 #define WEFT__RESUME_ALWAYS 1
 #else
@@ -149,14 +151,14 @@ weft__ctx_exit:
     .cfi_endproc
     .size   weft__ctx_exit, .-weft__ctx_exit
 
-/* void weft__ctx_exit_push(void *to_sp [rdi], void *node [rsi], void **link [rdx],
- *                          void **head [rcx], unsigned *n [r8], uint64_t *count [r9])
+/* void weft__ctx_exit_push(void *to_sp [rdi], void *node [rsi], void *list [rdx])
  * For plain builds: abandons the current context for good and resumes to_sp,
- * then, on the resumed stack, pushes node on the list *head (*link = *head;
- * *head = node), adds 1 to *n and to *count, all plain (their only writer is
- * the caller's kernel thread), and returns into the resumed code. The
- * scheduler uses it to put a finished group member's slot, whose stack is
- * the abandoned one, in the worker's stack cache. */
+ * then, on the resumed stack, pushes node on the list whose head word is at
+ * list (node's link word = *list; *list = node), adds 1 to the list's
+ * 32-bit count and to the 64-bit count (offsets: arch/context_push.h), all
+ * plain (their only writer is the caller's kernel thread), and returns into
+ * the resumed code. The scheduler uses it to put a finished group member's
+ * slot, whose stack is the abandoned one, in the worker's stack cache. */
     .globl  weft__ctx_exit_push
     .hidden weft__ctx_exit_push
     .type   weft__ctx_exit_push, @function
@@ -164,11 +166,11 @@ weft__ctx_exit:
 weft__ctx_exit_push:
     .cfi_startproc
     RESTORE_CONTEXT %rdi
-    movq    (%rcx), %rax
-    movq    %rax, (%rdx)
-    movq    %rsi, (%rcx)
-    addl    $1, (%r8)
-    addq    $1, (%r9)
+    movq    (%rdx), %rax
+    movq    %rax, WEFT__PUSH_LINK(%rsi)
+    movq    %rsi, (%rdx)
+    addl    $1, WEFT__PUSH_N(%rdx)
+    addq    $1, WEFT__PUSH_COUNT(%rdx)
     ret
     .cfi_endproc
     .size   weft__ctx_exit_push, .-weft__ctx_exit_push
