@@ -38,10 +38,13 @@ else
     exit 0
 fi
 export DEBIAN_FRONTEND=noninteractive
-"${sudo_cmd[@]}" apt-get update -qq || { echo "install-deps: apt-get update failed; going on"; exit 0; }
+# Wait for another apt or dpkg (unattended upgrades, a second make) instead
+# of failing on its lock.
+apt=(apt-get -o DPkg::Lock::Timeout=300)
+"${sudo_cmd[@]}" "${apt[@]}" update -qq || { echo "install-deps: apt-get update failed; going on"; exit 0; }
 # One by one, so a package this release lacks does not stop the others.
 for p in "${missing[@]}"; do
-    "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "$p" >/dev/null 2>&1 ||
+    "${sudo_cmd[@]}" "${apt[@]}" install -y -qq --no-install-recommends "$p" >/dev/null 2>&1 ||
         echo "install-deps: could not install $p; going on without it"
 done
 exit 0
