@@ -2,7 +2,7 @@
 # install-deps.sh: installs the Debian packages a target needs, only the missing ones.
 #
 #   scripts/install-deps.sh build   compiler, CMake, liburing, valgrind headers, libdw, gdb, MPICH
-#   scripts/install-deps.sh bench   build + the peers' packages for the demo
+#   scripts/install-deps.sh bench   build + the peers' packages and OpenBLAS/LAPACKE (Cholesky)
 #   scripts/install-deps.sh format  clang-format, for scripts/check-format.sh
 #
 # Idempotent and quiet when everything is present (dpkg -s only). Needs root
@@ -11,7 +11,7 @@
 set -u
 
 build_pkgs=(gcc g++ make cmake ninja-build pkg-config liburing-dev valgrind libdw-dev gdb mpich libmpich-dev)
-bench_pkgs=(libtbb-dev libboost-fiber-dev libboost-context-dev python3 python3-matplotlib wrk strace)
+bench_pkgs=(libtbb-dev liblapacke-dev libopenblas-dev libboost-fiber-dev libboost-context-dev python3 python3-matplotlib wrk strace)
 
 want=("${build_pkgs[@]}")
 case "${1:-build}" in
