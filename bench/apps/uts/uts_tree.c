@@ -43,44 +43,60 @@ static inline void store_be32(uint8_t *p, uint32_t v)
 #define SHA1_CH(b, c, d)     (((c ^ d) & b) ^ d) /* (b & c) | (~b & d) */
 #define SHA1_PARITY(b, c, d) (b ^ c ^ d)
 #define SHA1_MAJ(b, c, d)    ((b & c) | ((b | c) & d)) /* (b & c) | (b & d) | (c & d) */
+/* The message schedule in a rolling window of 16 words (FIPS 180-4, 6.1.3
+ * note: W_t overwrites W_{t-16}). The full 80-word array invites GCC -O3 to
+ * vectorise its expansion, which made a block twice as slow here (shuffles
+ * and a store-to-load stall per word); the window keeps each W_t in the
+ * round that uses it, as reference implementations do. */
+#define SHA1_W(t) w[(t)&15]
+#define SHA1_EXPAND(t)                                                                             \
+    (SHA1_W(t) = rotl(SHA1_W((t) + 13) ^ SHA1_W((t) + 8) ^ SHA1_W((t) + 2) ^ SHA1_W(t), 1))
+#define SHA1_WT(t) ((t) < 16 ? SHA1_W(t) : SHA1_EXPAND(t))
 /* Five rounds of one stage starting at round t, after which a..e are back in
  * their places. */
 #define SHA1_FIVE(F, k, t)                                                                         \
     do {                                                                                           \
-        SHA1_ROUND(a, b, c, d, e, F(b, c, d), k, w[(t)]);                                          \
-        SHA1_ROUND(e, a, b, c, d, F(a, b, c), k, w[(t) + 1]);                                      \
-        SHA1_ROUND(d, e, a, b, c, F(e, a, b), k, w[(t) + 2]);                                      \
-        SHA1_ROUND(c, d, e, a, b, F(d, e, a), k, w[(t) + 3]);                                      \
-        SHA1_ROUND(b, c, d, e, a, F(c, d, e), k, w[(t) + 4]);                                      \
+        SHA1_ROUND(a, b, c, d, e, F(b, c, d), k, SHA1_WT(t));                                      \
+        SHA1_ROUND(e, a, b, c, d, F(a, b, c), k, SHA1_WT((t) + 1));                                \
+        SHA1_ROUND(d, e, a, b, c, F(e, a, b), k, SHA1_WT((t) + 2));                                \
+        SHA1_ROUND(c, d, e, a, b, F(d, e, a), k, SHA1_WT((t) + 3));                                \
+        SHA1_ROUND(b, c, d, e, a, F(c, d, e), k, SHA1_WT((t) + 4));                                \
     } while (0)
 #define SHA1_STAGE_ROUNDS 20
 #define SHA1_K0           0x5a827999u
 #define SHA1_K1           0x6ed9eba1u
 #define SHA1_K2           0x8f1bbcdcu
 #define SHA1_K3           0xca62c1d6u
+#define SHA1_STAGE(F, k, t0)                                                                       \
+    do {                                                                                           \
+        SHA1_FIVE(F, k, (t0));                                                                     \
+        SHA1_FIVE(F, k, (t0) + 5);                                                                 \
+        SHA1_FIVE(F, k, (t0) + 10);                                                                \
+        SHA1_FIVE(F, k, (t0) + 15);                                                                \
+    } while (0)
 
-/* One 512-bit block into the hash value h (FIPS 180-4, 6.1.2). */
-static void sha1_block(uint32_t h[5], const uint8_t *block)
+/* One 512-bit block, as 16 big-endian words, into the hash value h
+ * (FIPS 180-4, 6.1.2). w is used up as the schedule's window. */
+static inline void sha1_words(uint32_t h[5], uint32_t w[16])
 {
-    uint32_t w[SHA1_ROUNDS];
-    for (int t = 0; t < 16; t++)
-        w[t] = load_be32(block + 4 * t);
-    for (int t = 16; t < SHA1_ROUNDS; t++)
-        w[t] = rotl(w[t - 3] ^ w[t - 8] ^ w[t - 14] ^ w[t - 16], 1);
     uint32_t a = h[0], b = h[1], c = h[2], d = h[3], e = h[4];
-    for (int t = 0; t < SHA1_STAGE_ROUNDS; t += 5)
-        SHA1_FIVE(SHA1_CH, SHA1_K0, t);
-    for (int t = SHA1_STAGE_ROUNDS; t < 2 * SHA1_STAGE_ROUNDS; t += 5)
-        SHA1_FIVE(SHA1_PARITY, SHA1_K1, t);
-    for (int t = 2 * SHA1_STAGE_ROUNDS; t < 3 * SHA1_STAGE_ROUNDS; t += 5)
-        SHA1_FIVE(SHA1_MAJ, SHA1_K2, t);
-    for (int t = 3 * SHA1_STAGE_ROUNDS; t < SHA1_ROUNDS; t += 5)
-        SHA1_FIVE(SHA1_PARITY, SHA1_K3, t);
+    SHA1_STAGE(SHA1_CH, SHA1_K0, 0);
+    SHA1_STAGE(SHA1_PARITY, SHA1_K1, SHA1_STAGE_ROUNDS);
+    SHA1_STAGE(SHA1_MAJ, SHA1_K2, 2 * SHA1_STAGE_ROUNDS);
+    SHA1_STAGE(SHA1_PARITY, SHA1_K3, 3 * SHA1_STAGE_ROUNDS);
     h[0] += a;
     h[1] += b;
     h[2] += c;
     h[3] += d;
     h[4] += e;
+}
+
+static void sha1_block(uint32_t h[5], const uint8_t *block)
+{
+    uint32_t w[16];
+    for (int t = 0; t < 16; t++)
+        w[t] = load_be32(block + 4 * t);
+    sha1_words(h, w);
 }
 
 void uts_sha1(const void *msg, size_t len, uint8_t out[UTS_DIGEST_BYTES])
