@@ -14,13 +14,6 @@ set(WEFT_DIST_TEST_FORCED moves patterns results)
 set(WEFT_DIST_TEST_RMA_RANKS 2 4)
 set(WEFT_DIST_TEST_RMA api patterns results)
 set(WEFT_DIST_TEST_RMA_FORCED moves)
-# MPI_Init loads the machine's topology through hwloc, whose plugins
-# (Debian's libhwloc-plugins, a package MPICH recommends) keep about 1 KB
-# that LeakSanitizer reports, with no frame to suppress it by: they are
-# unloaded before the check (a full unwind would reach hwloc, but makes
-# every malloc of the rma tests slow enough to time out). The tests need
-# no plugin (they describe PCI devices and GPUs), so none is loaded.
-set(mpi_env "HWLOC_PLUGINS_PATH=/nonexistent")
 file(GLOB dist_srcs CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/dist/*.c)
 foreach(src ${dist_srcs})
   get_filename_component(name ${src} NAME_WE)
@@ -28,7 +21,7 @@ foreach(src ${dist_srcs})
   target_compile_options(dist_${name} PRIVATE ${WEFT_WARN})
   target_include_directories(dist_${name} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/common)
   target_link_libraries(dist_${name} PRIVATE weft::dist)
-  set(envs "${mpi_env}")
+  set(envs "${WEFT_MPI_TEST_ENV}")
   if(name STREQUAL "no_same_address")
     list(APPEND envs "WEFT_DIST_NO_REEXEC=1")
   endif()
@@ -43,15 +36,15 @@ foreach(src ${dist_srcs})
                COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${np} ${MPIEXEC_PREFLAGS}
                        $<TARGET_FILE:dist_${name}> ${MPIEXEC_POSTFLAGS})
       set_tests_properties(dist/${name}_forced/np${np} PROPERTIES LABELS mpi TIMEOUT 90
-                           SKIP_RETURN_CODE 77 ENVIRONMENT "WEFT_DIST_FORCE_STEAL=1;${mpi_env}")
+                           SKIP_RETURN_CODE 77 ENVIRONMENT "WEFT_DIST_FORCE_STEAL=1;${WEFT_MPI_TEST_ENV}")
     endif()
   endforeach()
   foreach(np ${WEFT_DIST_TEST_RMA_RANKS})
     set(rma_env "")
     if(name IN_LIST WEFT_DIST_TEST_RMA)
-      set(rma_env "WEFT_DIST_TRANSPORT=rma;${mpi_env}")
+      set(rma_env "WEFT_DIST_TRANSPORT=rma;${WEFT_MPI_TEST_ENV}")
     elseif(name IN_LIST WEFT_DIST_TEST_RMA_FORCED)
-      set(rma_env "WEFT_DIST_TRANSPORT=rma;WEFT_DIST_FORCE_STEAL=1;${mpi_env}")
+      set(rma_env "WEFT_DIST_TRANSPORT=rma;WEFT_DIST_FORCE_STEAL=1;${WEFT_MPI_TEST_ENV}")
     endif()
     if(rma_env)
       add_test(NAME dist/${name}_rma/np${np}
