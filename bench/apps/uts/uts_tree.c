@@ -6,7 +6,6 @@
 
 #define SHA1_BLOCK_BYTES   64
 #define SHA1_LENGTH_BYTES  8 /* the message length in bits, big-endian, ends the padding */
-#define SHA1_ROUNDS        80
 #define SHA1_PAD_BYTE      0x80
 #define UTS_SEED_OFFSET    16 /* the root seed's bytes follow 16 zero bytes */
 #define UTS_RAND_OFFSET    16 /* a node's draw is in digest bytes 16..19 */
@@ -67,6 +66,8 @@ static inline void store_be32(uint8_t *p, uint32_t v)
 #define SHA1_K1           0x6ed9eba1u
 #define SHA1_K2           0x8f1bbcdcu
 #define SHA1_K3           0xca62c1d6u
+/* A stage's 20 rounds written out, so that every t is a constant and
+ * SHA1_WT's test folds away. */
 #define SHA1_STAGE(F, k, t0)                                                                       \
     do {                                                                                           \
         SHA1_FIVE(F, k, (t0));                                                                     \
@@ -75,10 +76,12 @@ static inline void store_be32(uint8_t *p, uint32_t v)
         SHA1_FIVE(F, k, (t0) + 15);                                                                \
     } while (0)
 
-/* One 512-bit block, as 16 big-endian words, into the hash value h
- * (FIPS 180-4, 6.1.2). w is used up as the schedule's window. */
-static inline void sha1_words(uint32_t h[5], uint32_t w[16])
+/* One 512-bit block into the hash value h (FIPS 180-4, 6.1.2). */
+static void sha1_block(uint32_t h[5], const uint8_t *block)
 {
+    uint32_t w[16];
+    for (int t = 0; t < 16; t++)
+        w[t] = load_be32(block + 4 * t);
     uint32_t a = h[0], b = h[1], c = h[2], d = h[3], e = h[4];
     SHA1_STAGE(SHA1_CH, SHA1_K0, 0);
     SHA1_STAGE(SHA1_PARITY, SHA1_K1, SHA1_STAGE_ROUNDS);
@@ -89,14 +92,6 @@ static inline void sha1_words(uint32_t h[5], uint32_t w[16])
     h[2] += c;
     h[3] += d;
     h[4] += e;
-}
-
-static void sha1_block(uint32_t h[5], const uint8_t *block)
-{
-    uint32_t w[16];
-    for (int t = 0; t < 16; t++)
-        w[t] = load_be32(block + 4 * t);
-    sha1_words(h, w);
 }
 
 void uts_sha1(const void *msg, size_t len, uint8_t out[UTS_DIGEST_BYTES])
