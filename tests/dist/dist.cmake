@@ -14,6 +14,17 @@ set(WEFT_DIST_TEST_FORCED moves patterns results)
 set(WEFT_DIST_TEST_RMA_RANKS 2 4)
 set(WEFT_DIST_TEST_RMA api patterns results)
 set(WEFT_DIST_TEST_RMA_FORCED moves)
+# dist/TEST/npNP: dist_NAME under mpiexec on NP ranks, with the variables
+# ENV (a list) and the MPI tests' common ones (WEFT_MPI_TEST_ENV).
+function(weft_add_dist_test test name np timeout env)
+  add_test(NAME dist/${test}/np${np}
+           COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${np} ${MPIEXEC_PREFLAGS}
+                   $<TARGET_FILE:dist_${name}> ${MPIEXEC_POSTFLAGS})
+  set(all_env ${env} ${WEFT_MPI_TEST_ENV})
+  set_tests_properties(dist/${test}/np${np} PROPERTIES LABELS mpi TIMEOUT ${timeout}
+                       SKIP_RETURN_CODE 77 ENVIRONMENT "${all_env}")
+endfunction()
+
 file(GLOB dist_srcs CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/dist/*.c)
 foreach(src ${dist_srcs})
   get_filename_component(name ${src} NAME_WE)
@@ -21,37 +32,21 @@ foreach(src ${dist_srcs})
   target_compile_options(dist_${name} PRIVATE ${WEFT_WARN})
   target_include_directories(dist_${name} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/common)
   target_link_libraries(dist_${name} PRIVATE weft::dist)
-  set(envs "${WEFT_MPI_TEST_ENV}")
+  set(env "")
   if(name STREQUAL "no_same_address")
-    list(APPEND envs "WEFT_DIST_NO_REEXEC=1")
+    set(env "WEFT_DIST_NO_REEXEC=1")
   endif()
   foreach(np ${WEFT_DIST_TEST_RANKS})
-    add_test(NAME dist/${name}/np${np}
-             COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${np} ${MPIEXEC_PREFLAGS}
-                     $<TARGET_FILE:dist_${name}> ${MPIEXEC_POSTFLAGS})
-    set_tests_properties(dist/${name}/np${np} PROPERTIES LABELS mpi TIMEOUT 90
-                         SKIP_RETURN_CODE 77 ENVIRONMENT "${envs}")
+    weft_add_dist_test(${name} ${name} ${np} 90 "${env}")
     if(name IN_LIST WEFT_DIST_TEST_FORCED)
-      add_test(NAME dist/${name}_forced/np${np}
-               COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${np} ${MPIEXEC_PREFLAGS}
-                       $<TARGET_FILE:dist_${name}> ${MPIEXEC_POSTFLAGS})
-      set_tests_properties(dist/${name}_forced/np${np} PROPERTIES LABELS mpi TIMEOUT 90
-                           SKIP_RETURN_CODE 77 ENVIRONMENT "WEFT_DIST_FORCE_STEAL=1;${WEFT_MPI_TEST_ENV}")
+      weft_add_dist_test(${name}_forced ${name} ${np} 90 "WEFT_DIST_FORCE_STEAL=1")
     endif()
   endforeach()
   foreach(np ${WEFT_DIST_TEST_RMA_RANKS})
-    set(rma_env "")
     if(name IN_LIST WEFT_DIST_TEST_RMA)
-      set(rma_env "WEFT_DIST_TRANSPORT=rma;${WEFT_MPI_TEST_ENV}")
+      weft_add_dist_test(${name}_rma ${name} ${np} 60 "WEFT_DIST_TRANSPORT=rma")
     elseif(name IN_LIST WEFT_DIST_TEST_RMA_FORCED)
-      set(rma_env "WEFT_DIST_TRANSPORT=rma;WEFT_DIST_FORCE_STEAL=1;${WEFT_MPI_TEST_ENV}")
-    endif()
-    if(rma_env)
-      add_test(NAME dist/${name}_rma/np${np}
-               COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${np} ${MPIEXEC_PREFLAGS}
-                       $<TARGET_FILE:dist_${name}> ${MPIEXEC_POSTFLAGS})
-      set_tests_properties(dist/${name}_rma/np${np} PROPERTIES LABELS mpi TIMEOUT 60
-                           SKIP_RETURN_CODE 77 ENVIRONMENT "${rma_env}")
+      weft_add_dist_test(${name}_rma ${name} ${np} 60 "WEFT_DIST_TRANSPORT=rma;WEFT_DIST_FORCE_STEAL=1")
     endif()
   endforeach()
 endforeach()
