@@ -353,6 +353,7 @@ static void enter_worker0(struct weft__rt *rt)
  * worker 0's included; EAGAIN when a machine could not start. */
 static int machines_start(struct weft__rt *rt, int *started)
 {
+    weft__machines_init();
     for (int i = 1; i < rt->nworkers; i++) {
         if (weft__machine_start(rt->workers[i]) != 0)
             return EAGAIN;

@@ -52,6 +52,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -108,6 +109,7 @@ static struct {
     uint64_t last_cancel;       /* when a lend was last cancelled (ns); under lock */
     uint64_t handoffs, inplace; /* hand-offs; calls run in place (no machine); under lock */
     _Atomic uint32_t up;        /* machines that reached their first job (start-up) */
+    sigset_t mask;              /* every machine's signal mask (weft__machines_init) */
 } mp = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 __thread struct weft__home *weft__tls_home __attribute__((tls_model("initial-exec")));
@@ -350,7 +352,12 @@ static struct machine *machine_new_locked(struct weft__worker *w, uint64_t lend,
     if (rc == 0) {
         if (spare)
             pthread_attr_setstacksize(&a, MACHINE_STACK);
-        rc = pthread_create(&m->pt, &a, machine_main, m);
+        /* Not the creator's mask: the monitor, which keeps machines in
+         * reserve, blocks every signal, and a machine made there could
+         * then never be preempted or rescued. */
+        rc = pthread_attr_setsigmask_np(&a, &mp.mask);
+        if (rc == 0)
+            rc = pthread_create(&m->pt, &a, machine_main, m);
         pthread_attr_destroy(&a);
     }
     if (rc != 0) {
@@ -404,6 +411,14 @@ static void retract(struct machine *m, struct weft__worker *w)
         mp.idle = m;
         m->idle = 1;
     }
+    pthread_mutex_unlock(&mp.lock);
+}
+
+void weft__machines_init(void)
+{
+    pthread_mutex_lock(&mp.lock);
+    pthread_sigmask(SIG_BLOCK, NULL, &mp.mask);
+    sigdelset(&mp.mask, WEFT__PREEMPT_SIGNAL);
     pthread_mutex_unlock(&mp.lock);
 }
 

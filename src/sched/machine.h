@@ -21,6 +21,11 @@ struct weft__home {
 
 extern __thread struct weft__home *weft__tls_home __attribute__((tls_model("initial-exec")));
 
+/* Notes the signal mask every machine runs with: weft_init's caller's
+ * (a program that leaves a signal to one thread of its own, blocked
+ * elsewhere, keeps it so), with the preemption signal unblocked. Before
+ * the first machine starts, on weft_init's caller. */
+void weft__machines_init(void);
 /* Starts a machine that runs worker w (workers 1..n-1 at weft_init). */
 int weft__machine_start(struct weft__worker *w);
 /* Waits until n started machines entered their workers. */

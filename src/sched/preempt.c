@@ -88,7 +88,6 @@
 #include "sched/switch.h"
 #include "sched/trace.h"
 
-#define PREEMPT_SIGNAL SIGURG
 #define MAX_RANGES     64    /* code ranges that must not be interrupted */
 #define RETRY_FAST_NS  5000L /* the first fast retry of a refused request */
 #define RETRY_FAST_MAX 6     /* fast retries of one request: 5 us .. 160 us */
@@ -309,7 +308,7 @@ void weft__preempt_poke_rescued(void)
     for (int i = 0; i < MAX_RESCUED; i++) {
         int tid = atomic_load_explicit(&pre.rescued[i], memory_order_relaxed);
         if (tid > 0)
-            syscall(SYS_tgkill, pre.pid, tid, PREEMPT_SIGNAL);
+            syscall(SYS_tgkill, pre.pid, tid, WEFT__PREEMPT_SIGNAL);
     }
 }
 
@@ -419,7 +418,7 @@ static void retry_soon(struct weft__worker *w, uint64_t req)
         struct sigevent sev;
         memset(&sev, 0, sizeof sev);
         sev.sigev_notify = SIGEV_THREAD_ID;
-        sev.sigev_signo = PREEMPT_SIGNAL;
+        sev.sigev_signo = WEFT__PREEMPT_SIGNAL;
         sev.sigev_value.sival_ptr = &pre; /* tells the handler the timer is ours */
         sev._sigev_un._tid = tid;
         int id;
@@ -495,7 +494,7 @@ static void signal_worker(struct weft__worker *v)
 {
     int tid = atomic_load_explicit(&v->ktid, memory_order_relaxed);
     if (tid > 0)
-        syscall(SYS_tgkill, pre.pid, tid, PREEMPT_SIGNAL);
+        syscall(SYS_tgkill, pre.pid, tid, WEFT__PREEMPT_SIGNAL);
 }
 
 void weft__preempt_request(struct weft__worker *v, uint64_t tick, int cause)
@@ -635,7 +634,7 @@ int weft__preempt_setup(void)
     sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_NODEFER;
     sigemptyset(&sa.sa_mask);
     pre.on = 1;
-    if (sigaction(PREEMPT_SIGNAL, &sa, &pre.old) != 0) {
+    if (sigaction(WEFT__PREEMPT_SIGNAL, &sa, &pre.old) != 0) {
         pre.on = 0;
         return -1;
     }
@@ -646,6 +645,6 @@ void weft__preempt_teardown(void)
 {
     if (!pre.on)
         return;
-    sigaction(PREEMPT_SIGNAL, &pre.old, NULL);
+    sigaction(WEFT__PREEMPT_SIGNAL, &pre.old, NULL);
     pre.on = 0;
 }

@@ -2,7 +2,12 @@
 #ifndef WEFT_SCHED_PREEMPT_H
 #define WEFT_SCHED_PREEMPT_H
 
+#include <signal.h>
 #include <stdint.h>
+
+/* The signal preemption and rescues use: default-ignored, rarely used (as
+ * Go). Every machine runs with it unblocked (machine.c). */
+#define WEFT__PREEMPT_SIGNAL SIGURG
 
 struct weft__worker;
 struct weft_thread;
