@@ -102,7 +102,10 @@ extern char __stop_weft_text[] __attribute__((weak, visibility("hidden")));
  * would export. */
 #define ENTRY_SECTION "weft.entry"
 
-#define MAX_RESCUED 16 /* threads rescued from blocked workers at once */
+/* Threads rescued from blocked workers at once. Each holds a kernel thread
+ * blocked anyway; a full table leaves the next blocked worker unrescued,
+ * which is a deadlock when the thread it waits for is ready behind it. */
+#define MAX_RESCUED 256
 
 struct range {
     uintptr_t lo, hi;
@@ -515,11 +518,21 @@ void weft__preempt_request(struct weft__worker *v, uint64_t tick, int cause)
 int weft__preempt_escalate(struct weft__worker *v, uint64_t tick)
 {
     uint64_t req = atomic_load_explicit(&v->preempt_req, memory_order_relaxed);
-    if (!req || (req >> 2) != tick || (req & 3) == WEFT__PREEMPT_RESCUE)
+    if (!req || (req >> 2) != tick)
         return 0;
-    if (atomic_load_explicit(&v->attn, memory_order_relaxed) & WEFT__ATTN_RESCUE)
-        return 0;             /* one rescue per worker at a time */
-    weft__machines_reserve(); /* the handler takes an idle machine, never makes one */
+    /* The handler takes an idle machine, never makes one. A rescue asked
+     * for already failed if another took the one kept idle meanwhile: keep
+     * one again, for the monitor's next retry. */
+    weft__machines_reserve();
+    if ((req & 3) == WEFT__PREEMPT_RESCUE)
+        return 0;
+    /* A worker may have several threads away at once: the one rescued
+     * first may wait in the kernel for a thread that is ready behind the
+     * next one to block there (one rescue per worker deadlocked so). Only
+     * the count's own limit stops it. */
+    if ((atomic_load_explicit(&v->attn, memory_order_relaxed) & WEFT__ATTN_RESCUE) ==
+        WEFT__ATTN_RESCUE)
+        return 0;
     return atomic_compare_exchange_strong_explicit(&v->preempt_req, &req,
                                                    (req & ~(uint64_t)3) | WEFT__PREEMPT_RESCUE,
                                                    memory_order_relaxed, memory_order_relaxed);

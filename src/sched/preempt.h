@@ -43,7 +43,8 @@ int weft__preempt_retry(struct weft__worker *v, uint64_t tick);
 
 /* Turns v's pending request at `tick` into a rescue (it has waited long:
  * its thread is likely blocked in the kernel); keeps a machine idle for
- * it. 1 if it did. Monitor. */
+ * it, again on each call while the rescue waits. 1 if it turned it now.
+ * Monitor. */
 int weft__preempt_escalate(struct weft__worker *v, uint64_t tick);
 /* Signals every kernel thread that runs a rescued thread, so that it
  * rejoins once back in its own code. Monitor. */

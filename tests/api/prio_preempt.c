@@ -10,7 +10,8 @@
  *  - errno and the rounding mode (fesetround) survive preemption;
  *  - a thread preempted while it holds a pthread mutex, which the other
  *    thread then waits for in the kernel: no deadlock (the blocked
- *    worker is handed to another kernel thread);
+ *    worker is handed to another kernel thread), also when 20 threads
+ *    block there one after another;
  *  - a HIGH thread readied by a plain kernel thread preempts a NORMAL
  *    spinner at once (a priority preemption);
  *  - priority inheritance: a BACKGROUND holder of a weft_mutex on which a
@@ -314,6 +315,49 @@ static void pthread_mutex_holder(void)
     CHECK_EQ(atomic_load(&pm_rounds), 5);
 }
 
+/* ---- several threads blocked behind one preempted holder ------------------------ */
+
+/* The holder keeps the mutex until every wanter has asked for it; each
+ * wanter blocks its kernel thread in turn on the only worker, with the
+ * holder ready behind them all: the worker is rescued once per wanter while
+ * the earlier ones are still away (one rescue per worker at a time hung
+ * here), more of them than the old table of 16 rescued threads held. */
+#define NWANTERS 20
+static pthread_mutex_t pm_many = PTHREAD_MUTEX_INITIALIZER;
+static atomic_int many_asked, many_done;
+
+static void *many_holder(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&pm_many);
+    while (atomic_load_explicit(&many_asked, memory_order_relaxed) < NWANTERS)
+        ; /* only preemption and rescues let the wanters ask */
+    pthread_mutex_unlock(&pm_many);
+    return NULL;
+}
+
+static void *many_wanter(void *arg)
+{
+    (void)arg;
+    atomic_fetch_add(&many_asked, 1);
+    pthread_mutex_lock(&pm_many); /* blocks its kernel thread */
+    atomic_fetch_add(&many_done, 1);
+    pthread_mutex_unlock(&pm_many);
+    return NULL;
+}
+
+static void pthread_mutex_many(void)
+{
+    weft_thread *h, *w[NWANTERS];
+    CHECK_EQ(weft_spawn(&h, many_holder, NULL, NULL), 0);
+    for (int i = 0; i < NWANTERS; i++)
+        CHECK_EQ(weft_spawn(&w[i], many_wanter, NULL, NULL), 0);
+    CHECK_EQ(weft_join(h, NULL), 0);
+    for (int i = 0; i < NWANTERS; i++)
+        CHECK_EQ(weft_join(w[i], NULL), 0);
+    CHECK_EQ(atomic_load(&many_done), NWANTERS);
+}
+
 /* ---- quantum off: nobody is preempted -------------------------------------------- */
 
 static int off_child(void)
@@ -357,6 +401,7 @@ int main(int argc, char **argv)
     priority_preemption();
     inheritance();
     pthread_mutex_holder();
+    pthread_mutex_many();
     CHECK_EQ(weft_finalize(), 0);
 
     /* the default quantum (10 ms) preempts too */
