@@ -657,6 +657,7 @@ int weft__rescue_settle(void)
         return 0;
     rescue_rec.w = NULL;
     int err = errno;
+    weft__preempt_rescue_done();
     weft__tls_lent = NULL;
     struct weft__worker *w = r.w;
     atomic_fetch_sub_explicit(&w->attn, WEFT__ATTN_RESCUE_ONE, memory_order_relaxed);

@@ -306,6 +306,11 @@ static void forget_rescued(int tid)
     }
 }
 
+void weft__preempt_rescue_done(void)
+{
+    forget_rescued(tid_self());
+}
+
 void weft__preempt_poke_rescued(void)
 {
     for (int i = 0; i < MAX_RESCUED; i++) {
@@ -458,7 +463,6 @@ static void on_signal(int sig, siginfo_t *si, void *ucv)
          * anything else here (a bound thread, a weft_blocking call, an idle
          * machine) is left alone. */
         if (weft__rescued() && pc_ok((uintptr_t)uc->uc_mcontext.gregs[REG_RIP])) {
-            forget_rescued(tid_self());
             errno = saved_errno;
             if (weft__rescue_settle() == 2)
                 own_altstack(uc);

@@ -49,6 +49,9 @@ int weft__preempt_escalate(struct weft__worker *v, uint64_t tick);
 /* Signals every kernel thread that runs a rescued thread, so that it
  * rejoins once back in its own code. Monitor. */
 void weft__preempt_poke_rescued(void);
+/* The calling kernel thread's rescued thread rejoins (machine.c's
+ * settle): the monitor stops signalling it. */
+void weft__preempt_rescue_done(void);
 
 /* A thread of class c became ready (from a worker, or from another kernel
  * thread: self NULL): if every worker runs a thread of a lower class, the
