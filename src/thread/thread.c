@@ -187,14 +187,13 @@ static WEFT_NOINLINE __attribute__((noreturn)) void exit_attn(struct weft__worke
 static inline __attribute__((always_inline, noreturn)) void
 thread_exit(struct weft__worker *w, struct weft_thread *self, void *result)
 {
-    self->result = result;
     /* relaxed: only RUNNING is acted on here, and then the next context's
      * CAS (weft__ctx_exit, or weft__finish_exit) orders the exit; exit_other
      * re-reads with acquire. A member's word never changes. */
     uintptr_t s = atomic_load_explicit(&self->join, memory_order_relaxed);
     if (WEFT_UNLIKELY(s != WEFT__J_RUNNING)) {
         /* A group member, in the usual case with no call before the jump
-         * either. */
+         * either. Nobody reads a member's result: it is not stored. */
         if (s == WEFT__J_MEMBER) {
             if (self->guard != WEFT__GUARD_CANARY &&
                 !atomic_load_explicit(&w->attn_any, memory_order_relaxed) &&
@@ -202,8 +201,10 @@ thread_exit(struct weft__worker *w, struct weft_thread *self, void *result)
                 member_exit_to(w, self, weft__pick_default(w));
             exit_member(w, self);
         }
+        self->result = result;
         exit_other(self);
     }
+    self->result = result;
     if (WEFT_UNLIKELY(self->guard == WEFT__GUARD_CANARY))
         exit_other(self);
     if (WEFT_UNLIKELY(atomic_load_explicit(&w->attn_any, memory_order_relaxed)))
