@@ -191,21 +191,17 @@ thread_exit(struct weft__worker *w, struct weft_thread *self, void *result)
      * CAS (weft__ctx_exit, or weft__finish_exit) orders the exit; exit_other
      * re-reads with acquire. A member's word never changes. */
     uintptr_t s = atomic_load_explicit(&self->join, memory_order_relaxed);
-    if (WEFT_UNLIKELY(s != WEFT__J_RUNNING)) {
-        /* A group member, in the usual case with no call before the jump
-         * either. Nobody reads a member's result: it is not stored. */
-        if (s == WEFT__J_MEMBER) {
-            if (self->guard != WEFT__GUARD_CANARY &&
-                !atomic_load_explicit(&w->attn_any, memory_order_relaxed) &&
-                weft__group_leave_quick(self->group))
-                member_exit_to(w, self, weft__pick_default(w));
-            exit_member(w, self);
-        }
-        self->result = result;
-        exit_other(self);
+    /* A group member, in the usual case with no call before the jump
+     * either. Nobody reads a member's result: it is not stored. */
+    if (WEFT_UNLIKELY(s != WEFT__J_RUNNING) && s == WEFT__J_MEMBER) {
+        if (self->guard != WEFT__GUARD_CANARY &&
+            !atomic_load_explicit(&w->attn_any, memory_order_relaxed) &&
+            weft__group_leave_quick(self->group))
+            member_exit_to(w, self, weft__pick_default(w));
+        exit_member(w, self);
     }
     self->result = result;
-    if (WEFT_UNLIKELY(self->guard == WEFT__GUARD_CANARY))
+    if (WEFT_UNLIKELY(s != WEFT__J_RUNNING || self->guard == WEFT__GUARD_CANARY))
         exit_other(self);
     if (WEFT_UNLIKELY(atomic_load_explicit(&w->attn_any, memory_order_relaxed)))
         exit_attn(w, self);
