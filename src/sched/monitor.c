@@ -67,6 +67,8 @@ struct look {
     uint64_t tick;           /* the worker's tick then */
     uint64_t since;          /* when cur was first seen keeping the worker */
     int stuck;               /* its preemption has waited past the quantum and a grace */
+    uint64_t rescue_at;      /* a rescue of cur asleep in the kernel is signalled from then */
+    uint64_t rescue_gap;     /* the wait before the next (0: none signalled yet) */
 };
 
 _Atomic uint32_t weft__monitor_idle;
@@ -176,6 +178,24 @@ RACY static int ready_at_least(int c)
     return 0;
 }
 
+/* weft__preempt_retry, with the rescues of a thread asleep in the kernel
+ * spaced out: RETRY_NS, then doubling up to PERIOD_MAX_NS. The first finds
+ * the thread blocked where the kernel restarts the call and rescues it; one
+ * refused (its stack holds return addresses into libweft, or the call
+ * fails with EINTR, which it does not restart) would be refused as often
+ * as asked until the call returns, and each would break the call off. */
+static int retry(struct weft__worker *w, struct look *l, uint64_t tick, uint64_t now)
+{
+    int r = weft__preempt_retry(w, tick, now >= l->rescue_at);
+    if (r == 2) {
+        l->rescue_gap = !l->rescue_gap                  ? RETRY_NS
+                        : l->rescue_gap < PERIOD_MAX_NS ? 2 * l->rescue_gap
+                                                        : l->rescue_gap;
+        l->rescue_at = now + l->rescue_gap;
+    }
+    return r != 0;
+}
+
 /* Returns 1 when the worker switched since the last look. */
 RACY static int look_at(struct weft__worker *w, struct look *l, uint64_t now, uint64_t dt)
 {
@@ -189,6 +209,7 @@ RACY static int look_at(struct weft__worker *w, struct look *l, uint64_t now, ui
         if (cur && cur != l->cur)
             stamp_at(cur, now);
         l->since = now;
+        l->rescue_at = l->rescue_gap = 0;
     }
     if (cur)
         charge(cur, dt, now);
@@ -197,7 +218,7 @@ RACY static int look_at(struct weft__worker *w, struct look *l, uint64_t now, ui
     if (cur && mon.quantum_ns > 0) {
         /* A request the handler could not act on yet (the thread was in
          * code it must not interrupt): signal again. */
-        if (weft__preempt_retry(w, tick)) {
+        if (retry(w, l, tick, now)) {
             mon.pending = 1;
             /* Still not at a safe point long past the quantum: blocked in
              * the kernel, most likely, holding the worker (see stuck). */
@@ -248,7 +269,7 @@ RACY static void rescue_stuck(void)
         if (!mon.looks[i].stuck || !(all || weft__has_ready(w)))
             continue;
         if (weft__preempt_escalate(w, mon.looks[i].tick)) {
-            weft__preempt_retry(w, mon.looks[i].tick);
+            retry(w, &mon.looks[i], mon.looks[i].tick, weft__now_ns());
             return;
         }
     }

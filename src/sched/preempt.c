@@ -252,6 +252,20 @@ static int at_syscall(uintptr_t pc)
     return ip[0] == 0x0f && ip[1] == 0x05;
 }
 
+/* 1 when the signal interrupted a system call: one the kernel will restart
+ * (at_syscall), or one it broke off with EINTR (the instruction before the
+ * one interrupted is a syscall, which left -EINTR in rax). A page-aligned
+ * pc is taken for neither (the bytes before it may not be mapped). */
+static int in_kernel_call(const ucontext_t *uc)
+{
+    uintptr_t pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+    if (at_syscall(pc))
+        return 1;
+    const unsigned char *ip = (const unsigned char *)pc;
+    return (pc & 0xfff) >= 2 && ip[-2] == 0x0f && ip[-1] == 0x05 &&
+           uc->uc_mcontext.gregs[REG_RAX] == -EINTR;
+}
+
 /* 1 when no libweft code is under way on t's stack above sp: scanning up
  * from sp, a word that points into libweft is a return address into it
  * (or, rarely, a pointer to its code: then we refuse, which is safe), until
@@ -311,11 +325,37 @@ void weft__preempt_rescue_done(void)
     forget_rescued(tid_self());
 }
 
+/* 1 when kernel thread tid (of this process) sleeps in the kernel: its
+ * state in /proc is S or D. 0 when it runs or may (R), or when the file
+ * cannot be read. */
+static int asleep_in_kernel(int tid)
+{
+    char path[64], buf[128];
+    snprintf(path, sizeof path, "/proc/self/task/%d/stat", tid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    /* "tid (name) S ...": the name may hold spaces and parentheses, and is
+     * at most 16 bytes, so the state follows the last ')' of the first 128 */
+    const char *p = strrchr(buf, ')');
+    return p && p[1] == ' ' && (p[2] == 'S' || p[2] == 'D');
+}
+
+/* A kernel thread asleep in the kernel is left alone: the handler could not
+ * settle it there (it is not in its own code), and the signal would break
+ * the call off (EINTR from the calls SA_RESTART does not restart, such as
+ * nanosleep and epoll_wait, which the thread may have entered since its
+ * rescue). It is signalled at the first look that finds it running. */
 void weft__preempt_poke_rescued(void)
 {
     for (int i = 0; i < MAX_RESCUED; i++) {
         int tid = atomic_load_explicit(&pre.rescued[i], memory_order_relaxed);
-        if (tid > 0)
+        if (tid > 0 && !asleep_in_kernel(tid))
             syscall(SYS_tgkill, pre.pid, tid, WEFT__PREEMPT_SIGNAL);
     }
 }
@@ -483,8 +523,10 @@ static void on_signal(int sig, siginfo_t *si, void *ucv)
     if (!pc_ok((uintptr_t)uc->uc_mcontext.gregs[REG_RIP])) {
         if ((req & 3) == WEFT__PREEMPT_RESCUE)
             rescue(w, t, req, uc);
-        else
+        else if (!in_kernel_call(uc))
             retry_soon(w, req); /* and the monitor retries too (monitor.c) */
+        /* else only the monitor retries, once the thread runs again
+         * (weft__preempt_retry): a fast retry would break the call off */
         goto out;
     }
     atomic_store_explicit(&w->preempt_req, 0, memory_order_relaxed);
@@ -542,7 +584,7 @@ int weft__preempt_escalate(struct weft__worker *v, uint64_t tick)
                                                    memory_order_relaxed, memory_order_relaxed);
 }
 
-int weft__preempt_retry(struct weft__worker *v, uint64_t tick)
+int weft__preempt_retry(struct weft__worker *v, uint64_t tick, int rescue_due)
 {
     uint64_t req = atomic_load_explicit(&v->preempt_req, memory_order_relaxed);
     if (!req)
@@ -552,8 +594,15 @@ int weft__preempt_retry(struct weft__worker *v, uint64_t tick)
                                                 memory_order_relaxed);
         return 0;
     }
+    int tid = atomic_load_explicit(&v->ktid, memory_order_relaxed);
+    if (tid <= 0 || !asleep_in_kernel(tid)) {
+        signal_worker(v);
+        return 1;
+    }
+    if ((req & 3) != WEFT__PREEMPT_RESCUE || !rescue_due)
+        return 1;
     signal_worker(v);
-    return 1;
+    return 2;
 }
 
 #if defined(WEFT_SANITIZE_THREAD)

@@ -38,16 +38,21 @@ void weft__preempt_forget(struct weft__worker *w);
 void weft__preempt_request(struct weft__worker *v, uint64_t tick, int cause);
 /* Signals v again if its request is still pending at the same tick (the
  * handler found the thread in code it must not interrupt); clears a stale
- * one. Returns 1 while one is pending. Monitor. */
-int weft__preempt_retry(struct weft__worker *v, uint64_t tick);
+ * one. A kernel thread asleep in the kernel is signalled only for a rescue,
+ * and only when rescue_due: a signal can preempt it only once it runs, and
+ * it would break off a call that SA_RESTART does not restart (EINTR).
+ * Returns 0 when none is pending, 1 while one is, 2 when it signalled a
+ * rescue to a kernel thread asleep (the caller spaces the next). Monitor. */
+int weft__preempt_retry(struct weft__worker *v, uint64_t tick, int rescue_due);
 
 /* Turns v's pending request at `tick` into a rescue (it has waited long:
  * its thread is likely blocked in the kernel); keeps a machine idle for
  * it, again on each call while the rescue waits. 1 if it turned it now.
  * Monitor. */
 int weft__preempt_escalate(struct weft__worker *v, uint64_t tick);
-/* Signals every kernel thread that runs a rescued thread, so that it
- * rejoins once back in its own code. Monitor. */
+/* Signals every kernel thread that runs a rescued thread and is not
+ * asleep in the kernel, so that it rejoins once back in its own code.
+ * Monitor. */
 void weft__preempt_poke_rescued(void);
 /* The calling kernel thread's rescued thread rejoins (machine.c's
  * settle): the monitor stops signalling it. */
