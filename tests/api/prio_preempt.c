@@ -12,6 +12,8 @@
  *    thread then waits for in the kernel: no deadlock (the blocked
  *    worker is handed to another kernel thread), also when 20 threads
  *    block there one after another;
+ *  - a rescued thread's raw nanosleep is not broken off by the monitor's
+ *    signals;
  *  - a HIGH thread readied by a plain kernel thread preempts a NORMAL
  *    spinner at once (a priority preemption);
  *  - priority inheritance: a BACKGROUND holder of a weft_mutex on which a
@@ -358,6 +360,90 @@ static void pthread_mutex_many(void)
     CHECK_EQ(atomic_load(&many_done), NWANTERS);
 }
 
+/* ---- a rescued thread's later system calls ---------------------------------------- */
+
+/* A thread blocked in read (restarted after a signal: it can be rescued
+ * there) with the initial thread ready behind it on the only worker is
+ * rescued, and goes on on the kernel thread the rescue left it. Its next
+ * call, a raw nanosleep (which SA_RESTART does not restart), sleeps its
+ * whole time: the monitor signals a rescued thread only once it runs again
+ * (it signalled it at every look, and nanosleep failed with EINTR about
+ * every millisecond). A yielding thread keeps the monitor looking.
+ *
+ * The rescue may be refused (its stack scan takes a stale return address
+ * into libweft, left in a word the thread's frames never wrote, for libweft
+ * code under way; ASan's frames leave more): then a plain kernel thread
+ * writes the byte after a while, the sleeper runs on the worker, and its
+ * nanosleep is broken off only by the refused rescues, which the monitor
+ * spaces out (about ten in 100 ms; it was every 230 us or so). */
+#define AWAY_SLEEP_MS   100
+#define AWAY_GIVE_UP_MS 3000
+static int away_pipe[2];
+static atomic_int away_stop, away_eintr, away_rescued, away_main_ran;
+
+static void *away_sleeper(void *arg)
+{
+    (void)arg;
+    char c;
+    CHECK_EQ(read(away_pipe[0], &c, 1), 1); /* the kernel's: holds the worker */
+    weft_thread_info info;
+    CHECK_EQ(weft_thread_info_get(NULL, &info), 0);
+    /* Away from the workers, unless a look found it running in the few
+     * instructions since read returned and brought it back (then the
+     * nanosleep below holds the only worker, which quanta interrupt). */
+    atomic_store(&away_rescued, info.worker < 0);
+    struct timespec ts = { 0, AWAY_SLEEP_MS * 1000000L };
+    int eintr = 0;
+    while (nanosleep(&ts, &ts) != 0) {
+        CHECK_EQ(errno, EINTR);
+        eintr++;
+    }
+    atomic_store(&away_eintr, eintr);
+    atomic_store(&away_stop, 1);
+    return NULL;
+}
+
+static void *away_yielder(void *arg)
+{
+    (void)arg;
+    while (!atomic_load(&away_stop))
+        weft_yield();
+    return NULL;
+}
+
+/* A plain kernel thread: writes the byte once the initial thread ran (the
+ * worker was rescued), or when it gives up waiting for that. */
+static void *away_writer(void *arg)
+{
+    (void)arg;
+    for (int ms = 0; ms < AWAY_GIVE_UP_MS && !atomic_load(&away_main_ran); ms++)
+        usleep(1000);
+    CHECK_EQ(write(away_pipe[1], "x", 1), 1);
+    return NULL;
+}
+
+static void rescued_syscalls(void)
+{
+    CHECK_EQ(pipe(away_pipe), 0);
+    pthread_t pt;
+    CHECK_EQ(pthread_create(&pt, NULL, away_writer, NULL), 0);
+    weft_thread *s, *y;
+    CHECK_EQ(weft_spawn(&s, away_sleeper, NULL, NULL), 0); /* runs at once, blocks */
+    CHECK_EQ(weft_spawn(&y, away_yielder, NULL, NULL), 0);
+    atomic_store(&away_main_ran, 1);
+    CHECK_EQ(weft_join(s, NULL), 0);
+    CHECK_EQ(weft_join(y, NULL), 0);
+    CHECK_EQ(pthread_join(pt, NULL), 0);
+    close(away_pipe[0]);
+    close(away_pipe[1]);
+    if (atomic_load(&away_rescued))
+        CHECK(atomic_load(&away_eintr) <= 2); /* a look may catch it entering the call */
+    else
+        CHECK(atomic_load(&away_eintr) <= 20); /* the refused rescues, spaced out */
+    printf("rescued_syscalls: rescued %d, nanosleep broken off %d times\n",
+           atomic_load(&away_rescued), atomic_load(&away_eintr));
+}
+
 /* ---- quantum off: nobody is preempted -------------------------------------------- */
 
 static int off_child(void)
@@ -402,6 +488,7 @@ int main(int argc, char **argv)
     inheritance();
     pthread_mutex_holder();
     pthread_mutex_many();
+    rescued_syscalls();
     CHECK_EQ(weft_finalize(), 0);
 
     /* the default quantum (10 ms) preempts too */
