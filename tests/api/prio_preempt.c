@@ -367,8 +367,8 @@ static void pthread_mutex_many(void)
  * rescued, and goes on on the kernel thread the rescue left it. Its next
  * call, a raw nanosleep (which SA_RESTART does not restart), sleeps its
  * whole time: the monitor signals a rescued thread only once it runs again
- * (it signalled it at every look, and nanosleep failed with EINTR about
- * every millisecond). A yielding thread keeps the monitor looking.
+ * (it signalled it at its looks, and nanosleep failed with EINTR 8 to 10
+ * times in 100 ms). A yielding thread keeps the monitor looking.
  *
  * The rescue may be refused (its stack scan takes a stale return address
  * into libweft, left in a word the thread's frames never wrote, for libweft
