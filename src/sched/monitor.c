@@ -179,18 +179,18 @@ RACY static int ready_at_least(int c)
 }
 
 /* weft__preempt_retry, with the rescues of a thread asleep in the kernel
- * spaced out: RETRY_NS, then doubling up to PERIOD_MAX_NS. The first finds
- * the thread blocked where the kernel restarts the call and rescues it; one
- * refused (its stack holds return addresses into libweft, or the call
- * fails with EINTR, which it does not restart) would be refused as often
- * as asked until the call returns, and each would break the call off. */
+ * spaced out: RETRY_NS, then doubling until past PERIOD_MAX_NS (12.8 ms).
+ * The first finds the thread blocked where the kernel restarts the call
+ * and rescues it; one refused (its stack holds return addresses into
+ * libweft, or the call fails with EINTR, which it does not restart) would
+ * be refused as often as asked until the call returns, and each would
+ * break the call off. */
 static int retry(struct weft__worker *w, struct look *l, uint64_t tick, uint64_t now)
 {
     int r = weft__preempt_retry(w, tick, now >= l->rescue_at);
     if (r == 2) {
-        l->rescue_gap = !l->rescue_gap                  ? RETRY_NS
-                        : l->rescue_gap < PERIOD_MAX_NS ? 2 * l->rescue_gap
-                                                        : l->rescue_gap;
+        if (l->rescue_gap < PERIOD_MAX_NS)
+            l->rescue_gap = l->rescue_gap ? 2 * l->rescue_gap : RETRY_NS;
         l->rescue_at = now + l->rescue_gap;
     }
     return r != 0;

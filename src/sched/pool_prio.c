@@ -311,13 +311,6 @@ void weft__parent_ready_slow(struct weft__worker *w, struct weft_thread *parent,
     weft__switch(w, child, weft__pick_local(w), (uintptr_t)child | XF_PUSH);
 }
 
-WEFT_NOINLINE void weft__scrub_below(void)
-{
-    uintptr_t z[128];
-    memset(z, 0, sizeof z);
-    __asm__ volatile("" : : "r"(z) : "memory"); /* the stores stay */
-}
-
 void weft__prio_update(struct weft_thread *t)
 {
     int c = __atomic_load_n(&t->prio, __ATOMIC_RELAXED);

@@ -259,11 +259,8 @@ static int at_syscall(uintptr_t pc)
 static int in_kernel_call(const ucontext_t *uc)
 {
     uintptr_t pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
-    if (at_syscall(pc))
-        return 1;
-    const unsigned char *ip = (const unsigned char *)pc;
-    return (pc & 0xfff) >= 2 && ip[-2] == 0x0f && ip[-1] == 0x05 &&
-           uc->uc_mcontext.gregs[REG_RAX] == -EINTR;
+    return at_syscall(pc) ||
+           ((pc & 0xfff) >= 2 && at_syscall(pc - 2) && uc->uc_mcontext.gregs[REG_RAX] == -EINTR);
 }
 
 /* 1 when no libweft code is under way on t's stack above sp: scanning up
@@ -595,14 +592,11 @@ int weft__preempt_retry(struct weft__worker *v, uint64_t tick, int rescue_due)
         return 0;
     }
     int tid = atomic_load_explicit(&v->ktid, memory_order_relaxed);
-    if (tid <= 0 || !asleep_in_kernel(tid)) {
-        signal_worker(v);
-        return 1;
-    }
-    if ((req & 3) != WEFT__PREEMPT_RESCUE || !rescue_due)
+    int asleep = tid > 0 && asleep_in_kernel(tid);
+    if (asleep && ((req & 3) != WEFT__PREEMPT_RESCUE || !rescue_due))
         return 1;
     signal_worker(v);
-    return 2;
+    return asleep ? 2 : 1;
 }
 
 #if defined(WEFT_SANITIZE_THREAD)

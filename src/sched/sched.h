@@ -377,12 +377,6 @@ int weft__prio_top(struct weft__worker *w);
  * then queues the child, as help-first would). On the child's stack. */
 void weft__parent_ready_slow(struct weft__worker *w, struct weft_thread *parent,
                              struct weft_thread *child);
-/* Zeroes the 1 KiB of stack below the caller's frame. weft__parent_ready_slow's
- * calls leave return addresses into libweft there, where the child's own
- * frames then keep them in words they never write; the rescue's scan of a
- * thread blocked in the kernel (preempt.c) takes any such word for libweft
- * code under way and refuses the rescue. */
-void weft__scrub_below(void);
 
 /* The class t is scheduled at (relaxed: a hint, see thread.h). */
 static inline int weft__cls(const struct weft_thread *t)
@@ -547,7 +541,9 @@ WEFT_INLINE void weft__make_ready_parent(struct weft__worker *w, struct weft_thr
 {
     if (WEFT_UNLIKELY(!weft__make_ready_inline(w, parent))) {
         weft__parent_ready_slow(w, parent, child);
-        weft__scrub_below();
+        /* its calls' return addresses into libweft would stay in words the
+         * child's frames never write, and refuse the child's rescues */
+        weft__stack_scrub_below();
         return;
     }
     weft__make_ready_default(w, parent);

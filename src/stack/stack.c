@@ -804,6 +804,13 @@ void weft__overflow_uninstall(void)
         sigaction(SIGSEGV, &old_segv, NULL);
 }
 
+WEFT_NOINLINE void weft__stack_scrub_below(void)
+{
+    uintptr_t z[128];
+    memset(z, 0, sizeof z);
+    __asm__ volatile("" : : "r"(z) : "memory"); /* the stores stay */
+}
+
 void *weft__stack_bound_enter(struct weft_thread *t)
 {
     size_t size = 0;

@@ -128,6 +128,11 @@ static inline void weft__stack_check(const struct weft_thread *t)
 int weft__overflow_install(struct weft_thread *(*current)(void),
                            uint64_t (*id)(const struct weft_thread *t));
 void weft__overflow_uninstall(void);
+/* Zeroes the 1 KiB of stack below the caller's frame: the return addresses
+ * into libweft that the caller's finished calls left there, which the
+ * rescue's scan of a thread blocked in the kernel (sched/preempt.c) would
+ * take for libweft code under way, refusing the rescue. */
+void weft__stack_scrub_below(void);
 void *weft__altstack_push(void); /* returns a token for pop */
 void weft__altstack_pop(void *token);
 /* On a bound thread's kernel thread, before it runs the thread's function:

@@ -433,7 +433,7 @@ static void rescued_syscalls(void)
     atomic_store(&away_main_ran, 1);
     CHECK_EQ(weft_join(s, NULL), 0);
     CHECK_EQ(weft_join(y, NULL), 0);
-    CHECK_EQ(pthread_join(pt, NULL), 0);
+    CHECK_EQ(test_pthread_join(pt, NULL), 0);
     close(away_pipe[0]);
     close(away_pipe[1]);
     if (atomic_load(&away_rescued))
