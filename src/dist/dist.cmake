@@ -52,7 +52,9 @@ if(WEFT_HAVE_DIST)
     COMMAND ${CMAKE_LINKER} -r -o ${WEFT_DIST_CORE}.merged $<TARGET_OBJECTS:weft_objects>
     COMMAND ${CMAKE_OBJCOPY} --redefine-syms=${WEFT_DIST_SYMS} ${WEFT_DIST_CORE}.merged
             ${WEFT_DIST_CORE}
-    DEPENDS $<TARGET_OBJECTS:weft_objects> ${WEFT_DIST_SYMS}
+    # weft_objects by name too: a target-level dependency, without which
+    # Unix Makefiles (unlike Ninja) have no rule for the object files
+    DEPENDS weft_objects $<TARGET_OBJECTS:weft_objects> ${WEFT_DIST_SYMS}
     COMMAND_EXPAND_LISTS VERBATIM
     COMMENT "weft_dist: weft's objects with the gated names renamed")
   add_custom_target(weft_dist_core DEPENDS ${WEFT_DIST_CORE})
