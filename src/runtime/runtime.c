@@ -473,6 +473,7 @@ static struct weft__worker *run_others(struct weft__worker *w)
 {
     struct weft__rt *rt = &weft__rt;
     long nap_ns = NAP_MIN_NS;
+    weft__prio_drain(1); /* a HIGH initial thread lets lower ones run here */
     while (live_threads() > 0 || weft__kernel_joins() > 0) {
         struct weft_thread *inj = weft__inject_pop();
         if (inj)
@@ -492,6 +493,7 @@ static struct weft__worker *run_others(struct weft__worker *w)
         if (nap_ns < NAP_MAX_NS)
             nap_ns *= 2;
     }
+    weft__prio_drain(0);
     return w;
 }
 

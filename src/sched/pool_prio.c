@@ -56,7 +56,9 @@ struct weft__prio_q {
 static struct {
     pthread_mutex_t lock;    /* serialises activation */
     struct weft__prio_q *qs; /* one per worker; set before rt.pool, freed at finalize */
-} prio = { PTHREAD_MUTEX_INITIALIZER, NULL };
+    int draining;            /* 1 while weft_finalize waits for the threads (pick_floor);
+                                relaxed __atomic: read by the initial thread's worker */
+} prio = { PTHREAD_MUTEX_INITIALIZER, NULL, 0 };
 
 static inline struct weft__prio_q *q_of(struct weft__worker *w)
 {
@@ -164,9 +166,26 @@ static struct weft_thread *steal_above(struct weft__worker *w, int above)
     return NULL;
 }
 
+/* The lowest class index the current thread of w lets run in its place:
+ * its own while it is running (a yield, a preemption: "a worker never runs
+ * a ready thread while a higher one is ready", the caller counting as
+ * ready), 0 when it parks or when the scheduler context picks. A thread
+ * that exits reads as running: NULL sends it through the scheduler
+ * context, which picks the lower thread. The initial thread in
+ * weft_finalize waits for the others (weft__prio_draining). */
+static int pick_floor(struct weft__worker *w)
+{
+    struct weft_thread *self = w->current;
+    if (!self || weft__thread_waits(self) != WEFT__WAIT_NONE ||
+        (self == weft__rt.main && __atomic_load_n(&prio.draining, __ATOMIC_RELAXED)))
+        return 0;
+    return IDX(weft__cls(self));
+}
+
 static struct weft_thread *prio_pop(struct weft__worker *w)
 {
     struct weft__prio_q *q = q_of(w);
+    int floor = pick_floor(w);
     /* A higher class waiting elsewhere comes first: "a worker never runs a
      * ready thread while a higher one is ready" holds across workers as
      * far as the masks tell (a preempted worker lands here). */
@@ -174,15 +193,17 @@ static struct weft_thread *prio_pop(struct weft__worker *w)
     int local = mine ? top_class(mine) : -1;
     if (local < IDX(WEFT_PRIO_NORMAL) && weft__pool_ws.has_ready(w))
         local = IDX(WEFT_PRIO_NORMAL); /* the default pool's queues are NORMAL */
+    if (local < floor - 1)
+        local = floor - 1;
     if (weft__rt.nworkers > 1 && local < NCLASS - 1) {
         struct weft_thread *s = steal_above(w, local);
         if (s)
             return s;
     }
-    struct weft_thread *t = pop_from(q, IDX(WEFT_PRIO_NORMAL));
-    if (!t)
+    struct weft_thread *t = pop_from(q, floor > IDX(WEFT_PRIO_NORMAL) ? floor : IDX(WEFT_PRIO_NORMAL));
+    if (!t && floor <= IDX(WEFT_PRIO_NORMAL))
         t = weft__pick_default(w); /* the rest of NORMAL */
-    if (!t)
+    if (!t && floor == 0)
         t = pop_from(q, IDX(WEFT_PRIO_BACKGROUND));
     return t;
 }
@@ -282,6 +303,11 @@ int weft__prio_activate(void)
     }
     pthread_mutex_unlock(&prio.lock);
     return rc;
+}
+
+void weft__prio_drain(int on)
+{
+    __atomic_store_n(&prio.draining, on, __ATOMIC_RELAXED);
 }
 
 void weft__prio_requeue(struct weft_thread *t)

@@ -372,6 +372,9 @@ void weft__prio_disinherit(void);
 /* The highest class with a thread ready on w (NORMAL when only the default
  * pool's queues hold some), WEFT_PRIO_BACKGROUND - 1 when none: a hint. */
 int weft__prio_top(struct weft__worker *w);
+/* on = 1 while weft_finalize's initial thread waits for the others: its
+ * yields then let lower classes run (pool_prio.c). */
+void weft__prio_drain(int on);
 /* A work-first child's parent became ready through a plug-in pool: the
  * child yields to it at once if the parent's class is higher (the spawn
  * then queues the child, as help-first would). On the child's stack. */

@@ -1,0 +1,107 @@
+/* weft_yield respects priority (issue 24, item 2): a thread that yields
+ * while only threads of lower priority are ready on its worker keeps
+ * running, whether it is a spawned thread or the initial one, with the
+ * quantum off or on; and weft_finalize from a HIGH initial thread still
+ * lets the lower threads it waits for run. One worker throughout. */
+#define _GNU_SOURCE
+#include <stdatomic.h>
+#include <stdint.h>
+#include <unistd.h>
+#include <weft.h>
+
+#include "check.h"
+#include "testutil.h"
+
+enum { YIELDS = 200 };
+
+static atomic_int normal_ran;
+
+static void *normal_body(void *arg)
+{
+    (void)arg;
+    atomic_store(&normal_ran, 1);
+    return NULL;
+}
+
+/* Yields many times with a NORMAL thread ready: it must never run. */
+static void *high_body(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < YIELDS; i++) {
+        weft_yield();
+        CHECK_EQ(atomic_load(&normal_ran), 0);
+    }
+    return NULL;
+}
+
+static void init_one(long quantum_us)
+{
+    weft_config cfg;
+    weft_config_default(&cfg);
+    cfg.workers = 1;
+    cfg.quantum_us = quantum_us;
+    CHECK_EQ(weft_init(&cfg), 0);
+}
+
+/* A spawned HIGH thread with a NORMAL one ready behind it. */
+static void spawned_high(void)
+{
+    atomic_store(&normal_ran, 0);
+    weft_attr a = WEFT_ATTR_INIT;
+    a.priority = WEFT_PRIO_HIGH;
+    weft_thread *h, *n;
+    /* The initial thread is NORMAL: the HIGH child runs at once, so
+     * spawn the NORMAL one first, from the HIGH one's own run order. */
+    CHECK_EQ(weft_set_priority(NULL, WEFT_PRIO_URGENT), 0);
+    CHECK_EQ(weft_spawn(&n, normal_body, NULL, NULL), 0); /* lower: queued */
+    CHECK_EQ(weft_spawn(&h, high_body, NULL, &a), 0);     /* lower: queued */
+    CHECK_EQ(atomic_load(&normal_ran), 0);
+    /* Dropping to BACKGROUND lets both run, HIGH first. */
+    CHECK_EQ(weft_set_priority(NULL, WEFT_PRIO_BACKGROUND), 0);
+    CHECK_EQ(weft_join(h, NULL), 0);
+    CHECK_EQ(weft_join(n, NULL), 0);
+    CHECK_EQ(atomic_load(&normal_ran), 1);
+    CHECK_EQ(weft_set_priority(NULL, WEFT_PRIO_NORMAL), 0);
+}
+
+/* The initial thread at HIGH yields with a NORMAL child ready. */
+static void initial_high(void)
+{
+    atomic_store(&normal_ran, 0);
+    CHECK_EQ(weft_set_priority(NULL, WEFT_PRIO_HIGH), 0);
+    weft_thread *n;
+    CHECK_EQ(weft_spawn(&n, normal_body, NULL, NULL), 0); /* lower: queued */
+    for (int i = 0; i < YIELDS; i++) {
+        weft_yield();
+        CHECK_EQ(atomic_load(&normal_ran), 0);
+    }
+    CHECK_EQ(weft_join(n, NULL), 0); /* parks: the NORMAL one runs */
+    CHECK_EQ(atomic_load(&normal_ran), 1);
+    CHECK_EQ(weft_set_priority(NULL, WEFT_PRIO_NORMAL), 0);
+}
+
+/* weft_finalize from a HIGH initial thread with a NORMAL thread left. */
+static void finalize_high(void)
+{
+    atomic_store(&normal_ran, 0);
+    CHECK_EQ(weft_set_priority(NULL, WEFT_PRIO_HIGH), 0);
+    weft_thread *n;
+    CHECK_EQ(weft_spawn(&n, normal_body, NULL, NULL), 0);
+    CHECK_EQ(weft_detach(n), 0);
+    CHECK_EQ(weft_finalize(), 0);
+    CHECK_EQ(atomic_load(&normal_ran), 1);
+}
+
+int main(void)
+{
+    test_clear_env();
+    alarm(60);
+    long quanta[] = { -1, 1000 };
+    for (int i = 0; i < 2; i++) {
+        init_one(quanta[i]);
+        spawned_high();
+        initial_high();
+        finalize_high();
+    }
+    return 0;
+}
