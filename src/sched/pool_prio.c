@@ -200,8 +200,9 @@ static struct weft_thread *prio_pop(struct weft__worker *w)
         if (s)
             return s;
     }
-    struct weft_thread *t = pop_from(q, floor > IDX(WEFT_PRIO_NORMAL) ? floor : IDX(WEFT_PRIO_NORMAL));
-    if (!t && floor <= IDX(WEFT_PRIO_NORMAL))
+    int normal = IDX(WEFT_PRIO_NORMAL);
+    struct weft_thread *t = pop_from(q, floor > normal ? floor : normal);
+    if (!t && floor <= normal)
         t = weft__pick_default(w); /* the rest of NORMAL */
     if (!t && floor == 0)
         t = pop_from(q, IDX(WEFT_PRIO_BACKGROUND));
