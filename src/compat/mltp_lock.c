@@ -19,6 +19,7 @@
 
 #include "base/base.h"
 #include "mltp.h"
+#include "sched/preempt.h"
 #include "sched/sched.h"
 #include "sync/ticket.h"
 
@@ -64,7 +65,10 @@ void mltp_lock(mltp_lock_t *l)
             weft__cpu_relax();
         }
         return;
-    default: weft__ticket_lock(&k->ticket); return;
+    default:
+        weft__ticket_lock(&k->ticket);
+        weft__spin_hold(); /* not preempted while held (sched/preempt.h) */
+        return;
     }
 }
 
@@ -75,6 +79,6 @@ void mltp_unlock(mltp_lock_t *l)
     struct lock *k = impl(l);
     if (k->kind == MLTP_LOCK_YIELD || k->kind == MLTP_LOCK_YIELD_FRONT)
         weft__lock_release(&k->flag);
-    else
-        (void)weft__ticket_unlock(&k->ticket); /* by the holder only (mltp.h): never free here */
+    else if (weft__ticket_unlock(&k->ticket) == 0) /* by the holder only (mltp.h) */
+        weft__spin_release();
 }

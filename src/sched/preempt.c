@@ -39,7 +39,15 @@
  * microsecond was refused about one signal in four, and with the monitor's
  * 0.2-1 ms retries alone a HIGH thread's wake-to-run p99 was over 1 ms
  * (make bench-prio). Bound threads and weft_blocking calls run without a
- * worker: the handler finds none and returns.
+ * worker: the handler finds none and returns. A thread that holds a spin
+ * lock (weft_spin, mltp's spin kind) is not preempted either, wherever it
+ * is (a kernel's preempt_disable): preempted in its critical section, it
+ * would wait in its worker's queue behind a waiter that spins in libweft,
+ * where it cannot be preempted, for ever. The refused request waits and
+ * the unlock that releases its last spin lock honours it at once
+ * (weft__preempt_deferred). Rejected: waiters that weft_yield after a
+ * bounded spin (a HIGH waiter's yield keeps the worker from a NORMAL
+ * holder, and every waiter pays the yields).
  *
  * Compared:
  *  - signal-yield anywhere (Argobots' fastest): switching inside malloc or
@@ -110,6 +118,9 @@ extern char __stop_weft_text[] __attribute__((weak, visibility("hidden")));
 struct range {
     uintptr_t lo, hi;
 };
+
+__thread unsigned weft__spin_held __attribute__((tls_model("initial-exec")));
+__thread unsigned weft__spin_deferred __attribute__((tls_model("initial-exec")));
 
 static struct {
     int on;                     /* set up; written before the handler is installed */
@@ -436,7 +447,23 @@ static void preempted(struct weft__worker *w, struct weft_thread *t, int cause, 
     struct weft__parkx inj = { t, to_injection, NULL };
     weft__switch(w, t, next, spread ? (uintptr_t)&inj | XF_PARK : (uintptr_t)t | XF_YIELD);
     /* Resumed, maybe on another kernel thread: its errno holds ours. */
-    own_altstack(uc);
+    if (uc)
+        own_altstack(uc);
+}
+
+void weft__preempt_deferred(void)
+{
+    weft__spin_deferred = 0;
+    struct weft__worker *w = weft__tls_worker;
+    struct weft_thread *t = w ? w->current : NULL;
+    if (!t)
+        return; /* rescued meanwhile: the monitor's pokes settle it */
+    uint64_t req = atomic_load_explicit(&w->preempt_req, memory_order_relaxed);
+    if (!req || (req >> 2) != w->tick)
+        return;
+    atomic_store_explicit(&w->preempt_req, 0, memory_order_relaxed);
+    int cause = (int)(req & 3);
+    preempted(w, t, cause == WEFT__PREEMPT_RESCUE ? WEFT__PREEMPT_QUANTUM : cause, errno, NULL);
 }
 
 /* Arms w's retry timer for a refused request (see the design block).
@@ -499,7 +526,8 @@ static void on_signal(int sig, siginfo_t *si, void *ucv)
         /* A rescued thread back in its own code rejoins the scheduler;
          * anything else here (a bound thread, a weft_blocking call, an idle
          * machine) is left alone. */
-        if (weft__rescued() && pc_ok((uintptr_t)uc->uc_mcontext.gregs[REG_RIP])) {
+        if (weft__rescued() && !weft__spin_held &&
+            pc_ok((uintptr_t)uc->uc_mcontext.gregs[REG_RIP])) {
             errno = saved_errno;
             if (weft__rescue_settle() == 2)
                 own_altstack(uc);
@@ -517,9 +545,14 @@ static void on_signal(int sig, siginfo_t *si, void *ucv)
                                                 memory_order_relaxed);
         goto out;
     }
-    if (!pc_ok((uintptr_t)uc->uc_mcontext.gregs[REG_RIP])) {
-        if ((req & 3) == WEFT__PREEMPT_RESCUE)
+    int pc_fine = pc_ok((uintptr_t)uc->uc_mcontext.gregs[REG_RIP]);
+    if (!pc_fine || weft__spin_held) {
+        /* A spin lock's holder blocked in the kernel may still be rescued:
+         * it keeps its kernel thread, and its count with it. */
+        if ((req & 3) == WEFT__PREEMPT_RESCUE && !pc_fine)
             rescue(w, t, req, uc);
+        else if (weft__spin_held)
+            weft__spin_deferred = 1; /* the unlock honours it (preempt.h) */
         else if (!in_kernel_call(uc))
             retry_soon(w, req); /* and the monitor retries too (monitor.c) */
         /* else only the monitor retries, once the thread runs again

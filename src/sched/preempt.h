@@ -5,6 +5,8 @@
 #include <signal.h>
 #include <stdint.h>
 
+#include "base/base.h"
+
 /* The signal preemption and rescues use: default-ignored, rarely used (as
  * Go). Every machine runs with it unblocked (machine.c). */
 #define WEFT__PREEMPT_SIGNAL SIGURG
@@ -57,6 +59,33 @@ void weft__preempt_poke_rescued(void);
 /* The calling kernel thread's rescued thread rejoins (machine.c's
  * settle): the monitor stops signalling it. */
 void weft__preempt_rescue_done(void);
+
+/* Spin locks (weft_spin, mltp's spin kind) held by the user thread that
+ * runs on this kernel thread: it never switches while it holds one, so the
+ * count is its own. While it is nonzero the handler refuses preemption, as
+ * a kernel does under preempt_disable: a waiter that ran on the same worker
+ * would spin for ever, with the holder queued behind it. The request waits
+ * (weft__spin_deferred) and the unlock that ends the count honours it.
+ * Signal-safe: the handler reads them on the same kernel thread. */
+extern __thread unsigned weft__spin_held __attribute__((tls_model("initial-exec")));
+extern __thread unsigned weft__spin_deferred __attribute__((tls_model("initial-exec")));
+
+/* Honours the request refused while spin locks were held (cooperatively:
+ * the caller is libweft code at a scheduling point). */
+void weft__preempt_deferred(void);
+
+static inline void weft__spin_hold(void)
+{
+    weft__spin_held++;
+}
+
+static inline void weft__spin_release(void)
+{
+    /* A count that would wrap belongs to a lock taken on another kernel
+     * thread (a holder that switched, which spin.c forbids): ignored. */
+    if (weft__spin_held && --weft__spin_held == 0 && WEFT_UNLIKELY(weft__spin_deferred))
+        weft__preempt_deferred();
+}
 
 /* A thread of class c became ready (from a worker, or from another kernel
  * thread: self NULL): if every worker runs a thread of a lower class, the

@@ -1,6 +1,7 @@
 /* spin.c: weft_spin, the public face of the ticket lock (sync/ticket.h):
  * FIFO, never parks nor sleeps. A user thread must not switch while it
- * holds one (a waiter on the same worker would spin forever). Unlock
+ * holds one (a waiter on the same worker would spin forever), and is not
+ * preempted while it does (weft__spin_hold, sched/preempt.h). Unlock
  * returns EPERM only when the lock is free (holders are not tracked).
  */
 #include <assert.h>
@@ -8,6 +9,7 @@
 #include <stdalign.h>
 #include <stdint.h>
 
+#include "sched/preempt.h"
 #include "sync/ticket.h"
 #include "weft.h"
 
@@ -27,6 +29,7 @@ int weft_spin_lock(weft_spin *s)
     if (!s)
         return EINVAL;
     weft__ticket_lock(&impl(s)->word);
+    weft__spin_hold();
     return 0;
 }
 
@@ -34,12 +37,18 @@ int weft_spin_trylock(weft_spin *s)
 {
     if (!s)
         return EINVAL;
-    return weft__ticket_trylock(&impl(s)->word) ? 0 : EBUSY;
+    if (!weft__ticket_trylock(&impl(s)->word))
+        return EBUSY;
+    weft__spin_hold();
+    return 0;
 }
 
 int weft_spin_unlock(weft_spin *s)
 {
     if (!s)
         return EINVAL;
-    return weft__ticket_unlock(&impl(s)->word) ? EPERM : 0;
+    if (weft__ticket_unlock(&impl(s)->word))
+        return EPERM;
+    weft__spin_release();
+    return 0;
 }
