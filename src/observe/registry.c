@@ -160,6 +160,10 @@ int weft_thread_info_get(const weft_thread *t, weft_thread_info *out)
     out->id = o.id;
     out->name = o.name;
     out->state = o.state;
+    /* Parked in a syscall mirror (the ring, the poller, a sleep): BLOCKING
+     * to the API, as the SPEC has it; the dump names the kind, "io". */
+    if (o.state == WEFT_STATE_PARKED && (o.wait == WEFT__WAIT_IO || o.wait == WEFT__WAIT_SLEEP))
+        out->state = WEFT_STATE_BLOCKING;
     out->worker = o.worker;
     out->priority = o.priority;
     out->cpu_ns = o.cpu_ns;
