@@ -14,6 +14,8 @@ extern _Atomic uint32_t weft__monitor_idle;
 int weft__monitor_start(int64_t quantum_ns);
 /* Stops it (weft_finalize, before any descriptor is released). */
 void weft__monitor_stop(void);
+/* The monitor's looks so far (one per wake-up): a statistic. */
+extern _Atomic uint64_t weft__monitor_looks;
 /* Bumped (and futex-woken) to end the monitor's period early. */
 extern _Atomic uint32_t weft__monitor_poke;
 /* Makes the monitor look now (a preemption request, or one that had to

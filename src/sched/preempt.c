@@ -368,6 +368,14 @@ void weft__preempt_poke_rescued(void)
     }
 }
 
+int weft__preempt_rescues_out(void)
+{
+    for (int i = 0; i < MAX_RESCUED; i++)
+        if (atomic_load_explicit(&pre.rescued[i], memory_order_relaxed))
+            return 1;
+    return 0;
+}
+
 /* The handler's part of a rescue: t, running on w, blocks in the kernel. */
 static void rescue(struct weft__worker *w, struct weft_thread *t, uint64_t req,
                    const ucontext_t *uc)

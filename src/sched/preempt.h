@@ -56,6 +56,9 @@ int weft__preempt_escalate(struct weft__worker *v, uint64_t tick);
  * asleep in the kernel, so that it rejoins once back in its own code.
  * Monitor. */
 void weft__preempt_poke_rescued(void);
+/* 1 while some kernel thread runs a rescued thread (the monitor pokes
+ * it). Monitor. */
+int weft__preempt_rescues_out(void);
 /* The calling kernel thread's rescued thread rejoins (machine.c's
  * settle): the monitor stops signalling it. */
 void weft__preempt_rescue_done(void);
