@@ -39,6 +39,20 @@
  * weft_sleep_ns of such a thread parks on the timer service (sync/timer.h)
  * instead of sleeping on a kernel thread.
  *
+ * Named pipes (mkfifo) take the same path, but the kernel refuses
+ * RWF_NOWAIT on them (EOPNOTSUPP: it allows it on anonymous pipes only).
+ * Their attempt that does not wait goes through a twin instead: the FIFO
+ * opened anew through /proc/self/fd, with the caller's access mode and
+ * O_NONBLOCK. A FIFO's buffer belongs to its inode, so the twin reads and
+ * writes the caller's pipe; as an open file description of its own its
+ * O_NONBLOCK touches nothing the program shares; and it counts as one more
+ * reader or writer only of the kinds the caller's descriptor already is,
+ * so it wakes no partner's open and hides no end of file or broken pipe.
+ * It is also the call's hold on the file and what it registers. A caller
+ * whose descriptor is O_NONBLOCK makes the call itself (it cannot wait);
+ * no twin to be had (no /proc, the FIFO's mode no longer lets us open it,
+ * a writer with no reader: ENXIO) means the hand-off.
+ *
  * Rejected: a poll(2) loop over every waiter (O(waiters) per wake-up); one
  * registration per descriptor number shared by its waiters (the number may
  * name another file by the time it fires); switching the program's file to
@@ -50,6 +64,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -195,12 +210,15 @@ static int wait_ready(int fd, uint32_t events)
     return 0;
 }
 
-/* The transfer, without blocking. */
-static long try_once(int out, int sock, int fd, void *buf, size_t n, int flags)
+/* The transfer, without blocking; plain: fd is O_NONBLOCK (a FIFO's twin,
+ * design block), where RWF_NOWAIT would be refused. */
+static long try_once(int out, int sock, int plain, int fd, void *buf, size_t n, int flags)
 {
     if (sock)
         return out ? send(fd, buf, n, flags | MSG_DONTWAIT)
                    : recv(fd, buf, n, flags | MSG_DONTWAIT);
+    if (plain)
+        return out ? write(fd, buf, n) : read(fd, buf, n);
     struct iovec iov = { buf, n };
     return out ? pwritev2(fd, &iov, 1, -1, RWF_NOWAIT) : preadv2(fd, &iov, 1, -1, RWF_NOWAIT);
 }
@@ -235,24 +253,45 @@ static int wont_wait(int fd, int sock, int out, int flags)
     return 0;
 }
 
-/* A duplicate of fd for a waiting call, or -1. Only below the top of the
- * descriptor space (FD_RESERVE_DIV of it, at least FD_RESERVE_MIN): the
- * kernel's blocked call takes no descriptor, so our duplicates must not
- * take the ones a program near its limit opens next. */
-int weft__io_dup_spare(int fd)
+/* own, a descriptor the library just made for a waiting call (-1: none),
+ * if it lies below the top of the descriptor space (FD_RESERVE_DIV of it,
+ * at least FD_RESERVE_MIN), else -1 (closed): the kernel's blocked call
+ * takes no descriptor, so ours must not take the ones a program near its
+ * limit opens next. */
+static int spare_only(int own)
 {
     struct rlimit rl;
-    if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+    if (own < 0)
         return -1;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0) {
+        close(own);
+        return -1;
+    }
     rlim_t reserve = rl.rlim_cur / FD_RESERVE_DIV;
     if (reserve < FD_RESERVE_MIN)
         reserve = FD_RESERVE_MIN;
-    int own = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-    if (own >= 0 && rl.rlim_cur != RLIM_INFINITY && (rlim_t)own + reserve >= rl.rlim_cur) {
+    if (rl.rlim_cur != RLIM_INFINITY && (rlim_t)own + reserve >= rl.rlim_cur) {
         close(own);
         own = -1;
     }
     return own;
+}
+
+int weft__io_dup_spare(int fd)
+{
+    return spare_only(fcntl(fd, F_DUPFD_CLOEXEC, 0));
+}
+
+/* The twin of FIFO fd (design block): O_NONBLOCK, with fd's access mode,
+ * below the reserve as a duplicate is; -1 when none can be had. */
+static int fifo_twin(int fd)
+{
+    int fl = fcntl(fd, F_GETFL);
+    if (fl < 0)
+        return -1;
+    char path[40];
+    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+    return spare_only(open(path, (fl & O_ACCMODE) | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
 }
 
 /* The rest of a transfer that made progress but can wait no more: the
@@ -308,10 +347,22 @@ int weft__poller_transfer(int out, int sockcall, int fd, void *buf, size_t n, in
     n = weft__io_clamp(n); /* a write goes on until n is written: no further than write(2) */
     char *p = buf;
     size_t done = 0;
-    int own = -1; /* our duplicate, once we waited */
+    int own = -1; /* our duplicate, once we waited, or a FIFO's twin */
+    int twin = 0; /* own is a FIFO's twin */
     long r;
     for (;;) {
-        r = try_once(out, sock, own >= 0 ? own : fd, p + done, n - done, flags);
+        r = try_once(out, sock, twin, own >= 0 ? own : fd, p + done, n - done, flags);
+        if (r < 0 && weft__errno_get() == EOPNOTSUPP && !sock && !twin) {
+            /* a named pipe: refused before anything was done */
+            if (weft__io_nonblocking(fd)) {
+                *res = out ? write(fd, p, n) : read(fd, p, n); /* never waits */
+                return 1;
+            }
+            if ((own = fifo_twin(fd)) < 0)
+                return 0;
+            twin = 1;
+            continue;
+        }
         if (r >= 0) {
             done += (size_t)r;
             if (!out || done == n)
@@ -341,7 +392,8 @@ int weft__poller_transfer(int out, int sockcall, int fd, void *buf, size_t n, in
                     close(own);
                 return 0;
             }
-            struct rest rest = { out, sock, own >= 0 ? own : fd, flags, p + done, n - done, 0 };
+            int bfd = own >= 0 && !twin ? own : fd; /* a blocking one */
+            struct rest rest = { out, sock, bfd, flags, p + done, n - done, 0 };
             weft_blocking(rest_blocking, &rest);
             r = rest.res;
             if (r > 0)

@@ -187,10 +187,11 @@ static long ring_rw(struct weft__worker *w, int kind, int fd, void *buf, size_t 
 
 /* A file that cannot be read or written without waiting, or through
  * io_uring: RWF_NOWAIT is refused (EOPNOTSUPP) by tmpfs, /proc and /sys
- * files, directories and terminals, and by buffered writes on file systems
- * without asynchronous ones; some files refuse it or a ring request with
- * EINVAL. The call itself then runs on the hand-off path, whose result is
- * the system call's own (the data, EISDIR, or a genuine EINVAL). */
+ * files, directories, terminals and named pipes, and by buffered writes on
+ * file systems without asynchronous ones; some files refuse it or a ring
+ * request with EINVAL. The call itself then runs on the hand-off path, whose
+ * result is the system call's own (the data, EISDIR, or a genuine EINVAL);
+ * a named pipe waits on the poller instead (poller.c). */
 static int ring_cannot(int err)
 {
     return err == EOPNOTSUPP || err == EINVAL;
