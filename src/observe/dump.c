@@ -119,9 +119,14 @@ static void put_thread(struct out *o, struct weft__unwinder *u, const struct wef
         snprintf(state, sizeof state, "parked on %s", weft__obs_wait_word(t->wait));
     else
         snprintf(state, sizeof state, "%s", weft__obs_state_word(t->state));
-    put(o, "thread %llu \"%s\": %s, worker %d, priority %s, cpu %.3f ms, in state %.3f ms\n",
+    /* After the fixed fields, so that readers of those keep working. */
+    char waits[48] = "";
+    if (t->waits_for)
+        snprintf(waits, sizeof waits, ", %s %llu", t->wait == WEFT__WAIT_JOIN ? "joins" : "owner",
+                 (unsigned long long)t->waits_for);
+    put(o, "thread %llu \"%s\": %s, worker %d, priority %s, cpu %.3f ms, in state %.3f ms%s\n",
         (unsigned long long)t->id, t->name ? t->name : "", state, t->worker, prio_word(t->priority),
-        (double)t->cpu_ns / NS_PER_MS, (double)t->state_ns / NS_PER_MS);
+        (double)t->cpu_ns / NS_PER_MS, (double)t->state_ns / NS_PER_MS, waits);
     if (self_pcs) {
         put_frames(o, u, self_pcs, self_n);
     } else if (t->sp) {
@@ -135,6 +140,16 @@ static void put_thread(struct out *o, struct weft__unwinder *u, const struct wef
     } else {
         put(o, "    (running: no backtrace)\n");
     }
+}
+
+/* One "deadlock: 3 -> 2 -> 3" line (weft__obs_cycles). */
+static void put_cycle(const uint64_t *ids, size_t len, void *arg)
+{
+    struct out *o = arg;
+    put(o, "deadlock:");
+    for (size_t i = 0; i < len; i++)
+        put(o, "%s %llu", i ? " ->" : "", (unsigned long long)ids[i]);
+    put(o, "\n");
 }
 
 static pthread_mutex_t dump_lock = PTHREAD_MUTEX_INITIALIZER; /* one dump at a time */
@@ -164,6 +179,7 @@ static int dump_to(int fd, const uintptr_t *self_pcs, int self_n)
     u = weft__unwind_open();
     if (!u)
         goto free_threads;
+    weft__obs_edges(v, n);
     struct weft_thread *self = weft_self();
     put(o, "weft dump: %zu user threads, %d workers%s\n", n, weft__rt.nworkers,
         weft__unwind_dwarf ? "" : " (built without libdw: innermost frames only)");
@@ -171,9 +187,12 @@ static int dump_to(int fd, const uintptr_t *self_pcs, int self_n)
         int mine = v[i].t == self && self_pcs;
         put_thread(o, u, &v[i], mine ? self_pcs : NULL, self_n);
     }
+    /* The deadlocks last, before the end line that readers wait for. */
+    rc = weft__obs_cycles(v, n, put_cycle, o);
     put(o, "weft dump end\n");
     flush(o);
-    rc = o->err;
+    if (rc == 0)
+        rc = o->err;
     weft__unwind_close(u);
 free_threads:
     free(v);

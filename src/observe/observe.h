@@ -45,8 +45,12 @@ struct weft__obs_thread {
     int worker;   /* -1 unless RUNNING on a worker */
     int priority;
     uint64_t cpu_ns, state_ns;
-    void *sp;      /* saved context (READY, PARKED), else NULL */
-    char *lo, *hi; /* its stack's bounds; the unwinder reads nothing else */
+    void *sp;            /* saved context (READY, PARKED), else NULL */
+    char *lo, *hi;       /* its stack's bounds; the unwinder reads nothing else */
+    uintptr_t join;      /* its join word as read: a joining user thread's descriptor, or tags */
+    const void *wait_on; /* the mutex it parks on (wait MUTEX), else NULL */
+    uint64_t waits_for;  /* the id of the thread it waits for: the holder of the mutex it
+                            parks on, or the thread it joins; 0: none (weft__obs_edges) */
 };
 
 /* Snapshot of t; ESRCH when it is not a live user thread. */
@@ -54,6 +58,16 @@ int weft__obs_snapshot(const struct weft_thread *t, struct weft__obs_thread *out
 
 /* Every live user thread: *out (malloc'ed, the caller frees) and *n; ENOMEM. */
 int weft__obs_collect(struct weft__obs_thread **out, size_t *n);
+
+/* Fills v[i].waits_for for the n threads of a collect: the wait-for
+ * edges of the deadlock report. */
+void weft__obs_edges(struct weft__obs_thread *v, size_t n);
+
+/* The cycles of those edges that still hold when read again twice, one
+ * call fn(ids, len, arg) each, ids in wait-for order from the smallest;
+ * 0 or ENOMEM. Run after weft__obs_edges on the same v. */
+int weft__obs_cycles(const struct weft__obs_thread *v, size_t n,
+                     void (*fn)(const uint64_t *ids, size_t len, void *arg), void *arg);
 
 /* The word for a WEFT__WAIT_* kind ("mutex", ...), and for a WEFT_STATE_*. */
 const char *weft__obs_wait_word(uint8_t kind);

@@ -3,11 +3,16 @@
 #include "observe/observe.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 #include "sched/account.h"
 #include "sched/sched.h"
+#include "sync/mutex.h"
 #include "thread/thread.h"
 
 /* Reads what the snapshot needs of t with no lock: t may be recycled under
@@ -36,6 +41,10 @@ __attribute__((no_sanitize("address", "thread"))) static int read_desc(const str
     o->cpu_ns = weft__thread_cpu_ns(t);
     o->state_ns = weft__thread_state_ns(t);
     o->priority = __atomic_load_n(&m->prio, __ATOMIC_RELAXED); /* as weft_priority */
+    o->join = j0;
+    o->wait_on =
+        o->wait == WEFT__WAIT_MUTEX ? __atomic_load_n(&m->wait_on, __ATOMIC_RELAXED) : NULL;
+    o->waits_for = 0;
     /* Running on a worker: its current thread. */
     int nw = weft__rt.nworkers;
     for (int i = 0; i < nw; i++) {
@@ -124,6 +133,185 @@ int weft__obs_collect(struct weft__obs_thread **out, size_t *n)
     *out = c.v;
     *n = c.n;
     return 0;
+}
+
+/* ---- the deadlock report ------------------------------------------------------
+ * Edges: a thread parked on a weft_mutex waits for the mutex's holder (its
+ * word, read through wait_on); one parked in weft_join waits for the
+ * thread whose join word names it. A cycle of edges is a deadlock: every
+ * thread on it waits for the next, for ever. The edges come from reads made
+ * at different instants while the threads run, so a cycle may be an
+ * artefact (a waits for b at one instant, b for a at a later one, after a
+ * moved on). A real deadlock's edges never change, so a cycle is reported
+ * only when every one of its edges holds again in two more reads, each made
+ * after the whole previous one: the values held at both reads, so (but
+ * for an edge that went away and came back identical in between) all of
+ * them held together at the instant between the two: a consistent
+ * snapshot would have seen the same cycle. */
+
+/* 8 bytes at addr into *out, or -1: addr may have been freed (a mutex
+ * destroyed after its waiter left it) and must not fault us. The kernel
+ * reads it (process_vm_readv on ourselves, else a write into a pipe, where
+ * seccomp refuses the former); raw system calls, unseen by the sanitizers'
+ * interceptors, which would take the read for a race or a use after free. */
+static int peek_u64(const void *addr, uint64_t *out)
+{
+    struct iovec local = { out, sizeof *out };
+    struct iovec remote = { (void *)addr, sizeof *out };
+    long k = syscall(SYS_process_vm_readv, (long)getpid(), &local, 1L, &remote, 1L, 0L);
+    if (k == (long)sizeof *out)
+        return 0;
+    if (k >= 0 || errno == EFAULT)
+        return -1;
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) != 0)
+        return -1;
+    int rc = -1;
+    if (syscall(SYS_write, (long)p[1], addr, sizeof *out) == (long)sizeof *out &&
+        read(p[0], out, sizeof *out) == (ssize_t)sizeof *out)
+        rc = 0;
+    close(p[0]);
+    close(p[1]);
+    return rc;
+}
+
+/* The holder of the mutex o parks on, 0 if none can be told: the word is
+ * read between two reads of o's wait byte and mutex, which must agree. */
+__attribute__((no_sanitize("address", "thread"))) static uint64_t
+mutex_edge(const struct weft__obs_thread *o)
+{
+    struct weft_thread *m = (struct weft_thread *)o->t;
+    uint64_t word;
+    if (o->state != WEFT_STATE_PARKED || o->wait != WEFT__WAIT_MUTEX || !o->wait_on ||
+        peek_u64(o->wait_on, &word) != 0)
+        return 0;
+    if (__atomic_load_n(&m->wait, __ATOMIC_RELAXED) != WEFT__WAIT_MUTEX ||
+        __atomic_load_n(&m->wait_on, __ATOMIC_RELAXED) != o->wait_on)
+        return 0;
+    return weft__mutex_owner_id(word);
+}
+
+/* The descriptor of the user thread parked joining a thread whose join word is j, or 0. */
+static uintptr_t joiner_of(uintptr_t j)
+{
+    return j && WEFT__J_PTR(j) == j ? j : 0;
+}
+
+static int by_desc(const void *a, const void *b)
+{
+    uintptr_t x = (uintptr_t)(*(const struct weft__obs_thread *const *)a)->t;
+    uintptr_t y = (uintptr_t)(*(const struct weft__obs_thread *const *)b)->t;
+    return x < y ? -1 : x > y;
+}
+
+static int by_id(const void *a, const void *b)
+{
+    uint64_t x = (*(const struct weft__obs_thread *const *)a)->id;
+    uint64_t y = (*(const struct weft__obs_thread *const *)b)->id;
+    return x < y ? -1 : x > y;
+}
+
+/* The thread of v sorted (by_desc or by_id) that matches key, or NULL. */
+static struct weft__obs_thread *find(struct weft__obs_thread **sorted, size_t n,
+                                     const struct weft__obs_thread *key,
+                                     int (*cmp)(const void *, const void *))
+{
+    struct weft__obs_thread **p = bsearch(&key, sorted, n, sizeof *sorted, cmp);
+    return p ? *p : NULL;
+}
+
+void weft__obs_edges(struct weft__obs_thread *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        v[i].waits_for = mutex_edge(&v[i]);
+    struct weft__obs_thread **s = malloc(n * sizeof *s);
+    if (!s)
+        return; /* the mutex edges alone */
+    for (size_t i = 0; i < n; i++)
+        s[i] = &v[i];
+    qsort(s, n, sizeof *s, by_desc);
+    for (size_t i = 0; i < n; i++) {
+        struct weft__obs_thread key = { .t = (const struct weft_thread *)joiner_of(v[i].join) };
+        struct weft__obs_thread *y = key.t ? find(s, n, &key, by_desc) : NULL;
+        if (y && y->state == WEFT_STATE_PARKED && y->wait == WEFT__WAIT_JOIN)
+            y->waits_for = v[i].id;
+    }
+    free(s);
+}
+
+/* 1 if o (of an earlier read) still waits for x as it did: both read anew. */
+static int edge_holds(const struct weft__obs_thread *o, const struct weft__obs_thread *x)
+{
+    struct weft_thread *self = caller();
+    struct weft__obs_thread now, target;
+    if (read_desc(o->t, &now, self, 0) != 0 || now.id != o->id || now.state != WEFT_STATE_PARKED ||
+        now.wait != o->wait)
+        return 0;
+    if (o->wait == WEFT__WAIT_MUTEX)
+        return now.wait_on == o->wait_on && mutex_edge(&now) == x->id;
+    if (read_desc(x->t, &target, self, 0) != 0 || target.id != x->id)
+        return 0;
+    return o->wait == WEFT__WAIT_JOIN && joiner_of(target.join) == (uintptr_t)o->t;
+}
+
+int weft__obs_cycles(const struct weft__obs_thread *v, size_t n,
+                     void (*fn)(const uint64_t *ids, size_t len, void *arg), void *arg)
+{
+    if (n == 0)
+        return 0;
+    int rc = ENOMEM;
+    struct weft__obs_thread **s = malloc(n * sizeof *s);
+    size_t *next = malloc(n * sizeof *next);       /* index of the thread waited for; n: none */
+    size_t *mark = calloc(n, sizeof *mark);        /* the walk that visited it, from 1 */
+    uint64_t *ids = malloc((n + 1) * sizeof *ids); /* a cycle and its first again */
+    size_t *cyc = malloc(n * sizeof *cyc);
+    if (!s || !next || !mark || !ids || !cyc)
+        goto free_all;
+    for (size_t i = 0; i < n; i++)
+        s[i] = (struct weft__obs_thread *)&v[i];
+    qsort(s, n, sizeof *s, by_id);
+    for (size_t i = 0; i < n; i++) {
+        struct weft__obs_thread key = { .id = v[i].waits_for };
+        struct weft__obs_thread *x = key.id ? find(s, n, &key, by_id) : NULL;
+        next[i] = x ? (size_t)(x - v) : n;
+    }
+    /* Each thread waits for at most one: every walk ends at a thread that
+     * waits for none, at one an earlier walk visited, or closes a cycle. */
+    for (size_t start = 0; start < n; start++) {
+        size_t walk = start + 1, i = start;
+        while (i < n && !mark[i]) {
+            mark[i] = walk;
+            i = next[i];
+        }
+        if (i == n || mark[i] != walk)
+            continue;
+        size_t len = 0, low = 0;
+        size_t k = i;
+        do {
+            if (len == 0 || v[k].id < v[cyc[low]].id)
+                low = len;
+            cyc[len++] = k;
+            k = next[k];
+        } while (k != i);
+        int holds = 1;
+        for (int pass = 0; pass < 2 && holds; pass++)
+            for (size_t j = 0; j < len && holds; j++)
+                holds = edge_holds(&v[cyc[j]], &v[next[cyc[j]]]);
+        if (!holds)
+            continue;
+        for (size_t j = 0; j < len; j++)
+            ids[j] = v[cyc[(low + j) % len]].id;
+        ids[len] = ids[0];
+        fn(ids, len + 1, arg);
+    }
+    rc = 0;
+free_all:
+    free(cyc);
+    free(ids);
+    free(mark);
+    free(next);
+    free(s);
+    return rc;
 }
 
 const char *weft__obs_wait_word(uint8_t kind)

@@ -30,6 +30,7 @@
 #include <assert.h>
 #include <errno.h>
 #include <stdalign.h>
+#include <stddef.h>
 
 #include "sched/sched.h"
 #include "sync/lbit.h"
@@ -68,6 +69,13 @@ int weft__mutex_held(weft_mutex *m, uintptr_t owner)
 {
     /* relaxed: only the owner itself can make this true or false. */
     return owner_of(atomic_load_explicit(&impl(m)->word, memory_order_relaxed)) == owner;
+}
+
+static_assert(offsetof(struct mutex, word) == 0, "weft__mutex_owner_id's readers");
+
+uint64_t weft__mutex_owner_id(uint64_t word)
+{
+    return weft__sync_owner_id(owner_of(word));
 }
 
 static int can_spin(struct weft__waiter *w)
@@ -135,8 +143,11 @@ WEFT_NOINLINE static int lock_slow(struct mutex *mx, uintptr_t me, uint64_t v)
             continue;
         }
         /* Priority inheritance: the holder cannot change while we hold L. */
-        if (w.thread)
+        if (w.thread) {
             weft__prio_inherit(weft__sync_owner_id(owner_of(v)), weft__cls(w.thread));
+            /* for weft_dump's deadlock report: the mutex it parks on */
+            __atomic_store_n(&w.thread->wait_on, (const void *)mx, __ATOMIC_RELAXED);
+        }
         /* relaxed: the record is private until the release store below. */
         atomic_store_explicit(&w.word, WEFT__WORD_WAITING, memory_order_relaxed);
         if (k.woken)

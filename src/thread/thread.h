@@ -108,6 +108,8 @@ struct weft_thread {
                                      written under that lock, read racily */
     struct weft_thread *prev; /* back link of ->next in a FIFO (base/fifo.h: the thread
                                  queues, the priority pool's lists); under its lock */
+    const void *wait_on; /* the weft_mutex it parks on while wait is MUTEX (sync/mutex.c);
+                            weft_dump's deadlock report reads it racily: relaxed atomics */
     uint8_t wait; /* WEFT__WAIT_*: what it waits for; set by the thread before it parks or
                      blocks, cleared by its waker (weft__ready) and when it resumes; relaxed
                      atomics (weft__thread_wait), as weft_dump reads it racily */
