@@ -1,7 +1,10 @@
 # weft-gdb.py: weft's user threads in gdb, live or in a core file.
 #
 #   (gdb) source /PREFIX/share/weft/weft-gdb.py
-#   (gdb) info weft-threads        every live user thread, as weft_dump lists them
+#   (gdb) info weft-threads        every live user thread, as weft_dump lists them,
+#                                  with the thread each parked one waits for (a
+#                                  mutex's holder, a joined thread) and a line
+#                                  "deadlock: A -> B -> A" per cycle of those
 #   (gdb) weft-bt ID               backtrace of parked or ready thread ID (decimal id,
 #                                  or the descriptor's address 0x... for a thread
 #                                  whose id was never asked for)
@@ -21,7 +24,9 @@ import struct
 import gdb
 from gdb.unwinder import Unwinder, register_unwinder
 
-DEBUG_VERSION = 1
+DEBUG_VERSION = 2
+KNOWN_VERSIONS = (1, 2)  # 1: without the deadlock report
+WAIT_MUTEX, WAIT_JOIN = 1, 6
 WAIT_WORDS = ["none", "mutex", "cond", "rwlock", "barrier", "sem", "join", "io", "sleep",
               "blocking"]
 CTX_REGS = ["r15", "r14", "r13", "r12", "rbx", "rbp", "rip"]
@@ -71,6 +76,7 @@ def _symbol_address(name):
 class Layout:
     """The weft__debug table (src/observe/debug.c), read once per command."""
     FORMAT = "<II QQ IIII i II IIIIIIIII QQ"
+    FORMAT_V2 = "II QQ"  # t_wait_on, owner_shift, owner_thread, mutex_bits
 
     def __init__(self):
         addr = _symbol_address("weft__debug")
@@ -84,9 +90,15 @@ class Layout:
          self.t_sp, self.t_worker, self.t_pinned, self.t_bound, self.t_join, self.t_fn,
          self.t_id, self.t_name, self.t_wait,
          self.j_freed, self.j_done) = f
-        if self.version != DEBUG_VERSION:
+        if self.version not in KNOWN_VERSIONS:
             raise gdb.GdbError("weft: weft__debug version %d, this script knows %d"
                                % (self.version, DEBUG_VERSION))
+        self.t_wait_on = None
+        if self.version >= 2:
+            (self.t_wait_on, self.owner_shift, self.owner_thread,
+             self.mutex_bits) = struct.unpack(
+                 "<" + self.FORMAT_V2,
+                 _read(addr + size, struct.calcsize("<" + self.FORMAT_V2)))
 
 
 class Thread:
@@ -138,6 +150,11 @@ def _threads(lay):
         t.wait = _u8(d + lay.t_wait)
         t.sp = _u64(d + lay.t_sp)
         t.worker = current.get(d, -1)
+        t.join = join
+        t.wait_on = 0
+        if lay.t_wait_on is not None and t.wait == WAIT_MUTEX:
+            t.wait_on = _u64(d + lay.t_wait_on)
+        t.waits_for = None
         if t.worker >= 0:
             t.state = "running"
         elif t.wait == 9:
@@ -147,6 +164,62 @@ def _threads(lay):
         else:
             t.state = "ready"
         out.append(t)
+    return out
+
+
+def _mutex_holder(lay, mutex):
+    """The id of the user thread holding the mutex at address mutex, or None."""
+    try:
+        word = _u64(mutex)
+    except gdb.MemoryError:
+        return None
+    token = word & ~lay.mutex_bits
+    if not token & lay.owner_thread:
+        return None  # free, or held by a plain kernel thread
+    return (token & ~lay.owner_thread) >> lay.owner_shift
+
+
+def _label(t):
+    return str(t.id) if t.id else "0x%x" % t.desc
+
+
+def _edges(lay, ts):
+    """Sets t.waits_for (a Thread, or an id for a thread not listed) on every
+    parked thread that waits for another: the holder of its mutex, the thread
+    it joins (whose join word is the joiner's descriptor)."""
+    by_desc = dict((t.desc, t) for t in ts)
+    by_id = dict((t.id, t) for t in ts if t.id)
+    for t in ts:
+        parked = t.worker < 0 and t.state.startswith("parked")
+        if parked and t.wait == WAIT_MUTEX and t.wait_on:
+            holder = _mutex_holder(lay, t.wait_on)
+            if holder:
+                t.waits_for = by_id.get(holder, holder)
+        j = t.join
+        joiner = by_desc.get(j) if j and j & 63 == 0 else None
+        if joiner is not None and joiner.worker < 0 and joiner.wait == WAIT_JOIN:
+            joiner.waits_for = t
+
+
+def _cycles(ts):
+    """The cycles of the waits_for edges, each from its smallest label."""
+    out, seen = [], {}
+    for walk, start in enumerate(ts):
+        t = start
+        while isinstance(t, Thread) and t.desc not in seen:
+            seen[t.desc] = walk
+            t = t.waits_for
+        if not isinstance(t, Thread) or seen[t.desc] != walk:
+            continue
+        cyc, u = [], t
+        while True:
+            cyc.append(u)
+            u = u.waits_for
+            if u is t:
+                break
+        low = min(range(len(cyc)), key=lambda i: (cyc[i].id or 1 << 64, cyc[i].desc))
+        cyc = cyc[low:] + cyc[:low]
+        out.append(cyc + cyc[:1])
     return out
 
 
@@ -228,6 +301,8 @@ class InfoWeftThreads(gdb.Command):
     def invoke(self, arg, from_tty):
         lay = Layout()
         ts = _threads(lay)
+        if lay.t_wait_on is not None:
+            _edges(lay, ts)
         print("%d weft user threads" % len(ts))
         for t in ts:
             where = ""
@@ -236,8 +311,17 @@ class InfoWeftThreads(gdb.Command):
                     where = "  at " + _where(_u64(t.sp + 8 * (lay.ctx_words - 1)))
                 except gdb.MemoryError:
                     where = ""
-            print('thread %s "%s": %s, worker %d, descriptor 0x%x%s'
-                  % (t.id if t.id else "?", t.name or "", t.state, t.worker, t.desc, where))
+            waits = ""
+            if t.waits_for is not None:
+                u = t.waits_for
+                waits = ", %s %s" % ("joins" if t.wait == WAIT_JOIN else "owner",
+                                     _label(u) if isinstance(u, Thread) else u)
+            print('thread %s "%s": %s, worker %d, descriptor 0x%x%s%s'
+                  % (t.id if t.id else "?", t.name or "", t.state, t.worker, t.desc, where,
+                     waits))
+        # the process is stopped: one read is a consistent snapshot
+        for cyc in _cycles(ts):
+            print("deadlock: " + " -> ".join(_label(u) for u in cyc))
 
 
 class WeftBt(gdb.Command):

@@ -6,6 +6,8 @@
  * the fields it reads, and travels with the library (exported, so that it
  * survives strip --strip-unneeded). Bump WEFT__DEBUG_VERSION when its
  * meaning changes; the script refuses a version it does not know.
+ * Version 2 added what the deadlock report reads: the mutex a thread parks
+ * on, and how a mutex word names its holder.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -14,7 +16,7 @@
 #include "stack/stack.h"
 #include "thread/thread.h"
 
-#define WEFT__DEBUG_VERSION 1
+#define WEFT__DEBUG_VERSION 2
 
 struct weft__debug {
     uint32_t version;
@@ -29,6 +31,13 @@ struct weft__debug {
     /* struct weft_thread */
     uint32_t t_sp, t_worker, t_pinned, t_bound, t_join, t_fn, t_id, t_name, t_wait;
     uint64_t j_freed, j_done; /* join words of threads no longer live */
+    /* version 2: the deadlock report (observe/registry.c). A thread parked
+     * on a mutex (wait MUTEX) has it at t_wait_on; the mutex's first 8 bytes
+     * are its word, whose bits but mutex_bits are the holder's token; a
+     * token with owner_thread set is a user thread's id << owner_shift
+     * (sync/wait.c: weft__sync_owner). */
+    uint32_t t_wait_on, owner_shift;
+    uint64_t owner_thread, mutex_bits;
 };
 
 __attribute__((visibility("default"), used)) const struct weft__debug weft__debug = {
@@ -54,4 +63,8 @@ __attribute__((visibility("default"), used)) const struct weft__debug weft__debu
     .t_wait = offsetof(struct weft_thread, wait),
     .j_freed = WEFT__J_FREED,
     .j_done = WEFT__J_DONE,
+    .t_wait_on = offsetof(struct weft_thread, wait_on),
+    .owner_shift = 3,
+    .owner_thread = (uint64_t)1 << 63,
+    .mutex_bits = 7,
 };
