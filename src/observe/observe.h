@@ -24,6 +24,14 @@
  * (with the kind of object) from the wait byte that park sites set
  * (thread->wait); READY otherwise. Rejected: a state word updated at every
  * switch (instructions on the yield and spawn paths).
+ *
+ * Deadlocks: a thread parked on a mutex waits for its holder (the mutex is
+ * thread->wait_on, set by the mutex's slow path), one parked in weft_join
+ * for the thread whose join word names it; a cycle of those edges that
+ * holds on two re-reads is a deadlock (the block in registry.c).
+ * Rejected: a wait-for graph kept by lock and join (cost on every
+ * contended lock), and stopping the workers for the dump (it must run from
+ * any thread while the program goes on).
  */
 #ifndef WEFT_OBSERVE_OBSERVE_H
 #define WEFT_OBSERVE_OBSERVE_H
