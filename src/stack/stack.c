@@ -71,6 +71,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "arch/context.h"
@@ -689,9 +690,15 @@ static size_t fmt_str(char *p, const char *s, size_t max)
 static struct weft_thread *(*overflow_current)(void);
 static uint64_t (*overflow_id)(const struct weft_thread *t);
 
-/* One line, async-signal-safe, then abort. The initial thread runs on the
- * process's stack, whose size is RLIMIT_STACK's. */
-static _Noreturn void report_overflow(const struct weft_thread *t, const char *how)
+/* The stack size t was given: its class's, or its kernel thread's. */
+static size_t stack_size_of(const struct weft_thread *t)
+{
+    return t->cls ? t->cls->nominal : t->stack_size;
+}
+
+/* One line, async-signal-safe, then abort; size: t's stack size. The
+ * initial thread runs on the process's stack, whose size is RLIMIT_STACK's. */
+static _Noreturn void report_overflow(const struct weft_thread *t, size_t size, const char *how)
 {
     const char *advice = t->cls || t->bound ? "raise weft_attr.stack_size or WEFT_STACK_SIZE"
                                             : "raise the stack limit (ulimit -s)";
@@ -702,7 +709,7 @@ static _Noreturn void report_overflow(const struct weft_thread *t, const char *h
     n += fmt_str(line + n, " \"", 4);
     n += fmt_str(line + n, t->name ? t->name : "(unnamed)", 64);
     n += fmt_str(line + n, "\" (stack size ", 32);
-    n += fmt_u64(line + n, t->cls ? t->cls->nominal : t->stack_size);
+    n += fmt_u64(line + n, size);
     n += fmt_str(line + n, " bytes; ", 16);
     n += fmt_str(line + n, how, 64);
     n += fmt_str(line + n, "): ", 4);
@@ -716,7 +723,41 @@ static _Noreturn void report_overflow(const struct weft_thread *t, const char *h
 void weft__stack_check_slow(const struct weft_thread *t)
 {
     if (t->guard == WEFT__GUARD_CANARY && *(const uint64_t *)t->stack_lo != CANARY)
-        report_overflow(t, "canary overwritten");
+        report_overflow(t, stack_size_of(t), "canary overwritten");
+}
+
+/* RLIMIT_STACK when weft_init ran on the process's main kernel thread, 0
+ * otherwise or when unlimited: the initial thread's stack is then the
+ * process's, which the kernel grows as far as the limit of the moment lets
+ * it. Written by weft__overflow_install, before the handler is installed. */
+static rlim_t main_rlim;
+
+struct kstack_now {
+    const char *lo;
+    size_t size;
+};
+
+/* The initial thread t's stack as the C library would give it now
+ * (pthread_getattr_np), into *now: the program may have changed
+ * RLIMIT_STACK since weft_init measured t's stack, and its bottom moved
+ * with the limit. The library's size is the limit less the space above
+ * its top (arguments, environment), which the limit at weft_init less t's
+ * size tells. 0 when t is not on the process's stack, or the limit is not
+ * known. Async-signal-safe. */
+static int main_stack_now(const struct weft_thread *t, struct kstack_now *now)
+{
+    struct rlimit rl;
+    size_t at_init = (size_t)main_rlim & ~(PAGE - 1);
+    if (!main_rlim || t->cls || t->bound || at_init < t->stack_size ||
+        getrlimit(RLIMIT_STACK, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
+        return 0;
+    size_t above = at_init - t->stack_size;
+    size_t limit = (size_t)rl.rlim_cur & ~(PAGE - 1);
+    if (limit <= above)
+        return 0;
+    now->size = limit - above;
+    now->lo = t->stack_lo + t->stack_size - now->size;
+    return 1;
 }
 
 /* Reports the fault at a, with the stack pointer at sp, as an overflow of
@@ -724,30 +765,35 @@ void weft__stack_check_slow(const struct weft_thread *t)
 static void check_fault(const struct weft_thread *t, const char *a, const char *sp)
 {
     const char *lo = t->stack_lo;
+    struct kstack_now now;
     if (!lo)
         return;
     switch (t->guard) {
     case WEFT__GUARD_MADVISE:
     case WEFT__GUARD_MPROTECT:
         if (a >= lo - GUARD_BYTES && a < lo)
-            report_overflow(t, "hit the guard page");
+            report_overflow(t, stack_size_of(t), "hit the guard page");
         return;
     case WEFT__GUARD_CANARY:
         /* No guard of its own: the canary is gone, or the thread's stack
          * pointer or the fault lies below its stack (it ran on through
          * the slots below until the slab's base guard stopped it). */
         if (*(const uint64_t *)lo != CANARY)
-            report_overflow(t, "canary overwritten");
+            report_overflow(t, stack_size_of(t), "canary overwritten");
         if ((sp && sp < lo) || (a >= lo - GUARD_BYTES && a < lo))
-            report_overflow(t, "ran past the bottom of its stack");
+            report_overflow(t, stack_size_of(t), "ran past the bottom of its stack");
         return;
     default:
         /* A kernel thread's own stack (the initial thread, a bound thread):
          * below it lies the C library's guard page, or for the process's
          * main stack the kernel's stack guard gap, which also stops the
-         * stack's growth that far above the mapping below it. */
+         * stack's growth that far above the mapping below it. The main
+         * stack ends where RLIMIT_STACK now says, or where it did at
+         * weft_init (a mapping stopped its growth). */
+        if (main_stack_now(t, &now) && a >= now.lo - KSTACK_GAP && a < now.lo + KSTACK_GAP)
+            report_overflow(t, now.size, "ran past the bottom of its stack");
         if (a >= lo - KSTACK_GAP && a < lo + KSTACK_GAP)
-            report_overflow(t, "ran past the bottom of its stack");
+            report_overflow(t, t->stack_size, "ran past the bottom of its stack");
         return;
     }
 }
@@ -779,6 +825,10 @@ int weft__overflow_install(struct weft_thread *(*current)(void),
 {
     overflow_current = current;
     overflow_id = id;
+    struct rlimit rl;
+    main_rlim = 0;
+    if (gettid() == getpid() && getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+        main_rlim = rl.rlim_cur;
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = on_segv;
