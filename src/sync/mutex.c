@@ -19,8 +19,14 @@
  * the head, sets K and wakes it. The woken waiter competes again (barging:
  * a running thread that relocks at once keeps its worker instead of
  * switching per critical section) and, if it loses, goes back to the head
- * of the queue. Direct hand-off was rejected: it serialises every
- * contended critical section behind a context switch. The release store
+ * of the queue. Direct hand-off as the rule was rejected: it serialises
+ * every contended critical section behind a context switch. It is kept for
+ * the starving (Go's starvation mode, SPEC "Fairness"): unlock hands the
+ * mutex straight to a head waiter that has waited more than STARVE_NS
+ * (see struct mwaiter's since) (the owner field becomes the waiter's token, K stays
+ * clear, and the record says so), so a thread that keeps relocking -- and is preempted
+ * while it holds the mutex, which parks every other -- cannot keep it for
+ * ever: a newcomer finds it owned and queues behind. The release store
  * that ends unlock's slow path drops ownership and L together, so unlock
  * touches nothing of the mutex after another thread may own (or destroy)
  * it.
@@ -39,6 +45,11 @@
 
 /* Pre-queue spin: a few critical sections' worth. */
 #define MUTEX_SPIN_NS 2000u
+/* A waiter that has waited longer than this (struct mwaiter's since) is
+ * handed the mutex at the next unlock that pops it: Go's
+ * starvationThresholdNs, at most the quantum unless one below 1 ms is set
+ * (the SPEC asks for "longer than the quantum"; the default is 10 ms). */
+#define STARVE_NS 1000000u
 
 enum { L = 1, W = 2, K = 4, BITS = 7 };
 
@@ -49,6 +60,20 @@ struct mutex {
 };
 
 WEFT__STORAGE(impl, struct mutex, weft_mutex, weft_private_)
+
+/* A waiter's record in the queue, on its stack. w.data: 1 once an unlock
+ * handed it the mutex (written by that unlock before it wakes the record,
+ * read by the waiter after its wake's acquire). */
+struct mwaiter {
+    struct weft__waiter w; /* first: the queue links the record */
+    uintptr_t me;          /* the waiter's owner token; set before queuing */
+    uint64_t since;        /* weft__now_ns when it queued behind other waiters, or
+                              else when it first lost a retry (was woken and found
+                              the mutex taken); 0 before. A lone waiter's wait is a
+                              critical section long, so a lightly contended mutex
+                              (two threads) never reads the clock. The waiter's;
+                              read under L by unlock */
+};
 
 static inline uintptr_t owner_of(uint64_t v)
 {
@@ -117,10 +142,13 @@ WEFT_NOINLINE static int lock_slow(struct mutex *mx, uintptr_t me, uint64_t v)
 {
     if (weft__in_task())
         return EPERM; /* held: a task must not wait (sched.h) */
-    struct weft__waiter w;
-    weft__waiter_init(&w, WEFT__WAIT_MUTEX);
+    struct mwaiter mw;
+    struct weft__waiter *const wp = &mw.w;
+    weft__waiter_init(wp, WEFT__WAIT_MUTEX);
+    mw.me = me;
+    mw.since = 0;
     uint64_t budget = weft__spin_budget(&mx->spin_hint, MUTEX_SPIN_NS);
-    struct lock_look k = { me, 0, can_spin(&w) && budget };
+    struct lock_look k = { me, 0, can_spin(wp) && budget };
     unsigned i = 0;
     uint64_t spin_end = k.spinning ? weft__now_ns() + budget : 0;
     for (;;) {
@@ -143,22 +171,30 @@ WEFT_NOINLINE static int lock_slow(struct mutex *mx, uintptr_t me, uint64_t v)
             continue;
         }
         /* Priority inheritance: the holder cannot change while we hold L. */
-        if (w.thread) {
-            weft__prio_inherit(weft__sync_owner_id(owner_of(v)), weft__cls(w.thread));
+        if (wp->thread) {
+            weft__prio_inherit(weft__sync_owner_id(owner_of(v)), weft__cls(wp->thread));
             /* for weft_dump's deadlock report: the mutex it parks on */
-            __atomic_store_n(&w.thread->wait_on, (const void *)mx, __ATOMIC_RELAXED);
+            __atomic_store_n(&wp->thread->wait_on, (const void *)mx, __ATOMIC_RELAXED);
         }
         /* relaxed: the record is private until the release store below. */
-        atomic_store_explicit(&w.word, WEFT__WORD_WAITING, memory_order_relaxed);
-        if (k.woken)
-            weft__waitq_push_front(&mx->q, &w);
-        else
-            weft__waitq_push(&mx->q, &w);
+        atomic_store_explicit(&wp->word, WEFT__WORD_WAITING, memory_order_relaxed);
+        wp->data = 0;
+        if (k.woken) {
+            if (!mw.since) /* lost its first retry: barging may starve it */
+                mw.since = weft__now_ns();
+            weft__waitq_push_front(&mx->q, wp);
+        } else {
+            if (v & W) /* behind others: its wait may outlast the threshold */
+                mw.since = weft__now_ns();
+            weft__waitq_push(&mx->q, wp);
+        }
         /* Publishes the queue to the unlock that pops us. */
         weft__lbit_drop(&mx->word, queue_bits(v, k.woken), L);
-        weft__waiter_block(&w, 0, NULL, 0);
+        weft__waiter_block(wp, 0, NULL, 0);
+        if (wp->data)
+            return 0; /* handed over: the word names us already */
         k.woken = 1;
-        k.spinning = can_spin(&w);
+        k.spinning = can_spin(wp);
         spin_end = k.spinning ? weft__now_ns() + MUTEX_SPIN_NS : 0;
         v = atomic_load_explicit(&mx->word, memory_order_relaxed);
     }
@@ -216,9 +252,18 @@ WEFT_NOINLINE static int unlock_slow(struct mutex *mx, uint64_t v)
         return 0;
     struct weft__waiter *w = weft__waitq_pop(&mx->q);
     WEFT_ASSERT(w != NULL);
-    /* Frees the mutex, drops L and publishes the queue in one store, to
-     * the next owner or L taker. */
-    weft__lbit_drop(&mx->word, K | (weft__waitq_empty(&mx->q) ? 0 : W), L);
+    struct mwaiter *mw = (struct mwaiter *)w;
+    uint64_t rest = weft__waitq_empty(&mx->q) ? 0 : W;
+    if (mw->since && weft__now_ns() - mw->since > STARVE_NS) {
+        /* Starving: hand it over. The store below makes it the owner, and
+         * drops L and publishes the queue, as in the other case. */
+        w->data = 1;
+        weft__lbit_drop(&mx->word, mw->me | rest, L);
+    } else {
+        /* Frees the mutex, drops L and publishes the queue in one store,
+         * to the next owner or L taker. */
+        weft__lbit_drop(&mx->word, K | rest, L);
+    }
     weft__waiter_wake(w);
     weft__prio_disinherit(); /* back to our own class: a waiter did raise it */
     return 0;
