@@ -31,14 +31,28 @@
  * leaves the request pending and asks to be signalled again soon: a
  * one-shot kernel timer per worker (created at its first refusal, aimed at
  * the kernel thread that runs it) fires after RETRY_FAST_NS, doubling for
- * each refusal of the same request up to RETRY_FAST_MAX tries; after that
+ * every second refusal of the same request up to RETRY_FAST_MAX tries; after that
  * the monitor's slower retries take over (a thread blocked in a system
  * call is not woken every few microseconds). A loop that calls malloc,
  * printf or clock_gettime spends enough of its time in its own code to be
  * caught there within a few tries: a spinner that reads the clock every
  * microsecond was refused about one signal in four, and with the monitor's
  * 0.2-1 ms retries alone a HIGH thread's wake-to-run p99 was over 1 ms
- * (make bench-prio). Bound threads and weft_blocking calls run without a
+ * (make bench-prio). The retries' delays (issue 24, item 5; bench_prio_flood
+ * -i clock): a first one of 5 us fired, on a loaded virtual machine, before
+ * the handler that armed it had returned from its last system call (the
+ * refused pc was libc's syscall() in 10 of 16 samples), so it was refused
+ * every time, and so was the next in half the cases; with delays that
+ * doubled at each refusal, a HIGH thread's p99 was the sum of four of them
+ * (5+10+20+40 us and more). Now the first is 10 us, each delay is used
+ * twice before it doubles, the handler arms the timer as its last system
+ * call (no gettid: the worker knows its kernel thread), and each delay is
+ * drawn within [d, 3d/2), so that a loop of fixed period is not caught at
+ * the same point of it again and again.
+ * A priority request that is refused also asks another worker that runs
+ * a lower class, if any is not asked yet: its thread is caught at an
+ * independent point, and the thread readied waits in the injection queue,
+ * which either may take it from. Bound threads and weft_blocking calls run without a
  * worker: the handler finds none and returns. A thread that holds a spin
  * lock (weft_spin, mltp's spin kind) is not preempted either, wherever it
  * is (a kernel's preempt_disable): preempted in its critical section, it
@@ -90,15 +104,16 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include "os/kwait.h"
 #include "sched/machine.h"
 #include "sched/monitor.h"
 #include "sched/sched.h"
 #include "sched/switch.h"
 #include "sched/trace.h"
 
-#define MAX_RANGES     64    /* code ranges that must not be interrupted */
-#define RETRY_FAST_NS  5000L /* the first fast retry of a refused request */
-#define RETRY_FAST_MAX 6     /* fast retries of one request: 5 us .. 160 us */
+#define MAX_RANGES     64     /* code ranges that must not be interrupted */
+#define RETRY_FAST_NS  10000L /* the first fast retry of a refused request */
+#define RETRY_FAST_MAX 8      /* fast retries of one request: 10 us .. 80 us, twice each */
 
 /* Bounds of a static libweft's code (renamed into weft_text at build);
  * undefined (NULL) in the shared library. */
@@ -489,7 +504,12 @@ static void retry_soon(struct weft__worker *w, uint64_t req)
             weft__monitor_poke_now(); /* once: its retries take over */
         return;
     }
-    int tid = tid_self();
+    /* w's kernel thread is ours (no gettid: the handler's every system
+     * call widens the window in which its own retry could interrupt it,
+     * in libc, and be refused). */
+    int tid = atomic_load_explicit(&w->ktid, memory_order_relaxed);
+    if (tid <= 0)
+        tid = tid_self();
     if (w->retry_timer && w->retry_tid != tid) {
         syscall(SYS_timer_delete, w->retry_timer - 1); /* w moved to another kernel thread */
         w->retry_timer = 0;
@@ -507,7 +527,15 @@ static void retry_soon(struct weft__worker *w, uint64_t req)
         w->retry_timer = id + 1;
         w->retry_tid = tid;
     }
-    struct itimerspec its = { { 0, 0 }, { 0, RETRY_FAST_NS << w->retry_n++ } };
+    /* A random delay within [d, 3d/2) (see the design block): the clock's
+     * nanoseconds mixed with the request (splitmix64's finaliser). The
+     * handler's last system call, for the same reason as above. */
+    long d = RETRY_FAST_NS << (w->retry_n++ / 2);
+    uint64_t z = weft__now_ns() ^ (req * 0x9e3779b97f4a7c15u);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+    z ^= z >> 31;
+    struct itimerspec its = { { 0, 0 }, { 0, d + (long)(z % (uint64_t)(d / 2)) } };
     syscall(SYS_timer_settime, w->retry_timer - 1, 0, &its, NULL);
 }
 
@@ -561,8 +589,11 @@ static void on_signal(int sig, siginfo_t *si, void *ucv)
             rescue(w, t, req, uc);
         else if (weft__spin_held)
             weft__spin_deferred = 1; /* the unlock honours it (preempt.h) */
-        else if (!in_kernel_call(uc))
+        else if (!in_kernel_call(uc)) {
+            if ((req & 3) == WEFT__PREEMPT_PRIO && weft__rt.nworkers > 1)
+                weft__preempt_for_class(weft__cls(t) + 1); /* another worker too */
             retry_soon(w, req); /* and the monitor retries too (monitor.c) */
+        }
         /* else only the monitor retries, once the thread runs again
          * (weft__preempt_retry): a fast retry would break the call off */
         goto out;
