@@ -193,7 +193,8 @@ def _edges(lay, ts):
         parked = t.worker < 0 and t.state.startswith("parked")
         if parked and t.wait == WAIT_MUTEX and t.wait_on:
             holder = _mutex_holder(lay, t.wait_on)
-            if holder:
+            # itself: an unlock is handing it the mutex and has yet to wake it
+            if holder and holder != t.id:
                 t.waits_for = by_id.get(holder, holder)
         j = t.join
         joiner = by_desc.get(j) if j and j & 63 == 0 else None

@@ -188,7 +188,9 @@ mutex_edge(const struct weft__obs_thread *o)
     if (__atomic_load_n(&m->wait, __ATOMIC_RELAXED) != WEFT__WAIT_MUTEX ||
         __atomic_load_n(&m->wait_on, __ATOMIC_RELAXED) != o->wait_on)
         return 0;
-    return weft__mutex_owner_id(word);
+    /* Itself: an unlock is handing it the mutex and has yet to wake it. */
+    uint64_t owner = weft__mutex_owner_id(word);
+    return owner != o->id ? owner : 0;
 }
 
 /* The descriptor of the user thread parked joining a thread whose join word is j, or 0. */
