@@ -33,6 +33,7 @@
 #include "sched/preempt.h"
 #include "sched/sched.h"
 #include "sched/switch.h"
+#include "stack/stack.h"
 
 #define NCLASS     4 /* WEFT_PRIO_BACKGROUND..WEFT_PRIO_URGENT */
 #define IDX(c)     ((c)-WEFT_PRIO_BACKGROUND)
@@ -119,6 +120,13 @@ static void prio_push(struct weft__worker *w, struct weft_thread *t)
     weft__lock_acquire(&q->lock);
     link_front(q, IDX(c), t);
     weft__lock_release(&q->lock);
+    /* Raised while we queued it (weft__prio_inherit on a parked holder)?
+     * seq_cst: pairs with the fence there. */
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    if (WEFT_UNLIKELY(weft__cls(t) != c)) {
+        c = weft__cls(t);
+        weft__prio_requeue(t);
+    }
     weft__preempt_for_class(c);
 }
 
@@ -375,19 +383,37 @@ static int raise_to(struct weft_thread *t, int c)
     return c > weft__cls(t);
 }
 
-RACY_PRIO void weft__prio_inherit(uint64_t id, int c)
+/* weft__prio_inherit's search among the parked threads. */
+struct find_parked {
+    uint64_t id;
+    struct weft_thread *t;
+};
+
+RACY_PRIO static void match_parked(struct weft_thread *t, void *arg)
+{
+    struct find_parked *f = arg;
+    /* A parked thread has a wait kind; a free slot's id is stale, and an
+     * exited thread's join word says so. */
+    if (!f->t && __atomic_load_n(&t->id, __ATOMIC_RELAXED) == f->id &&
+        weft__thread_waits(t) != WEFT__WAIT_NONE &&
+        !(atomic_load_explicit(&t->join, memory_order_relaxed) & (WEFT__J_DONE | WEFT__J_FREED)))
+        f->t = t;
+}
+
+RACY_PRIO struct weft_thread *weft__prio_inherit(uint64_t id, int c)
 {
     if (!id || c <= WEFT_PRIO_BACKGROUND ||
         __atomic_load_n(&weft__rt.pool, __ATOMIC_ACQUIRE) != &weft__pool_prio)
-        return;
+        return NULL;
     int n = weft__rt.nworkers;
-    /* Running: its class counts when it is preempted or yields. */
+    /* Running: its class counts when it is preempted, yields or parks. */
     for (int i = 0; i < n; i++) {
         struct weft_thread *cur = __atomic_load_n(&weft__rt.workers[i]->current, __ATOMIC_RELAXED);
         if (cur && __atomic_load_n(&cur->id, __ATOMIC_RELAXED) == id) {
-            if (raise_to(cur, c))
-                __atomic_store_n(&cur->pcls, (int8_t)c, __ATOMIC_RELAXED);
-            return;
+            if (!raise_to(cur, c))
+                return NULL;
+            __atomic_store_n(&cur->pcls, (int8_t)c, __ATOMIC_RELAXED);
+            return cur;
         }
     }
     /* Queued: it moves to the front of its new class. */
@@ -399,17 +425,39 @@ RACY_PRIO void weft__prio_inherit(uint64_t id, int c)
         for (int k = 0; k < NCLASS; k++)
             for (struct weft_thread *t = q->l[k].head; t; t = t->next)
                 if (__atomic_load_n(&t->id, __ATOMIC_RELAXED) == id) {
-                    if (raise_to(t, c)) {
+                    int raised = raise_to(t, c);
+                    if (raised) {
                         __atomic_store_n(&t->pcls, (int8_t)c, __ATOMIC_RELAXED);
                         unlink_t(q, t);
                         link_front(q, IDX(c), t);
                     }
                     weft__lock_release(&q->lock);
                     weft__preempt_for_class(c);
-                    return;
+                    return raised ? t : NULL;
                 }
         weft__lock_release(&q->lock);
     }
+    /* Parked on something else (SPEC: it runs at c as soon as it is ready
+     * again): the walk over every descriptor is the cost of having no
+     * index from id to descriptor, paid only here. */
+    struct find_parked f = { id, NULL };
+    struct weft_thread *m = weft__rt.main;
+    if (m && __atomic_load_n(&m->id, __ATOMIC_RELAXED) == id)
+        f.t = m;
+    else if (weft__stack_each(match_parked, &f) != 0)
+        return NULL;
+    if (!f.t || !raise_to(f.t, c))
+        return NULL;
+    __atomic_store_n(&f.t->pcls, (int8_t)c, __ATOMIC_RELAXED);
+    /* Readied meanwhile, at its old class? seq_cst: pairs with the fence
+     * in prio_push, so that one of us sees the other's store (the class,
+     * or the list that now holds it). */
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&f.t->pq, __ATOMIC_RELAXED)) {
+        weft__prio_requeue(f.t);
+        weft__preempt_for_class(c);
+    }
+    return f.t;
 }
 
 void weft__prio_disinherit(void)

@@ -364,9 +364,11 @@ void weft__prio_requeue(struct weft_thread *t);
 void weft__prio_update(struct weft_thread *t);
 /* Priority inheritance (sync/mutex.c): the thread with id `id` holds a
  * mutex on which a thread of class c waits: it runs at c at least until
- * weft__prio_disinherit. Found among the running and queued threads; a
- * parked holder is not raised. Any thread. */
-void weft__prio_inherit(uint64_t id, int c);
+ * weft__prio_disinherit, whether it is running, queued or parked (then
+ * from its next wake-up on). Returns it if this raised it (the caller
+ * follows the chain when it is parked on a mutex itself), else NULL. Any
+ * thread. */
+struct weft_thread *weft__prio_inherit(uint64_t id, int c);
 /* The calling thread drops any class it inherited (it unlocked). */
 void weft__prio_disinherit(void);
 /* The highest class with a thread ready on w (NORMAL when only the default

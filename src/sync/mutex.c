@@ -103,6 +103,34 @@ uint64_t weft__mutex_owner_id(uint64_t word)
     return weft__sync_owner_id(owner_of(word));
 }
 
+/* The longest chain of holders inheritance follows (a cycle is a
+ * deadlock: the walk must end). */
+#define CHAIN_MAX 16
+
+/* Priority inheritance from a waiter of class c on the mutex held by the
+ * thread with id `id`, through the chain of holders (SPEC: transitive):
+ * a holder raised while it is parked on another weft_mutex raises that
+ * one's holder, and so on. Called under the first mutex's L (its holder
+ * cannot change); the later words are read racily, as weft_dump does: a
+ * holder woken meanwhile has at worst raised a thread that unlocks soon
+ * (it drops the class at that unlock). A waiter that arrives at a holder
+ * already raised stops there: the chain beyond was raised with it, or is
+ * raised when that holder queues on its own next mutex (lock_slow passes
+ * the class it runs at). */
+static void inherit(uint64_t id, int c)
+{
+    for (int depth = 0; id && depth < CHAIN_MAX; depth++) {
+        struct weft_thread *h = weft__prio_inherit(id, c);
+        if (!h || weft__thread_waits(h) != WEFT__WAIT_MUTEX)
+            return;
+        const struct mutex *m2 = __atomic_load_n(&h->wait_on, __ATOMIC_RELAXED);
+        if (!m2)
+            return;
+        /* relaxed: a hint, see above. */
+        id = weft__sync_owner_id(owner_of(atomic_load_explicit(&m2->word, memory_order_relaxed)));
+    }
+}
+
 static int can_spin(struct weft__waiter *w)
 {
     if (weft__wait_policy() == WEFT__WAIT_FUTEX)
@@ -172,9 +200,10 @@ WEFT_NOINLINE static int lock_slow(struct mutex *mx, uintptr_t me, uint64_t v)
         }
         /* Priority inheritance: the holder cannot change while we hold L. */
         if (wp->thread) {
-            weft__prio_inherit(weft__sync_owner_id(owner_of(v)), weft__cls(wp->thread));
-            /* for weft_dump's deadlock report: the mutex it parks on */
+            /* for weft_dump's deadlock report, and for inheritance's walk
+             * along a chain of holders (before our own class is read) */
             __atomic_store_n(&wp->thread->wait_on, (const void *)mx, __ATOMIC_RELAXED);
+            inherit(weft__sync_owner_id(owner_of(v)), weft__cls(wp->thread));
         }
         /* relaxed: the record is private until the release store below. */
         atomic_store_explicit(&wp->word, WEFT__WORD_WAITING, memory_order_relaxed);
