@@ -66,8 +66,17 @@
 
 #if defined(WEFT_SANITIZE_THREAD)
 #define RACY __attribute__((no_sanitize("thread")))
+/* ThreadSanitizer's dynamic annotations: the reads of the pools' owner-only
+ * fields that quiet() makes through their has_ready (instrumented code) are
+ * hints too. */
+void AnnotateIgnoreReadsBegin(const char *file, int line);
+void AnnotateIgnoreReadsEnd(const char *file, int line);
+#define IGNORE_READS_BEGIN() AnnotateIgnoreReadsBegin(__FILE__, __LINE__)
+#define IGNORE_READS_END()   AnnotateIgnoreReadsEnd(__FILE__, __LINE__)
 #else
 #define RACY
+#define IGNORE_READS_BEGIN() ((void)0)
+#define IGNORE_READS_END()   ((void)0)
 #endif
 
 enum { MON_RUN = 0, MON_STOP = 1 };
@@ -319,15 +328,17 @@ RACY static int quiet(void)
     if (mon.pending || weft__preempt_rescues_out() ||
         atomic_load_explicit(&weft__rt.ninj, memory_order_relaxed) > 0)
         return 0;
-    int asleep = 0;
-    for (int i = 0; i < weft__rt.nworkers; i++) {
+    int asleep = 0, ready = 0;
+    IGNORE_READS_BEGIN();
+    for (int i = 0; i < weft__rt.nworkers && !ready; i++) {
         struct weft__worker *w = weft__rt.workers[i];
         if (atomic_load_explicit(&w->sleeping, memory_order_seq_cst))
             asleep = 1;
-        else if (weft__has_ready(w))
-            return 0;
+        else
+            ready = weft__has_ready(w);
     }
-    return asleep;
+    IGNORE_READS_END();
+    return asleep && !ready;
 }
 
 /* Sleeps up to ns while quiet(); a worker leaving its sleep ends it
