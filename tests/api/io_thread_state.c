@@ -61,7 +61,7 @@ static void *blocker(void *arg)
     case F_POLL_TIMEOUT: got[f] = weft_poll(poll_pipe[0], POLLIN, 60000); break;
     case F_SLEEP:
         while (!atomic_load(&sleep_go))
-            weft_sleep_ns(2000000000ull);
+            weft_sleep_ns(500000000ull);
         got[f] = 0;
         break;
     }
