@@ -4,7 +4,8 @@
  * as "deadlock: A -> B -> A" (ids in wait-for order). Cases: two threads
  * over two mutexes (with a third waiter outside the cycle), three threads,
  * two threads joining each other, mutex and join edges mixed (two cycles in
- * one dump), and chains that end at a running thread (no deadlock line).
+ * one dump), chains that end at a running thread (no deadlock line), and
+ * the first case again with the dump made on WEFT_DUMP_SIGNAL.
  *
  * How it ends: a deadlocked thread can never be released (no call takes a
  * mutex from its holder or ends a join), so each case runs in a child
@@ -13,6 +14,7 @@
  * _exit(0), skipping weft_finalize, which would wait for the stuck threads
  * for ever. The no-cycle case releases its threads and finalizes. */
 #define _GNU_SOURCE
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -236,6 +238,50 @@ static int case_mutex2(void)
     expect_edge(d, ta, "owner", tb);
     expect_edge(d, tb, "owner", ta);
     /* d waits for a but is on no cycle; it is named, not reported */
+    expect_edge(d, td, "owner", ta);
+    return goes_on_and_exits(d);
+}
+
+/* ---- the same, dumped by WEFT_DUMP_SIGNAL (a library thread, on a signal)
+ * into stderr, which is a memory file here. */
+
+static int case_signal(void)
+{
+    CHECK_EQ(weft_barrier_init(&bar, 3), 0);
+    spawn(&ta, a_m1_m2);
+    spawn(&tb, b_m2_m1);
+    spawn(&td, d_m1);
+    int fd = memfd_create("stderr", 0);
+    CHECK(fd >= 0);
+    int saved = dup(2);
+    CHECK(saved >= 0);
+    CHECK_EQ(dup2(fd, 2), 2);
+    struct cycle c[MAX_CYCLE];
+    int n = 0;
+    char *d = NULL;
+    uint64_t t0 = now_ns();
+    while (n == 0 && now_ns() - t0 < WAIT_NS) {
+        CHECK_EQ(ftruncate(fd, 0), 0);
+        CHECK_EQ(lseek(fd, 0, SEEK_SET), 0);
+        CHECK_EQ(kill(getpid(), SIGUSR1), 0);
+        for (;;) { /* until the dump's end line */
+            free(d);
+            off_t len = lseek(fd, 0, SEEK_END);
+            d = calloc(1, (size_t)len + 1);
+            CHECK(d != NULL);
+            CHECK_EQ(pread(fd, d, (size_t)len, 0), len);
+            if (strstr(d, "weft dump end\n") || now_ns() - t0 > WAIT_NS)
+                break;
+            weft_sleep_ns(1000000);
+        }
+        n = parse_cycles(d, c, MAX_CYCLE);
+    }
+    CHECK_EQ(dup2(saved, 2), 2);
+    if (n != 1)
+        fprintf(stderr, "want one deadlock line:\n%s", d);
+    CHECK_EQ(n, 1);
+    weft_thread *cyc[] = { ta, tb };
+    CHECK(same_cycle(&c[0], cyc, 2));
     expect_edge(d, td, "owner", ta);
     return goes_on_and_exits(d);
 }
@@ -496,7 +542,7 @@ static const struct {
     int (*run)(void);
 } cases[] = {
     { "mutex2", case_mutex2 }, { "mutex3", case_mutex3 },   { "join2", case_join2 },
-    { "mixed", case_mixed },   { "nocycle", case_nocycle },
+    { "mixed", case_mixed },   { "nocycle", case_nocycle }, { "signal", case_signal },
 };
 
 int main(void)
@@ -510,6 +556,8 @@ int main(void)
             CHECK(pid >= 0);
             if (pid == 0) {
                 alarm(CASE_ALARM_S);
+                if (cases[i].run == case_signal)
+                    setenv("WEFT_DUMP_SIGNAL", "USR1", 1);
                 test_init(workers, WEFT_WORK_FIRST);
                 _exit(cases[i].run());
             }
