@@ -61,9 +61,10 @@ struct mutex {
 
 WEFT__STORAGE(impl, struct mutex, weft_mutex, weft_private_)
 
-/* A waiter's record in the queue, on its stack. w.data: 1 once an unlock
- * handed it the mutex (written by that unlock before it wakes the record,
- * read by the waiter after its wake's acquire). */
+/* A waiter's record in the queue, on its stack. w.data: 0 from
+ * weft__waiter_init, 1 once an unlock handed it the mutex (written by that
+ * unlock before it wakes the record, read by the waiter after its wake's
+ * acquire; the waiter then returns, so it never goes back to 0). */
 struct mwaiter {
     struct weft__waiter w; /* first: the queue links the record */
     uintptr_t me;          /* the waiter's owner token; set before queuing */
@@ -207,13 +208,12 @@ WEFT_NOINLINE static int lock_slow(struct mutex *mx, uintptr_t me, uint64_t v)
         }
         /* relaxed: the record is private until the release store below. */
         atomic_store_explicit(&wp->word, WEFT__WORD_WAITING, memory_order_relaxed);
-        wp->data = 0;
         if (k.woken) {
             if (!mw.since) /* lost its first retry: barging may starve it */
                 mw.since = weft__now_ns();
             weft__waitq_push_front(&mx->q, wp);
         } else {
-            if (v & W) /* behind others: its wait may outlast the threshold */
+            if (WEFT_UNLIKELY(v & W)) /* behind others: it may wait long */
                 mw.since = weft__now_ns();
             weft__waitq_push(&mx->q, wp);
         }
@@ -273,6 +273,13 @@ static enum weft__lbit_op free_or_wake(uint64_t v, uint64_t *nv, void *unused)
     return WEFT__LBIT_TAKE;
 }
 
+/* 1 when the waiter has waited longer than STARVE_NS (since is set). Out
+ * of line: the clock is the rare case. */
+WEFT_NOINLINE static int starving(const struct mwaiter *mw)
+{
+    return weft__now_ns() - mw->since > STARVE_NS;
+}
+
 WEFT_NOINLINE static int unlock_slow(struct mutex *mx, uint64_t v)
 {
     /* release: publishes the critical section to the next owner. */
@@ -283,9 +290,9 @@ WEFT_NOINLINE static int unlock_slow(struct mutex *mx, uint64_t v)
     WEFT_ASSERT(w != NULL);
     struct mwaiter *mw = (struct mwaiter *)w;
     uint64_t rest = weft__waitq_empty(&mx->q) ? 0 : W;
-    if (mw->since && weft__now_ns() - mw->since > STARVE_NS) {
-        /* Starving: hand it over. The store below makes it the owner, and
-         * drops L and publishes the queue, as in the other case. */
+    if (WEFT_UNLIKELY(mw->since) && starving(mw)) {
+        /* Hand it over: the store below makes it the owner, and drops L
+         * and publishes the queue, as in the other case. */
         w->data = 1;
         weft__lbit_drop(&mx->word, mw->me | rest, L);
     } else {
