@@ -241,6 +241,14 @@ RACY static int look_at(struct weft__worker *w, struct look *l, uint64_t now, ui
          * code it must not interrupt): signal again. */
         if (retry(w, l, tick, now)) {
             mon.pending = 1;
+            /* A priority request still pending a look later: w's kernel
+             * thread is off its CPU (a loaded host) or keeps refusing; ask
+             * another worker that runs a lower class too, once (issue 24,
+             * item 5: the readied thread waits where either may take it). */
+            if ((atomic_load_explicit(&w->preempt_req, memory_order_relaxed) & 3) ==
+                    WEFT__PREEMPT_PRIO &&
+                weft__rt.nworkers > 1)
+                weft__preempt_for_class(weft__cls(cur) + 1);
             /* Still not at a safe point long past the quantum: blocked in
              * the kernel, most likely, holding the worker (see stuck). */
             l->stuck = !moved && now - l->since >= (uint64_t)mon.quantum_ns + RESCUE_AFTER_NS;
