@@ -120,6 +120,10 @@ uint64_t weft__mutex_owner_id(uint64_t word)
  * the class it runs at). */
 static void inherit(uint64_t id, int c)
 {
+    /* relaxed: no plug-in pool, no priority in use (a thread whose
+     * priority is being set just now has not waited here yet). */
+    if (!weft__pool_plugged())
+        return;
     for (int depth = 0; id && depth < CHAIN_MAX; depth++) {
         struct weft_thread *h = weft__prio_inherit(id, c);
         if (!h || weft__thread_waits(h) != WEFT__WAIT_MUTEX)
