@@ -10,6 +10,7 @@
 
 #include "sched/machine.h"
 #include "sched/sched.h"
+#include "thread/thread.h"
 #include "weft.h"
 
 int weft_blocking(void (*fn)(void *arg), void *arg)

@@ -35,6 +35,7 @@
 #include "sync/timer.h"
 #include "sync/wait.h"
 #include "task/task.h"
+#include "thread/thread.h"
 
 #define SCHED_STACK ((size_t)256 << 10)
 /* Seeds of the workers' victim-selection generators (xorshift64, which

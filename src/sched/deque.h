@@ -29,21 +29,7 @@
 #include <stdint.h>
 
 #include "base/base.h"
-
-struct weft_thread;
-
-struct weft__deque_array {
-    int64_t mask;                      /* size - 1; immutable */
-    struct weft__deque_array *retired; /* older arrays; owner only */
-    _Atomic(void *) slot[];            /* release by owner push; acquire by steal */
-};
-
-struct weft__deque {
-    _Atomic int64_t top WEFT_ALIGNED;    /* thieves and owner CAS */
-    _Atomic int64_t bottom WEFT_ALIGNED; /* owner writes; thieves read */
-    _Atomic(struct weft__deque_array *)
-        array; /* owner replaces (release); thieves read (acquire) */
-};
+#include "desc/desc.h" /* struct weft__deque */
 
 int weft__deque_init(struct weft__deque *d, int64_t size);
 void weft__deque_destroy(struct weft__deque *d);

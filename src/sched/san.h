@@ -11,7 +11,7 @@
 
 #include <stddef.h>
 
-#include "thread/thread.h"
+#include "desc/desc.h"
 
 struct weft__worker;
 

@@ -50,21 +50,17 @@
 #include "arch/context.h"
 #include "base/base.h"
 #include "base/fifo.h"
+#include "desc/desc.h"
 #include "sched/deque.h"
 #include "sched/park.h"
 #include "sched/san.h"
 #include "stack/stack.h"
-#include "thread/thread.h"
 
 struct weft__worker;
 
 /* The section of the user threads' first frames (thread.c): preempt.c
  * tells a thread's own frames from libweft's below them by it. */
 #define WEFT_ENTRY __attribute__((section("weft.entry"), noinline))
-/* struct weft__tqueue, a FIFO of threads linked through ->next and ->prev
- * (base/fifo.h: weft__tq_push, _pop, ...), guarded by whatever lock its
- * owner holds (the injection queue, a mailbox, the FIFO pool). */
-WEFT__FIFO(weft__tqueue, weft__tq, struct weft_thread)
 
 /* The scheduling-policy plug-in. All operations run on a worker's kernel
  * thread (w is the caller's worker) except push_remote. */
@@ -99,90 +95,6 @@ struct weft__sched_task {
     int (*run)(struct weft__worker *w, int steal); /* runs w's ready tasks (steal: then others');
                                                       returns how many ran */
     int (*has_work)(void);                         /* racy hint for idling: a task is ready */
-};
-
-struct weft__worker {
-    /* hot, owner only */
-    struct weft_thread *current;    /* see invariants; read by the SIGSEGV handler */
-    int *errno_loc;                 /* this kernel thread's errno; immutable */
-    void *sched_sp;                 /* suspended scheduler context */
-    struct weft__stack_cache cache; /* default-size stack slots */
-    _Atomic uint64_t nspawned;      /* owner stores (relaxed), finalize reads */
-    _Atomic uint64_t nexited;       /* owner stores (release), finalize reads (acquire) */
-    int id;                         /* immutable */
-    uint64_t rng;                   /* victim selection; owner only */
-    uint64_t nsteals, nsleeps;      /* owner only; WEFT_STATS report */
-    /* Switches out of a user thread on this worker (weft__switch_on, a
-     * work-first spawn): the monitor (sched/monitor.c) reads it racily to
-     * tell a thread that kept the worker from one that came back. Owner
-     * only; one add per switch, nothing else on the hot path. */
-    uint64_t tick;
-    /* Its WEFT_TRACE ring (sched/trace.h); NULL while not tracing. Written
-     * only while no worker runs. */
-    struct weft__trace_ring *trace;
-    /* preemption (sched/preempt.c) */
-    _Atomic int ktid;             /* kernel thread running w; stored by whoever takes w,
-                                     read racily by those that signal it */
-    _Atomic uint64_t preempt_req; /* tick << 2 | cause: preempt the thread that runs at
-                                     that tick; 0: none. Set by CAS (monitor, readiers),
-                                     cleared by the owner (its signal handler) */
-    uint64_t npreempt[2];         /* preemptions by cause (quantum, priority); owner only */
-    /* The fast retry of a request the handler had to refuse (preempt.c):
-     * a one-shot kernel timer that signals the kernel thread running w.
-     * Owner only (the handler), and the worker's teardown. */
-    int retry_timer;    /* kernel timer id + 1; 0: none yet */
-    int retry_tid;      /* the kernel thread that timer signals */
-    uint64_t retry_req; /* the request being retried */
-    unsigned retry_n;   /* retries of it so far */
-
-    struct weft__deque dq; /* default pool: owner bottom, thieves top */
-
-    /* yield FIFO: owner only, so a yielding thread is queued before it
-     * switches, with no lock. Thieves never touch it; they raise
-     * WEFT__ATTN_WANT and the owner moves yielded threads to its deque at its
-     * next scheduling point. A circle linked through ->next, named by its
-     * tail (the head is yq->next; NULL: empty), so that a yield's rotation
-     * (the head out, the caller in behind the tail) is four stores and
-     * loads with no branch. Read racily by thieves as a hint. */
-    struct weft_thread *yq;
-
-    /* mailbox: any thread hands a thread to this worker (the pinned initial
-     * thread readied elsewhere) under mb_lock; the owner drains it.
-     * attn and gate share one 64-bit word so that the hot path tests both
-     * with one load (attn_any, relaxed): any bit of either sends the caller
-     * through weft__pick_slow. attn keeps its own meaning and is only ever
-     * changed by 32-bit RMWs on attn; gate likewise on gate. */
-    union {
-        struct {
-            _Atomic uint32_t attn; /* WEFT__ATTN_*; set by others, cleared by owner */
-            _Atomic uint32_t gate; /* WEFT__GATE_*: runtime-wide conditions, mirrored */
-        };
-        _Atomic uint64_t attn_any; /* hot-path test only: attn | gate != 0 */
-    } WEFT_ALIGNED;
-    weft__lock mb_lock;
-    struct weft__tqueue mb; /* under mb_lock */
-
-    /* idling */
-    _Atomic uint32_t sleeping WEFT_ALIGNED; /* 1 while in (or entering) futex sleep; seq_cst */
-    _Atomic uint32_t
-        sleep_in_ring;     /* 1: sleeps in its io_uring, wake through the eventfd; seq_cst */
-    _Atomic uint32_t wake; /* an os/kwait.h wait word: WAITING (+SLEEPER) while idle;
-                                       WOKEN or WAKE_TOKEN (sched.c) once claimed by a waker (CAS) */
-
-    /* hand-off (machine.c): the worker moves between kernel threads */
-    _Atomic uint64_t lend;  /* gen<<2 | LEND_*: lent to another machine */
-    uint64_t lend_gen;      /* owner */
-    _Atomic uint32_t claim; /* worker 0: the main kernel thread wants it back */
-    int cpu;                /* CPU its machine pins itself to, -1: none; immutable */
-
-    /* scheduler context and its sanitizer/tool state; immutable while running */
-    void *altstack;                 /* worker 0: weft__altstack_push token */
-    struct weft_thread *sched_slot; /* the scheduler's stack */
-    char *sched_stack_lo;           /* bounds of the scheduler stack (ASan) */
-    size_t sched_stack_size;
-    void *sched_fake_stack;    /* ASan */
-    void *sched_fiber;         /* TSan */
-    struct weft__io_state *io; /* io/uring.c; owner only; NULL until first I/O */
 };
 
 struct weft__rt {

@@ -33,10 +33,10 @@
 
 #include "arch/context.h"
 #include "base/base.h"
+#include "desc/desc.h"
 #include "sched/machine.h"
 #include "sched/san.h"
 #include "sched/sched.h"
-#include "thread/thread.h"
 
 /* How the arriving thread comes to w (weft__switch_in's `how`; always a
  * constant, so that each caller keeps only its own steps). */

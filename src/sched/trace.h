@@ -38,8 +38,8 @@
 #include <x86intrin.h>
 
 #include "base/base.h"
+#include "desc/desc.h"
 #include "sched/sched.h"
-#include "thread/thread.h"
 
 /* Event kinds. RUN begins a slice of the thread on the worker; PARK, EXIT,
  * PREEMPT and HANDOFF end it (so does the next RUN). */

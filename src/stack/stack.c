@@ -76,8 +76,8 @@
 
 #include "arch/context.h"
 #include "base/base.h"
+#include "desc/desc.h"
 #include "os/kstack.h"
-#include "thread/thread.h"
 
 #if WEFT__HAVE_VALGRIND
 #include <valgrind/valgrind.h>

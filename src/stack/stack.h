@@ -7,23 +7,7 @@
 #include <stdint.h>
 
 #include "base/base.h"
-#include "thread/thread.h"
-
-/* A worker's private caches of free slots (LIFO: hot in cache): one of
- * default-size slots, and one of the last other size the worker allocated
- * (a program that sizes its stacks passes one size at every spawn). Neither
- * ever holds a canary slot (stack.c, "The caches"). */
-struct weft__stack_cache {
-    struct weft_thread *head;       /* owner worker only */
-    unsigned n;                     /* owner worker only */
-    unsigned on;                    /* owner worker only: slots on ohead */
-    struct weft_thread *ohead;      /* owner worker only: free slots of ocls */
-    struct weft_thread *otail;      /* owner worker only: ohead's last; valid while on > 0 */
-    struct weft__stack_class *ocls; /* owner worker only: the other size's class, or NULL */
-    size_t osize;                   /* owner worker only: ocls's nominal size, 0 if none */
-    unsigned omiss;                 /* owner worker only: allocations of yet other sizes
-                                       since ocls last served one (stack.c, "The caches") */
-};
+#include "desc/desc.h"
 
 #define WEFT__STACK_MIN     ((size_t)16 << 10)
 #define WEFT__STACK_MAX     ((size_t)1 << 30)

@@ -5,7 +5,7 @@
 
 The layers, lowest first (docs/design.md says why):
 
-    base <- os <- arch <- stack <- sched <- thread <- {sync, io} <- task <- observe <- runtime <- {compat, dist}
+    base <- desc <- os <- arch <- stack <- sched <- thread <- {sync, io} <- task <- observe <- runtime <- {compat, dist}
 
 A folder may use its own layer and those below it. An edge goes upward when a
 file of a lower folder
@@ -30,7 +30,7 @@ import re
 import sys
 from collections import defaultdict
 
-LAYERS = [["base"], ["os"], ["arch"], ["stack"], ["sched"], ["thread"], ["sync", "io"],
+LAYERS = [["base"], ["desc"], ["os"], ["arch"], ["stack"], ["sched"], ["thread"], ["sync", "io"],
           ["task"], ["observe"], ["runtime"], ["compat", "dist"]]
 RANK = {folder: i for i, group in enumerate(LAYERS) for folder in group}
 
