@@ -51,7 +51,7 @@ void weft__ctx_spawn(void **save_sp, void *top, void (*fn)(void *arg, void **sav
  * test and without a call of weft__ctx_resumed in any build: the resumed code
  * is just returned to. In sanitizer builds the scheduler's fiber switch is
  * completed in weft__ctx_resumed, so there only a caller that makes its own
- * sanitizer annotations may use them (libweft_dist's worker, dist/sched.c). */
+ * sanitizer annotations may use them (libweft_dist's worker, mpi/ranksched.c). */
 void weft__ctx_switch_plain(void **save_sp, void *to_sp);
 _Noreturn void weft__ctx_jump_plain(void *to_sp);
 

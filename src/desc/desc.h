@@ -54,7 +54,7 @@ enum {
 #define WEFT__J_DETACHED ((uintptr_t)4)
 #define WEFT__J_KWAIT    ((uintptr_t)8) /* tag: pointer is a struct weft__kwaiter */
 #define WEFT__J_FREED    ((uintptr_t)16)
-/* A group member (thread/group.h): nobody joins or detaches it; its exit
+/* A group member (thread/member.h): nobody joins or detaches it; its exit
  * counts it out of its group and it is freed with no CAS. Set at spawn. */
 #define WEFT__J_MEMBER ((uintptr_t)32)
 #define WEFT__J_PTR(s) ((s) & ~(uintptr_t)63)
@@ -217,7 +217,7 @@ struct weft__worker {
      * tell a thread that kept the worker from one that came back. Owner
      * only; one add per switch, nothing else on the hot path. */
     uint64_t tick;
-    /* Its WEFT_TRACE ring (sched/trace.h); NULL while not tracing. Written
+    /* Its WEFT_TRACE ring (sched/events.h); NULL while not tracing. Written
      * only while no worker runs. */
     struct weft__trace_ring *trace;
     /* preemption (sched/preempt.c) */

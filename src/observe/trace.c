@@ -10,7 +10,7 @@
  * each zero-wait task a worker starts on its scheduler context; a flow
  * arrow from each wake (in the waker's slice) to the woken thread's next
  * run. The recording keeps what cannot be derived afterwards
- * (sched/trace.h): a work-first spawn's instant and a preemption's are
+ * (sched/events.h): a work-first spawn's instant and a preemption's are
  * read off the RUN that follows, names off NAME records, and each
  * record's full time stamp off its low bits and the newer records'.
  * Times are the time stamp counter's, mapped onto CLOCK_MONOTONIC by the
@@ -26,8 +26,8 @@
 #include <time.h>
 #include <x86intrin.h>
 
+#include "sched/events.h"
 #include "sched/sched.h"
-#include "sched/trace.h"
 
 #define NS_PER_S  1000000000ull
 #define NS_PER_US 1000.0

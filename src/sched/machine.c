@@ -59,10 +59,10 @@
 #include "os/futex.h"
 #include "os/kstack.h"
 #include "os/kwait.h"
+#include "sched/events.h"
 #include "sched/preempt.h"
 #include "sched/sched.h"
 #include "sched/switch.h"
-#include "sched/trace.h"
 
 #define MACHINES_SOFT 1024               /* spare machines kept once idle */
 static int machines_max = MACHINES_SOFT; /* weft__machines_set_max (tests); under mp.lock */

@@ -9,8 +9,8 @@
  * them as its NORMAL class.
  */
 #include "base/rand.h"
+#include "sched/events.h"
 #include "sched/sched.h"
-#include "sched/trace.h"
 
 /* Ready: the deque; the pinned initial thread never goes there (thieves
  * would take it) but to worker 0's yield FIFO. */

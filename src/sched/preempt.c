@@ -105,11 +105,11 @@
 #include <unistd.h>
 
 #include "os/kwait.h"
+#include "sched/events.h"
 #include "sched/machine.h"
 #include "sched/monitor.h"
 #include "sched/sched.h"
 #include "sched/switch.h"
-#include "sched/trace.h"
 
 #define MAX_RANGES     64     /* code ranges that must not be interrupted */
 #define RETRY_FAST_NS  10000L /* the first fast retry of a refused request */

@@ -14,7 +14,7 @@
  * pinned initial thread use reliable (targeted) wake-ups.
  */
 #include "sched/sched.h"
-#include "sched/trace.h"
+#include "sched/events.h"
 
 #include <sched.h>
 #include <stddef.h>

@@ -157,7 +157,7 @@ static inline struct weft_thread *weft__tls_user(void)
 /* t's id, as weft_thread_id gives it: drawn on first use from one
  * runtime-wide counter (a spawn only zeroes the field, so a reused slot
  * never keeps its old id; a traced spawn gives one from its worker's block
- * of the counter, sched/trace.h); unique for the life of the runtime. Racing first
+ * of the counter, sched/events.h); unique for the life of the runtime. Racing first
  * callers agree through the CAS. Async-signal-safe (the overflow report
  * and the trace hooks read it too). Hidden from ThreadSanitizer: the
  * preemption monitor and the registry (observe/registry.c) read the ids of
@@ -203,8 +203,8 @@ weft__thread_id_of(const struct weft_thread *t)
                                 departing thread's canary; set by stack.c, never cleared */
 #define WEFT__GATE_TRACE                                                                           \
     8u /* WEFT_TRACE: every pick and exit takes the slow paths, which record
-                                events (sched/trace.h); set by weft_init, never cleared */
-/* weft__rt.policy bit while tracing: spawns take spawn_any (sched/trace.h) */
+                                events (sched/events.h); set by weft_init, never cleared */
+/* weft__rt.policy bit while tracing: spawns take spawn_any (sched/events.h) */
 #define WEFT__POLICY_TRACED 0x100
 
 /* xfer tags (low bits of a 64-byte aligned descriptor or 8-aligned record).

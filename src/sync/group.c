@@ -2,7 +2,7 @@
  *
  * Design
  * ------
- * A group is one word (thread/group.h): the count of members not yet
+ * A group is one word (thread/member.h): the count of members not yet
  * finished and two flags. A member is a user thread nobody can name; its
  * spawn counts it in before it can run, its exit counts it out and the
  * next context frees it (thread.c, XF_FREE). A wait that reads a count of
@@ -17,7 +17,7 @@
  * blocks. The member whose exit makes the count 0 while WAITERS is set
  * takes LOCK in that same CAS, takes the whole queue, clears both flags
  * and wakes the records (weft__group_wake). Only that member wakes: while
- * LOCK is held, a decrement to 0 with WAITERS waits (thread/group.h), so a
+ * LOCK is held, a decrement to 0 with WAITERS waits (thread/member.h), so a
  * second one finds WAITERS cleared. A woken waiter reads the count again:
  * members spawned meanwhile (by members or by other threads) are waited
  * for as well.
@@ -46,13 +46,13 @@
 #include "base/base.h"
 #include "sched/sched.h"
 #include "sync/wait.h"
-#include "thread/group.h"
+#include "thread/member.h"
 #include "thread/thread.h"
 #include "weft.h"
 
 /* The layout behind weft_group (weft.h). */
 struct weft__group {
-    _Atomic uintptr_t state; /* count << WEFT__G_SHIFT | WEFT__G_* flags; see thread/group.h */
+    _Atomic uintptr_t state; /* count << WEFT__G_SHIFT | WEFT__G_* flags; see thread/member.h */
     struct weft__waitq q;    /* queued waiters; under LOCK */
 };
 
@@ -61,7 +61,7 @@ static_assert(offsetof(struct weft__group, state) == 0, "weft__group_word");
 
 #define COUNT(v) ((v) >> WEFT__G_SHIFT)
 
-/* weft__group_wake (thread/group.h): a member's exit calls it. */
+/* weft__group_wake (thread/member.h): a member's exit calls it. */
 static void wake_waiters(_Atomic uintptr_t *state)
 {
     struct weft__group *g =
@@ -146,7 +146,7 @@ int weft_group_wait(weft_group *gp)
         return EINVAL;
     struct weft__group *g = impl(gp);
     /* acquire: pairs with the release decrements of the members (one
-     * release sequence: see thread/group.h), so their effects happen
+     * release sequence: see thread/member.h), so their effects happen
      * before our return. */
     uintptr_t v = atomic_load_explicit(&g->state, memory_order_acquire);
     if (WEFT_LIKELY(COUNT(v) == 0))

@@ -58,8 +58,8 @@
 #include <string.h>
 
 #include "base/rand.h"
+#include "sched/events.h"
 #include "sched/sched.h"
-#include "sched/trace.h"
 
 #define CHUNK_BYTES  ((uintptr_t)64 << 10) /* a chunk of records, aligned to its size */
 #define CHUNK_RECS   ((long)(CHUNK_BYTES / sizeof(struct weft_task))) /* the first: header */

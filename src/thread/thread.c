@@ -28,11 +28,11 @@
 #include <unwind.h>
 
 #include "os/futex.h"
+#include "sched/events.h"
 #include "sched/machine.h"
 #include "sched/sched.h"
 #include "sched/switch.h"
-#include "sched/trace.h"
-#include "thread/group.h"
+#include "thread/member.h"
 
 #if defined(WEFT_SANITIZE_ADDRESS)
 #include <sanitizer/asan_interface.h>
@@ -63,7 +63,7 @@ exit_to(struct weft__worker *w, struct weft_thread *self, struct weft_thread *to
 }
 
 /* The end of a group member's exit, once it has counted itself out of its
- * group (thread/group.h): it leaves for `to`, and its slot is freed with no
+ * group (thread/member.h): it leaves for `to`, and its slot is freed with no
  * CAS, as nobody else can name it: by the switch itself in the usual case,
  * else by weft__finish_exit on the next context. */
 static inline __attribute__((always_inline, noreturn)) void
@@ -426,7 +426,7 @@ static void publish_done(struct weft__worker *w, struct weft_thread *t)
 void weft__finish_exit(struct weft__worker *w, struct weft_thread *t)
 {
     if (atomic_load_explicit(&t->join, memory_order_relaxed) == WEFT__J_MEMBER) {
-        /* A group member, counted out of its group already (thread/group.h):
+        /* A group member, counted out of its group already (thread/member.h):
          * nobody else can name it, so it goes to FREED and back to a cache
          * with no CAS. relaxed: only stale handles read FREED. */
         atomic_store_explicit(&t->join, WEFT__J_FREED, memory_order_relaxed);
@@ -457,7 +457,7 @@ static struct {
 } bound_list = { PTHREAD_MUTEX_INITIALIZER, NULL, NULL };
 
 /* Bytes of a bound thread's descriptor: room after it for the largest
- * argument copy (thread/group.h), so that any spare descriptor fits any
+ * argument copy (thread/member.h), so that any spare descriptor fits any
  * bound thread; a multiple of the alignment keeps aligned_alloc's rule. A
  * kernel thread's stack dwarfs it. */
 #define BOUND_BYTES                                                                                \
@@ -669,7 +669,7 @@ WEFT_INLINE void init_thread(struct weft__worker *w, struct weft_thread *t, weft
 #define SMALL_COPY_MAX 32
 
 /* Reserves the top of t's stack for the copy of arg (arg_size > 0), makes
- * the copy and returns where the stack starts (thread/group.h). */
+ * the copy and returns where the stack starts (thread/member.h). */
 WEFT_INLINE void *place_arg(struct weft_thread *t, const void *arg, size_t arg_size)
 {
     char *top = (char *)t - weft__arg_reserve(arg_size);

@@ -5,7 +5,7 @@
 
 The layers, lowest first (docs/design.md says why):
 
-    base <- desc <- os <- arch <- stack <- sched <- thread <- {sync, io} <- task <- observe <- runtime <- {compat, dist}
+    base <- desc <- os <- arch <- stack <- sched <- thread <- {sync, io} <- task <- observe <- runtime <- {compat, mpi}
 
 A folder may use its own layer and those below it. An edge goes upward when a
 file of a lower folder
@@ -31,7 +31,7 @@ import sys
 from collections import defaultdict
 
 LAYERS = [["base"], ["desc"], ["os"], ["arch"], ["stack"], ["sched"], ["thread"], ["sync", "io"],
-          ["task"], ["observe"], ["runtime"], ["compat", "dist"]]
+          ["task"], ["observe"], ["runtime"], ["compat", "mpi"]]
 RANK = {folder: i for i, group in enumerate(LAYERS) for folder in group}
 
 IDENT_RE = re.compile(r"[A-Za-z_]\w*")
@@ -181,7 +181,7 @@ def scan(src):
 
 
 def claim(owner, sym, folder):
-    """A name defined in two folders (dist/gate.c defines the public calls
+    """A name defined in two folders (mpi/gate.c defines the public calls
     again for libweft_dist) belongs to the lower layer."""
     if sym not in owner or RANK.get(folder, len(LAYERS)) < RANK.get(owner[sym], len(LAYERS)):
         owner[sym] = folder

@@ -1,4 +1,4 @@
-/* trace.h: the scheduler's event recorder behind WEFT_TRACE.
+/* events.h: the scheduler's event recorder behind WEFT_TRACE.
  *
  * Each worker writes its events into a ring of its own (only the kernel
  * thread running the worker writes it: no atomics, no locks); a full ring
@@ -31,8 +31,8 @@
  * between two events it keeps). Thread names cost a second record, only
  * for named threads.
  */
-#ifndef WEFT_SCHED_TRACE_H
-#define WEFT_SCHED_TRACE_H
+#ifndef WEFT_SCHED_EVENTS_H
+#define WEFT_SCHED_EVENTS_H
 
 #include <stdint.h>
 #include <x86intrin.h>

@@ -1,5 +1,5 @@
-/* sched.c: the weft_dist worker: spawn, join, the deque, steals and the
- * scheduler loop of one rank (the design block is in dist/dist.h).
+/* ranksched.c: the weft_dist worker: spawn, join, the deque, steals and the
+ * scheduler loop of one rank (the design block is in mpi/dist.h).
  *
  * The deque is Cilk-5's THE protocol over shared memory: the owner pushes
  * and pops at top with plain stores and a fence, a thief takes the entry
@@ -28,7 +28,7 @@
 
 #include "arch/context.h"
 #include "base/rand.h"
-#include "dist/dist.h"
+#include "mpi/dist.h"
 
 #define REC_SHIFT   40 /* thread id = (rank + 1) << REC_SHIFT | counter */
 #define SPIN_PAUSES 32 /* pause instructions between two failed steal rounds */

@@ -2,7 +2,7 @@
  * (or forced with WEFT_DIST_TRANSPORT=rma; dist.c chooses).
  *
  * Each rank maps only its own shared object (its U, also at the common U
- * address, and its control block: the layout of dist/dist.h) and exposes
+ * address, and its control block: the layout of mpi/dist.h) and exposes
  * it as its part of one window, opened once under
  * MPI_Win_lock_all(MPI_MODE_NOCHECK). The displacement of an address in
  * rank r's slot is its offset in the slot, and U's bytes are the object's
@@ -38,7 +38,7 @@
 #include <sched.h>
 #include <string.h>
 
-#include "dist/dist.h"
+#include "mpi/dist.h"
 
 #define LOCK_TRIES_YIELD 64 /* failed tries on a held lock between two sched_yield calls */
 #define TESTS_YIELD      64 /* MPI_Test calls between two sched_yield calls */

@@ -1,6 +1,6 @@
-/* trace.c: the out-of-line parts of recording WEFT_TRACE events (trace.h);
+/* events.c: the out-of-line parts of recording WEFT_TRACE events (events.h);
  * the rings are made and written out by observe/trace.c. */
-#include "sched/trace.h"
+#include "sched/events.h"
 
 int weft__trace_on;
 struct weft__trace_ring *weft__trace_rings;

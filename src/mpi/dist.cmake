@@ -28,7 +28,7 @@ else()
 endif()
 
 if(WEFT_HAVE_DIST)
-  set(WEFT_DIST_DIR ${CMAKE_CURRENT_SOURCE_DIR}/src/dist)
+  set(WEFT_DIST_DIR ${CMAKE_CURRENT_SOURCE_DIR}/src/mpi)
   # The gated names, read from gate.c: "name weft__nd_name" per line.
   file(READ ${WEFT_DIST_DIR}/gate.c weft_gate_src)
   string(REGEX MATCHALL "(GATE_ERR\\(|GATE_THR\\(|GATE_TIO\\(|GATE_SYS\\([a-z_]+, |NATIVE\\()weft_[a-z0-9_]+"
@@ -60,7 +60,7 @@ if(WEFT_HAVE_DIST)
   add_custom_target(weft_dist_core DEPENDS ${WEFT_DIST_CORE})
   set_source_files_properties(${WEFT_DIST_CORE} PROPERTIES EXTERNAL_OBJECT TRUE GENERATED TRUE)
 
-  add_library(weft_dist_objects OBJECT ${WEFT_DIST_DIR}/dist.c ${WEFT_DIST_DIR}/sched.c
+  add_library(weft_dist_objects OBJECT ${WEFT_DIST_DIR}/dist.c ${WEFT_DIST_DIR}/ranksched.c
               ${WEFT_DIST_DIR}/gate.c ${WEFT_DIST_DIR}/reexec.c ${WEFT_DIST_DIR}/rma.c)
   target_include_directories(weft_dist_objects PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/include
                              ${CMAKE_CURRENT_SOURCE_DIR}/src)

@@ -1,7 +1,7 @@
 /* dist.c: weft_dist_init, run and finalize: MPI, the checks that every rank
  * can take part, the choice of transport, and the uni-address region
- * (layout in dist/dist.h). Under the shm transport MPI is called only
- * here, outside runs; under rma, dist/rma.c calls it during runs too. */
+ * (layout in mpi/dist.h). Under the shm transport MPI is called only
+ * here, outside runs; under rma, mpi/rma.c calls it during runs too. */
 #include <fcntl.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -11,7 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "dist/dist.h"
+#include "mpi/dist.h"
 #include "weft_dist.h"
 
 #define PAGE_SIZE_MAX ((size_t)4096)

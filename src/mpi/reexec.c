@@ -16,7 +16,7 @@
 #include <sys/personality.h>
 #include <unistd.h>
 
-#include "dist/dist.h"
+#include "mpi/dist.h"
 
 #define ALL_PERSONALITY 0xffffffffUL /* personality(2): query without change */
 

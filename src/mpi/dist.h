@@ -24,7 +24,7 @@
  *    stores and atomics: no MPI call runs during weft_dist_run, hence no
  *    progress thread and no polling, and a computing victim is robbed
  *    without its help.
- *  - rma (dist/rma.c), when the ranks span several nodes, or forced by
+ *  - rma (mpi/rma.c), when the ranks span several nodes, or forced by
  *    WEFT_DIST_TRANSPORT=rma: a rank maps only its own object, exposed as
  *    one MPI-3 window under MPI_Win_lock_all(MPI_MODE_NOCHECK); a remote
  *    step is a blocking get, put, compare-and-swap or fetch-and-op plus

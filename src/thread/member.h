@@ -1,4 +1,4 @@
-/* group.h: a group's word, shared by the spawn that counts a member in and the exit that counts it out (thread.c) and by the waits (sync/group.c).
+/* member.h: a group's word, shared by the spawn that counts a member in and the exit that counts it out (thread.c) and by the waits (sync/group.c).
  *
  * A group is one word, state: the number of members not yet finished,
  * shifted left by WEFT__G_SHIFT, and two flags in the low bits. A member
@@ -19,8 +19,8 @@
  * its descriptor (the stack starts below it). A bound thread has no slot:
  * the copy follows its descriptor in the same allocation instead.
  */
-#ifndef WEFT_THREAD_GROUP_H
-#define WEFT_THREAD_GROUP_H
+#ifndef WEFT_THREAD_MEMBER_H
+#define WEFT_THREAD_MEMBER_H
 
 #include <stdatomic.h>
 #include <stddef.h>
