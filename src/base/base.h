@@ -7,14 +7,19 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #define WEFT_LIKELY(x)   __builtin_expect(!!(x), 1)
 #define WEFT_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define WEFT_CACHELINE   64
 #define WEFT_ALIGNED     __attribute__((aligned(WEFT_CACHELINE)))
-#define WEFT_INTERNAL    __attribute__((visibility("hidden")))
-#define WEFT_NOINLINE    __attribute__((noinline))
-#define WEFT_INLINE      static inline __attribute__((always_inline))
+#define WEFT_NS_PER_S    1000000000ull
+/* 2^64 / the golden ratio: Fibonacci hashing's multiplier (x * it >> k
+ * spreads x over the top bits), and an odd seed for the generators. */
+#define WEFT_GOLDEN64 0x9e3779b97f4a7c15ull
+#define WEFT_INTERNAL __attribute__((visibility("hidden")))
+#define WEFT_NOINLINE __attribute__((noinline))
+#define WEFT_INLINE   static inline __attribute__((always_inline))
 
 #if defined(WEFT_SANITIZE_ADDRESS) || defined(WEFT_SANITIZE_THREAD) || !defined(NDEBUG)
 #define WEFT__CHECKED 1
@@ -105,6 +110,14 @@ static inline void weft__lock_release(weft__lock *l)
 {
     /* release: publishes the critical section; pairs with the acquire above. */
     atomic_store_explicit(&l->v, 0, memory_order_release);
+}
+
+/* CLOCK_MONOTONIC in nanoseconds. */
+static inline uint64_t weft__now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * WEFT_NS_PER_S + (uint64_t)ts.tv_nsec;
 }
 
 #endif

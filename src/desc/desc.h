@@ -62,7 +62,7 @@ enum {
 /* A plain kernel thread waiting in the kernel (join from a pthread). */
 struct weft__kwaiter {
     _Atomic uint32_t done; /* 0 until the waker stores 1 (release) */
-} __attribute__((aligned(64)));
+} WEFT_ALIGNED;
 
 /* weft_thread.pinned: the initial thread runs on worker 0 only; with more
  * than one worker its spawns also choose their policy (thread.c:
@@ -141,7 +141,7 @@ struct weft_thread {
         struct weft_thread *prev; /* back link of ->next in a FIFO (base/fifo.h: the thread
                                      queues, the priority pool's lists); under its lock */
     };
-} __attribute__((aligned(64)));
+} WEFT_ALIGNED;
 
 /* What a thread that is not on a CPU waits for (thread->wait): the words
  * weft_dump prints (observe/registry.c). A parked thread whose byte is

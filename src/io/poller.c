@@ -85,7 +85,6 @@
 
 #define POLL_BATCH         64                 /* events taken per epoll_wait */
 #define POLLER_STACK       ((size_t)64 << 10) /* it only readies threads */
-#define NS_PER_S           1000000000L
 #define FD_RESERVE_DIV     16       /* descriptor space left to the program: 1/16 of it... */
 #define FD_RESERVE_MIN     64       /* ...and at least this many */
 #define YIELD_ROUNDS       64       /* no poller: yields between tries before sleeping... */
@@ -447,9 +446,11 @@ int weft__poller_sleep(uint64_t ns)
     memset(&s, 0, sizeof s);
     s.self = weft__self();
     clock_gettime(CLOCK_MONOTONIC, &s.timer.when);
-    uint64_t sec = ns / NS_PER_S + ((uint64_t)s.timer.when.tv_nsec + ns % NS_PER_S) / NS_PER_S;
+    uint64_t sec =
+        ns / WEFT_NS_PER_S + ((uint64_t)s.timer.when.tv_nsec + ns % WEFT_NS_PER_S) / WEFT_NS_PER_S;
     s.timer.when.tv_sec += (time_t)sec;
-    s.timer.when.tv_nsec = (long)(((uint64_t)s.timer.when.tv_nsec + ns % NS_PER_S) % NS_PER_S);
+    s.timer.when.tv_nsec =
+        (long)(((uint64_t)s.timer.when.tv_nsec + ns % WEFT_NS_PER_S) % WEFT_NS_PER_S);
     s.timer.realtime = 0;
     s.timer.fire = wake_sleeper;
     weft__thread_wait(s.self, WEFT__WAIT_SLEEP);

@@ -26,10 +26,9 @@
 #include "io/ring.h"
 #include "sched/sched.h"
 
-#define NS_PER_S  1000000000ull
 #define NS_PER_MS 1000000ull
 #define MS_PER_S  1000
-#define HOUR_NS   (3600 * NS_PER_S) /* a sleep that is repeated for ever */
+#define HOUR_NS   (3600 * WEFT_NS_PER_S) /* a sleep that is repeated for ever */
 
 static long result(int res)
 {
@@ -382,7 +381,7 @@ static long direct(struct call *c)
         return r > 0 ? p.revents : r;
     }
     case OP_SLEEP: {
-        struct timespec ts = { (time_t)(c->ns / NS_PER_S), (long)(c->ns % NS_PER_S) };
+        struct timespec ts = { (time_t)(c->ns / WEFT_NS_PER_S), (long)(c->ns % WEFT_NS_PER_S) };
         while (nanosleep(&ts, &ts) != 0)
             if (weft__errno_get() != EINTR)
                 return -1;
@@ -591,7 +590,8 @@ int weft_sleep_ns(uint64_t ns)
     if (w) {
         struct weft__io_req req;
         struct io_uring_sqe *sqe = ring_start(w, &req, 1);
-        struct __kernel_timespec ts = { (long long)(ns / NS_PER_S), (long long)(ns % NS_PER_S) };
+        struct __kernel_timespec ts = { (long long)(ns / WEFT_NS_PER_S),
+                                        (long long)(ns % WEFT_NS_PER_S) };
         io_uring_prep_timeout(sqe, &ts, 0, 0);
         weft__thread_wait(w->current, WEFT__WAIT_SLEEP);
         int res = ring_finish(w, &req, sqe, RING_BATCHED);

@@ -29,13 +29,6 @@ static int mpi_ours; /* weft_dist_init initialised MPI */
 static char *region; /* the reservation; NULL when none */
 static size_t region_size;
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static void say(const char *cause)
 {
     fprintf(stderr, "weft_dist: rank %d: %s\n", weft__dist.rank, cause);
@@ -79,7 +72,7 @@ static void shm_name(char *buf, size_t n, uint64_t tag, int rank)
 static int map_ranks(int rma)
 {
     struct weft__dist *d = &weft__dist;
-    uint64_t tag = ((uint64_t)getpid() << 24) ^ now_ns();
+    uint64_t tag = ((uint64_t)getpid() << 24) ^ weft__now_ns();
     MPI_Bcast(&tag, 1, MPI_UINT64_T, 0, comm);
     char name[64];
     shm_name(name, sizeof name, tag, d->rank);
@@ -266,7 +259,7 @@ int weft_dist_init(int *argc, char ***argv)
         return rc;
     }
     d->me = weft__dist_ctl(d->rank);
-    d->rng = 0x9e3779b97f4a7c15u ^ ((uint64_t)d->rank << 32 | 1);
+    d->rng = WEFT_GOLDEN64 ^ ((uint64_t)d->rank << 32 | 1);
     const char *force = getenv("WEFT_DIST_FORCE_STEAL");
     d->force_steal = force && *force && strcmp(force, "0") != 0;
     d->oversubscribed = node_size > sysconf(_SC_NPROCESSORS_ONLN);

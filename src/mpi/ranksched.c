@@ -140,13 +140,6 @@ static inline void copy_raw(void *dst, const void *src, size_t n)
 }
 #endif
 
-static inline uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* ---- pools ---------------------------------------------------------------- */
 
 void weft__dist_reset(struct weft__dctl *c)
@@ -480,7 +473,7 @@ static char *steal(struct weft__dist *d)
     const struct weft__dist_xport *xp = d->xp;
     if (!xp->nonempty(v) || !xp->trylock(v))
         return NULL;
-    uint64_t t0 = now_ns();
+    uint64_t t0 = weft__now_ns();
     struct weft__dentry e;
     if (!xp->take(v, &e)) {
         xp->unlock(v);
@@ -490,7 +483,7 @@ static char *steal(struct weft__dist *d)
     xp->copy_frames(v, lo, (size_t)(frame_end_of(e.rec) - lo));
     xp->unlock(v);
     d->me->nsteals++;
-    d->me->steal_ns += now_ns() - t0;
+    d->me->steal_ns += weft__now_ns() - t0;
     d->cur = e.rec;
     return e.sp;
 }
@@ -505,7 +498,7 @@ static int random_other(struct weft__dist *d);
 static int others_idle(struct weft__dist *d)
 {
     if (!d->all_mapped) {
-        uint64_t now = now_ns();
+        uint64_t now = weft__now_ns();
         if (d->size > 1 && now - d->idle_asked_ns >= IDLE_ASK_NS) {
             uint32_t v;
             d->xp->get(&v, &weft__dist_ctl(random_other(d))->idle, sizeof v);
@@ -712,7 +705,7 @@ static void root_start(void *arg, void **save_sp)
  * short root could otherwise end before any of them looked for work. */
 static void await_thieves(struct weft__dist *d)
 {
-    uint64_t t0 = now_ns();
+    uint64_t t0 = weft__now_ns();
     for (int r = 1; r < d->size; r++) {
         _Atomic uint64_t *lg = &weft__dist_ctl(r)->loop_gen;
         for (;;) {
@@ -721,7 +714,7 @@ static void await_thieves(struct weft__dist *d)
                 g = atomic_load_explicit(lg, memory_order_relaxed);
             else
                 d->xp->get(&g, lg, sizeof g);
-            if (g == d->gen || now_ns() - t0 >= START_WAIT_NS)
+            if (g == d->gen || weft__now_ns() - t0 >= START_WAIT_NS)
                 break;
             sched_yield();
         }
@@ -819,8 +812,8 @@ void weft__dist_loop(void)
             int mine = !own_deque_empty(d->me);
             if (mine && d->force_steal && others_idle(d)) {
                 /* forced: give an idle rank time to take it */
-                uint64_t t0 = now_ns();
-                while (!deque_empty(d->me) && now_ns() - t0 < FORCE_WAIT_NS) {
+                uint64_t t0 = weft__now_ns();
+                while (!deque_empty(d->me) && weft__now_ns() - t0 < FORCE_WAIT_NS) {
                     if (d->xp->poll)
                         d->xp->poll(); /* the thief's steps may need us */
                     sched_yield();

@@ -29,7 +29,6 @@
 #include "sched/events.h"
 #include "sched/sched.h"
 
-#define NS_PER_S  1000000000ull
 #define NS_PER_US 1000.0
 #define TSC_BITS  (64 - WEFT__TRACE_TSC_SHIFT) /* of the counter in a record */
 
@@ -38,13 +37,6 @@ static struct {
     int nworkers;
     uint64_t tsc0, ns0; /* readings at start */
 } tr;
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * NS_PER_S + (uint64_t)ts.tv_nsec;
-}
 
 static void free_rings(struct weft__trace_ring *r, int n)
 {
@@ -78,7 +70,7 @@ int weft__trace_start(const char *path)
         return ENOMEM;
     }
     tr.nworkers = n;
-    tr.ns0 = now_ns();
+    tr.ns0 = weft__now_ns();
     tr.tsc0 = __rdtsc();
     weft__trace_rings = r;
     weft__trace_on = 1;
@@ -157,7 +149,7 @@ static void idmap_free(struct idmap *m)
  * slots as ids). */
 static uint64_t *idmap_slot(struct idmap *m, uint64_t id)
 {
-    size_t h = (size_t)((id * 0x9e3779b97f4a7c15ull) >> 17) & m->mask;
+    size_t h = (size_t)((id * WEFT_GOLDEN64) >> 17) & m->mask;
     while (m->key[h] && m->key[h] != id)
         h = (h + 1) & m->mask;
     m->key[h] = id;
@@ -419,7 +411,7 @@ void weft__trace_finish(void)
 {
     if (!weft__trace_on)
         return;
-    uint64_t tsc1 = __rdtsc(), ns1 = now_ns();
+    uint64_t tsc1 = __rdtsc(), ns1 = weft__now_ns();
     weft__trace_on = 0;
     struct weft__trace_ring *r = weft__trace_rings;
     weft__trace_rings = NULL; /* the workers, and their pointers to it, are gone */

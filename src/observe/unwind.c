@@ -12,6 +12,7 @@
  * Without libdw: the resume address, then a frame-pointer walk while it
  * stays inside the stack, named by dladdr.
  */
+#include "base/base.h"
 #include "observe/observe.h"
 
 #include <dlfcn.h>
@@ -264,7 +265,7 @@ static void rule_compute(struct weft__unwinder *u, uintptr_t pc, struct rule *r)
 
 static const struct rule *rule_for(struct weft__unwinder *u, uintptr_t pc)
 {
-    size_t h = (size_t)((pc * 0x9e3779b97f4a7c15ull) >> 40) & (RULE_CACHE - 1);
+    size_t h = (size_t)((pc * WEFT_GOLDEN64) >> 40) & (RULE_CACHE - 1);
     for (size_t i = 0; i < RULE_CACHE; i++) {
         struct rule *r = &u->rules[(h + i) & (RULE_CACHE - 1)];
         if (r->kind != RULE_EMPTY && r->pc == pc)
@@ -436,7 +437,7 @@ static void name_of(struct weft__unwinder *u, uintptr_t pc, int inner, char *buf
 
 void weft__unwind_symbol(struct weft__unwinder *u, uintptr_t pc, int inner, char *buf, size_t n)
 {
-    size_t h = ((pc * 0x9e3779b97f4a7c15ull) >> 40) & (SYM_CACHE - 1);
+    size_t h = ((pc * WEFT_GOLDEN64) >> 40) & (SYM_CACHE - 1);
     for (size_t i = 0; i < SYM_CACHE; i++) {
         struct sym *s = &u->syms[(h + i) & (SYM_CACHE - 1)];
         if (s->pc == pc && s->inner == inner) {

@@ -60,13 +60,6 @@ int weft__wait_have_waitpkg(void)
 
 /* ---- time ---------------------------------------------------------------- */
 
-uint64_t weft__now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 int weft__deadline_passed(const struct timespec *deadline, int realtime)
 {
     struct timespec now;

@@ -55,9 +55,6 @@ int weft__wait_have_waitpkg(void);
 /* How long a kernel thread then waits in UMWAIT (auto, WAITPKG only). */
 #define WEFT__KTHREAD_UMWAIT_NS 200000u
 
-/* CLOCK_MONOTONIC in nanoseconds. */
-uint64_t weft__now_ns(void);
-
 /* 1 once the absolute deadline has passed on CLOCK_REALTIME (realtime) or
  * CLOCK_MONOTONIC. */
 int weft__deadline_passed(const struct timespec *deadline, int realtime);

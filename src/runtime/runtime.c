@@ -41,7 +41,7 @@
 /* Seeds of the workers' victim-selection generators (xorshift64, which
  * must not start at 0): id + 1 times 2^64 divided by the golden ratio, the
  * Fibonacci-hashing constant, spreads them over the whole word. */
-#define RNG_SEED_MUL 0x9E3779B97F4A7C15ull
+#define RNG_SEED_MUL WEFT_GOLDEN64
 #define DEQUE_SLOTS  256 /* a worker's deque to start with; it grows */
 
 /* The variables that are not weft_config fields (runtime/config.h): written

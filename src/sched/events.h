@@ -88,7 +88,7 @@ struct weft__trace_ring {
     uint64_t head;              /* records ever written; owner worker only */
     uint64_t id_next, id_end;   /* the worker's block of ids [next, end); owner only */
     int32_t pending;            /* owner only: ORed into the next RUN's arg */
-} __attribute__((aligned(64)));
+} WEFT_ALIGNED;
 
 /* 1 while tracing; written by weft_init and weft_finalize only, when no
  * worker runs. */

@@ -376,7 +376,7 @@ static void *monitor_main(void *arg)
         uint32_t poke = atomic_load_explicit(&weft__monitor_poke, memory_order_relaxed);
         if (mon.pending)
             period = RETRY_NS; /* a request waits for a safe point: look soon */
-        struct timespec ts = { (time_t)(period / 1000000000u), (long)(period % 1000000000u) };
+        struct timespec ts = { (time_t)(period / WEFT_NS_PER_S), (long)(period % WEFT_NS_PER_S) };
         weft__futex_wait(&weft__monitor_poke, poke, &ts);
         /* relaxed: a statistic (tests/unit/monitor_quiet) */
         atomic_fetch_add_explicit(&weft__monitor_looks, 1, memory_order_relaxed);

@@ -65,7 +65,7 @@ static int cond_wait_until(weft_cond *c, weft_mutex *m, const struct timespec *a
 {
     if (!c || !m)
         return EINVAL;
-    if (abstime && (abstime->tv_nsec < 0 || abstime->tv_nsec >= 1000000000L))
+    if (abstime && (abstime->tv_nsec < 0 || abstime->tv_nsec >= (long)WEFT_NS_PER_S))
         return EINVAL;
     if (!weft__mutex_held(m, weft__sync_owner()))
         return EPERM;

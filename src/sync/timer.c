@@ -115,7 +115,8 @@ static int64_t ns_until(const struct timespec *when, int realtime)
 {
     struct timespec now;
     clock_gettime(realtime ? CLOCK_REALTIME : CLOCK_MONOTONIC, &now);
-    return (int64_t)(when->tv_sec - now.tv_sec) * 1000000000 + (when->tv_nsec - now.tv_nsec);
+    return (int64_t)(when->tv_sec - now.tv_sec) * (int64_t)WEFT_NS_PER_S +
+           (when->tv_nsec - now.tv_nsec);
 }
 
 static void *service_main(void *arg)

@@ -220,8 +220,8 @@ static int issue(struct slow_call *s)
         c->fd = s->fd;
         c->op = s->op;
         if (s->op == SP_SLEEP) {
-            c->ts.tv_sec = (long long)(s->ns / 1000000000u);
-            c->ts.tv_nsec = (long long)(s->ns % 1000000000u);
+            c->ts.tv_sec = (long long)(s->ns / WEFT_NS_PER_S);
+            c->ts.tv_nsec = (long long)(s->ns % WEFT_NS_PER_S);
         } else {
             c->buf = s->buf;
             c->left = s->n;
