@@ -61,7 +61,7 @@ enum {
 
 /* A plain kernel thread waiting in the kernel (join from a pthread). */
 struct weft__kwaiter {
-    _Atomic uint32_t done; /* 0 until the waker stores 1 (release) */
+    _Atomic uint32_t word; /* an os/kwait.h wait word: WAITING until the exit wakes it */
 } WEFT_ALIGNED;
 
 /* weft_thread.pinned: the initial thread runs on worker 0 only; with more

@@ -27,7 +27,7 @@
 #include <string.h>
 #include <unwind.h>
 
-#include "os/futex.h"
+#include "os/kwait.h"
 #include "sched/events.h"
 #include "sched/machine.h"
 #include "sched/sched.h"
@@ -411,9 +411,7 @@ static void publish_done(struct weft__worker *w, struct weft_thread *t)
         weft__free_thread(w, t);
     } else if (old & WEFT__J_KWAIT) {
         struct weft__kwaiter *kw = (struct weft__kwaiter *)WEFT__J_PTR(old);
-        /* release: pairs with the acquire in the kernel-thread join loop. */
-        atomic_store_explicit(&kw->done, 1, memory_order_release);
-        weft__futex_wake(&kw->done, 1);
+        weft__wake_word(&kw->word, WEFT__WORD_WOKEN); /* release: the joiner's wait acquires */
     } else if (old != WEFT__J_RUNNING) {
         struct weft_thread *j = (struct weft_thread *)WEFT__J_PTR(old);
         if (!w)
@@ -1080,7 +1078,7 @@ static int join_any(weft_thread *t, void **result)
             w = self->worker;
         } else {
             struct weft__kwaiter kw;
-            atomic_init(&kw.done, 0);
+            atomic_init(&kw.word, WEFT__WORD_WAITING);
             if (!atomic_compare_exchange_strong_explicit(&t->join, &s,
                                                          (uintptr_t)&kw | WEFT__J_KWAIT,
                                                          memory_order_acq_rel,
@@ -1088,9 +1086,8 @@ static int join_any(weft_thread *t, void **result)
                 if (s != WEFT__J_DONE)
                     return EINVAL;
             } else {
-                /* acquire: pairs with the release store of done. */
-                while (!atomic_load_explicit(&kw.done, memory_order_acquire))
-                    weft__futex_wait(&kw.done, 0, NULL);
+                /* the one kernel-thread wait: spin, UMWAIT, futex as WEFT_WAIT says */
+                weft__wait_word(&kw.word, WEFT__KTHREAD_SPIN_NS, NULL, 0);
             }
         }
     }
