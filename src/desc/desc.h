@@ -66,7 +66,7 @@ struct weft__kwaiter {
 
 /* weft_thread.pinned: the initial thread runs on worker 0 only; with more
  * than one worker its spawns also choose their policy (thread.c:
- * spawn_main), a bit of its own so that the spawn fast path tests one byte. */
+ * plan_run), a bit of its own so that the spawn fast path tests one byte. */
 #define WEFT__PIN_WORKER0 1u
 #define WEFT__PIN_CHOOSE  2u
 

@@ -10,15 +10,15 @@
  * already test (attn_any), so they take weft__pick_slow and exit_attn,
  * where the events are recorded; and it marks the spawn policy
  * (WEFT__POLICY_TRACED), which the spawn fast path tests first, so that
- * a traced spawn reaches spawn_traced_plain (or spawn_slow) in a few
- * instructions. The slow paths test weft__trace_on, a global
+ * a traced spawn reaches spawn_fast_traced (or the plan, spawn_slow) in a
+ * few instructions. The slow paths test weft__trace_on, a global
  * written only while no worker runs. Rejected: a flag test at every switch
  * (two instructions on the yield path), and patched jump sites (writable
  * text).
  *
  * Cost when on: a spawn-per-call program switches every few tens of
  * nanoseconds, so the usual spawn and exit have traced copies of their fast
- * paths (thread.c: spawn_traced, exit_attn) instead of the general slow
+ * paths (thread.c: spawn_fast_traced, exit_attn) instead of the general slow
  * paths, and an event is inline code: one time-stamp-counter read, the
  * thread's id (drawn at the spawn from a block of the worker's own: no
  * shared line) and two stores into a 16-byte record. A time stamp is the

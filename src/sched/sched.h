@@ -204,7 +204,7 @@ weft__thread_id_of(const struct weft_thread *t)
 #define WEFT__GATE_TRACE                                                                           \
     8u /* WEFT_TRACE: every pick and exit takes the slow paths, which record
                                 events (sched/events.h); set by weft_init, never cleared */
-/* weft__rt.policy bit while tracing: spawns take spawn_any (sched/events.h) */
+/* weft__rt.policy bit while tracing: spawns leave the fast path (sched/events.h) */
 #define WEFT__POLICY_TRACED 0x100
 
 /* xfer tags (low bits of a 64-byte aligned descriptor or 8-aligned record).

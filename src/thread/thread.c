@@ -587,27 +587,36 @@ static void *bound_main(void *arg)
     return NULL;
 }
 
-static int spawn_bound(weft_thread **out, weft_fn fn, const void *arg, size_t arg_size,
-                       const weft_attr *attr, _Atomic uintptr_t *group)
+/* A spawn's request, as the slow path checks it once (plan_check): every
+ * spawn but the fast path's usual one (spawn_fast) runs from a plan. */
+struct spawn_plan {
+    weft_thread **out;
+    weft_fn fn;
+    const void *arg;
+    size_t arg_size;          /* > 0: arg is copied to the child's stack */
+    const weft_attr *attr;    /* never NULL once checked */
+    _Atomic uintptr_t *group; /* weft_group_spawn's group, else NULL */
+    uintptr_t join;           /* the child's first join word (WEFT__J_*) */
+};
+
+static int spawn_bound(const struct spawn_plan *p)
 {
     pthread_once(&keys_once, keys_create); /* bound_key, read by the new thread */
     struct weft_thread *t = bound_alloc();
     if (!t)
         return ENOMEM;
     t->bound = 1;
-    t->prio = t->pcls = (int8_t)attr->priority; /* stored only: never queued */
-    t->fn = fn;
-    t->arg = (void *)arg;
-    if (arg_size) {
+    t->prio = t->pcls = (int8_t)p->attr->priority; /* stored only: never queued */
+    t->fn = p->fn;
+    t->arg = (void *)p->arg;
+    if (p->arg_size) {
         t->arg = (char *)(t + 1);
-        memcpy(t->arg, arg, arg_size);
+        memcpy(t->arg, p->arg, p->arg_size);
     }
-    t->name = attr->name;
+    t->name = p->attr->name;
     t->id = 0; /* assigned on first use: weft_thread_id */
-    t->stack_size = attr->stack_size ? attr->stack_size : weft__rt.stack_size;
-    atomic_init(&t->join, group            ? WEFT__J_MEMBER
-                          : attr->detached ? WEFT__J_DETACHED
-                                           : WEFT__J_RUNNING);
+    t->stack_size = p->attr->stack_size ? p->attr->stack_size : weft__rt.stack_size;
+    atomic_init(&t->join, p->join);
     pthread_attr_t pa;
     pthread_attr_init(&pa);
     pthread_attr_setdetachstate(&pa, PTHREAD_CREATE_DETACHED);
@@ -616,20 +625,20 @@ static int spawn_bound(weft_thread **out, weft_fn fn, const void *arg, size_t ar
     pthread_attr_setguardsize(&pa, WEFT__STACK_GUARD); /* as large as a user stack's */
     pthread_t pt;
     atomic_fetch_add_explicit(&weft__rt.bound_live, 1, memory_order_relaxed);
-    if (out)
-        *out = t;
-    if (group) /* before it can finish */
-        weft__group_add(group, t);
+    if (p->out)
+        *p->out = t;
+    if (p->group) /* before it can finish */
+        weft__group_add(p->group, t);
     bound_track(t);
     int rc = pthread_create(&pt, &pa, bound_main, t);
     pthread_attr_destroy(&pa);
     if (rc != 0) {
-        if (group) /* a member that never ran is waited for no longer */
-            weft__group_leave(group);
+        if (p->group) /* a member that never ran is waited for no longer */
+            weft__group_leave(p->group);
         atomic_fetch_sub_explicit(&weft__rt.bound_live, 1, memory_order_relaxed);
         bound_free(t);
-        if (out)
-            *out = NULL;
+        if (p->out)
+            *p->out = NULL;
         return EAGAIN;
     }
     return 0;
@@ -726,78 +735,6 @@ WEFT_INLINE int main_chooses(const struct weft_thread *self)
     return self->pinned & WEFT__PIN_CHOOSE;
 }
 
-/* Everything but the common case: attributes, plain kernel threads,
- * help-first, an empty stack cache. arg_size and group: spawn_into.
- * main_first: the initial thread may run its child at once (spawn_main). */
-static int spawn_any(weft_thread **out, weft_fn fn, const void *arg, size_t arg_size,
-                     const weft_attr *attr, _Atomic uintptr_t *group, int main_first)
-{
-    static const weft_attr dflt = WEFT_ATTR_INIT;
-    if (!attr)
-        attr = &dflt;
-    if (!fn || (!out && !attr->detached && !group) || (group && attr->detached))
-        return EINVAL;
-    if (arg_size > WEFT__ARG_COPY_MAX || (arg_size && !arg))
-        return EINVAL;
-    if (attr->priority < WEFT_PRIO_BACKGROUND || attr->priority > WEFT_PRIO_URGENT)
-        return EINVAL;
-    if (attr->stack_size &&
-        (attr->stack_size < WEFT__STACK_MIN || attr->stack_size > WEFT__STACK_MAX))
-        return EINVAL;
-    /* seq_cst: pairs with finalize's stopping CAS (see spawn_slow). */
-    if (WEFT_UNLIKELY(atomic_load_explicit(&weft__rt.state, memory_order_seq_cst) != RT_RUNNING))
-        return EAGAIN;
-    if (attr->priority != WEFT_PRIO_NORMAL) {
-        int rc = weft__prio_activate();
-        if (rc != 0)
-            return rc;
-    }
-    if (attr->bound)
-        return spawn_bound(out, fn, arg, arg_size, attr, group);
-
-    struct weft__worker *w = weft__tls_worker;
-    size_t size = attr->stack_size == weft__rt.stack_size ? 0 : attr->stack_size;
-    struct weft_thread *t = weft__stack_alloc(w ? &w->cache : NULL, size);
-    if (!t)
-        return ENOMEM;
-    init_thread(w, t, fn, (void *)arg, attr->name,
-                group            ? WEFT__J_MEMBER
-                : attr->detached ? WEFT__J_DETACHED
-                                 : WEFT__J_RUNNING,
-                w && WEFT_UNLIKELY(weft__trace_on) ? weft__trace_new_id(weft__trace_ring(w)) : 0);
-    __atomic_store_n(&t->prio, (int8_t)attr->priority, __ATOMIC_RELAXED);
-    __atomic_store_n(&t->pcls, (int8_t)attr->priority, __ATOMIC_RELAXED);
-    void *top = place_arg(t, arg, arg_size);
-    if (group)
-        weft__group_add(group, t);
-    if (out)
-        *out = t;
-    if (w) {
-        count_spawn(w);
-        struct weft_thread *self = w->current;
-        /* Work-first when the child's class is not lower than the
-         * parent's; a higher child runs at once under either policy. */
-        int pcls = self ? weft__cls(self) : WEFT_PRIO_NORMAL;
-        if (self && (((weft__rt.policy & ~WEFT__POLICY_TRACED) == WEFT_WORK_FIRST &&
-                      (!main_chooses(self) || main_first) && attr->priority >= pcls) ||
-                     attr->priority > pcls)) {
-            weft__stack_check(self); /* it is switched out: see stack/stack.c */
-            if (WEFT_UNLIKELY(weft__trace_on))
-                weft__trace(w, WEFT__EV_RUN, t, WEFT__RUN_SPAWNED);
-            return spawn_child_first(w, self, t, top);
-        }
-        if (WEFT_UNLIKELY(weft__trace_on))
-            weft__trace(w, WEFT__EV_SPAWN, t, 0);
-        t->sp = weft__ctx_make(top, thread_entry, t);
-        weft__make_ready(w, t);
-        return 0;
-    }
-    t->sp = weft__ctx_make(top, thread_entry, t);
-    atomic_fetch_add_explicit(&weft__rt.ext_spawned, 1, memory_order_relaxed);
-    weft__inject(t);
-    return 0;
-}
-
 /* Spawns from kernel threads that are no user thread: such a spawn may find
  * the runtime running and then queue its thread while weft_finalize stops it,
  * so finalize, once stopping, waits for this count to drain and then runs
@@ -864,71 +801,132 @@ WEFT_INLINE int main_runs_child_first(void)
     return main_pairs == MAIN_PAIRS;
 }
 
-/* spawn_main but for its usual case: spawn_any, which decides by first. */
-static WEFT_NOINLINE int spawn_main_any(weft_thread **out, weft_fn fn, const void *arg,
-                                        size_t arg_size, const weft_attr *attr,
-                                        _Atomic uintptr_t *group, int first)
+/* ---- the slow path: one plan, checked once ------------------------------ */
+
+/* Checks p's arguments and fills in what follows from them: 0 or EINVAL. */
+static int plan_check(struct spawn_plan *p)
 {
-    int rc = spawn_any(out, fn, arg, arg_size, attr, group, first);
-    main_prev = !group && out && rc == 0 ? *out : NULL;
-    return rc;
+    static const weft_attr dflt = WEFT_ATTR_INIT;
+    if (!p->attr)
+        p->attr = &dflt;
+    const weft_attr *a = p->attr;
+    if (!p->fn || (!p->out && !a->detached && !p->group) || (p->group && a->detached))
+        return EINVAL;
+    if (p->arg_size > WEFT__ARG_COPY_MAX || (p->arg_size && !p->arg))
+        return EINVAL;
+    if (a->priority < WEFT_PRIO_BACKGROUND || a->priority > WEFT_PRIO_URGENT)
+        return EINVAL;
+    if (a->stack_size && (a->stack_size < WEFT__STACK_MIN || a->stack_size > WEFT__STACK_MAX))
+        return EINVAL;
+    p->join = p->group ? WEFT__J_MEMBER : a->detached ? WEFT__J_DETACHED : WEFT__J_RUNNING;
+    return 0;
 }
 
-/* A spawn by the initial thread on several workers under work-first. The
- * usual child-first case takes the fast path's steps, with no call but the
- * switch; anything else is spawn_any's, which checks the arguments. */
-static WEFT_NOINLINE int spawn_main(struct weft__worker *w, struct weft_thread *self,
-                                    weft_thread **out, weft_fn fn, const void *arg, size_t arg_size,
+/* Spawns the checked plan p from worker w (NULL: a kernel thread that runs
+ * no worker): a bound thread, a child that runs at once (work-first, or of
+ * a higher class), one queued on w, or one injected. Under WEFT_TRACE every
+ * spawn comes here (the fast path tests the traced policy bit first), and
+ * this is where it records its event and draws the child's id. */
+static int plan_run(struct weft__worker *w, const struct spawn_plan *p)
+{
+    const weft_attr *attr = p->attr;
+    /* seq_cst: pairs with finalize's stopping CAS (kernel_spawns). */
+    if (WEFT_UNLIKELY(atomic_load_explicit(&weft__rt.state, memory_order_seq_cst) != RT_RUNNING))
+        return EAGAIN;
+    if (attr->priority != WEFT_PRIO_NORMAL) {
+        int rc = weft__prio_activate();
+        if (rc != 0)
+            return rc;
+    }
+    if (attr->bound)
+        return spawn_bound(p);
+
+    struct weft_thread *self = w ? w->current : NULL;
+    int main = self && main_chooses(self);
+    int main_first = main && !p->group && main_runs_child_first();
+    if (main)
+        main_prev = NULL;
+    size_t size = attr->stack_size == weft__rt.stack_size ? 0 : attr->stack_size;
+    struct weft_thread *t = weft__stack_alloc(w ? &w->cache : NULL, size);
+    if (!t)
+        return ENOMEM;
+    int traced = w && WEFT_UNLIKELY(weft__trace_on);
+    init_thread(w, t, p->fn, (void *)p->arg, attr->name, p->join,
+                traced ? weft__trace_new_id(weft__trace_ring(w)) : 0);
+    __atomic_store_n(&t->prio, (int8_t)attr->priority, __ATOMIC_RELAXED);
+    __atomic_store_n(&t->pcls, (int8_t)attr->priority, __ATOMIC_RELAXED);
+    void *top = place_arg(t, p->arg, p->arg_size);
+    if (p->group)
+        weft__group_add(p->group, t);
+    if (p->out)
+        *p->out = t;
+    if (main && !p->group && p->out)
+        main_prev = t;
+    if (!w) {
+        t->sp = weft__ctx_make(top, thread_entry, t);
+        atomic_fetch_add_explicit(&weft__rt.ext_spawned, 1, memory_order_relaxed);
+        weft__inject(t);
+        return 0;
+    }
+    count_spawn(w);
+    /* Work-first when the child's class is not lower than the parent's; a
+     * higher child runs at once under either policy. */
+    int pcls = self ? weft__cls(self) : WEFT_PRIO_NORMAL;
+    if (self && (((weft__rt.policy & ~WEFT__POLICY_TRACED) == WEFT_WORK_FIRST &&
+                  (!main || main_first) && attr->priority >= pcls) ||
+                 attr->priority > pcls)) {
+        weft__stack_check(self); /* it is switched out: see stack/stack.c */
+        if (traced)
+            weft__trace(w, WEFT__EV_RUN, t, WEFT__RUN_SPAWNED);
+        return spawn_child_first(w, self, t, top);
+    }
+    if (traced)
+        weft__trace(w, WEFT__EV_SPAWN, t, 0);
+    t->sp = weft__ctx_make(top, thread_entry, t);
+    weft__make_ready(w, t);
+    return 0;
+}
+
+/* Every spawn that the fast path does not take: checks its plan once and
+ * runs it. A plain kernel thread is counted while it spawns (kernel_spawns). */
+static WEFT_NOINLINE int spawn_slow(weft_thread **out, weft_fn fn, const void *arg, size_t arg_size,
                                     const weft_attr *attr, _Atomic uintptr_t *group)
 {
-    int first = !group && main_runs_child_first();
-    struct weft_thread *t;
-    if (WEFT_LIKELY(first && !attr && !arg_size && fn && out && self->guard != WEFT__GUARD_CANARY &&
-                    (t = weft__stack_cache_pop(&w->cache)))) {
-        init_thread(w, t, fn, (void *)arg, NULL, WEFT__J_RUNNING, 0);
-        *out = t;
-        main_prev = t;
-        count_spawn(w);
-        return spawn_child_first(w, self, t, place_arg(t, arg, 0));
-    }
-    return spawn_main_any(out, fn, arg, arg_size, attr, group, first);
-}
-
-/* Every spawn but spawn_fast's, and spawn_traced's. */
-static WEFT_NOINLINE int spawn_other(weft_thread **out, weft_fn fn, const void *arg,
-                                     size_t arg_size, const weft_attr *attr,
-                                     _Atomic uintptr_t *group)
-{
+    struct spawn_plan p = { out, fn, arg, arg_size, attr, group, 0 };
+    int rc = plan_check(&p);
+    if (rc != 0)
+        return rc;
     struct weft__worker *w = weft__tls_worker;
-    struct weft_thread *self;
-    if (w && (self = w->current) && main_chooses(self) && weft__rt.policy == WEFT_WORK_FIRST)
-        return spawn_main(w, self, out, fn, arg, arg_size, attr, group);
     if (w || weft__tls_user()) /* a user thread: finalize waits for it */
-        return spawn_any(out, fn, arg, arg_size, attr, group, 0);
-    /* seq_cst: counted before spawn_any reads the state (Dekker with the
+        return plan_run(w, &p);
+    /* seq_cst: counted before plan_run reads the state (Dekker with the
      * stopping CAS in weft_finalize). */
     atomic_fetch_add_explicit(&kernel_spawns, 1, memory_order_seq_cst);
-    int rc = spawn_any(out, fn, arg, arg_size, attr, group, 0);
+    rc = plan_run(NULL, &p);
     atomic_fetch_sub_explicit(&kernel_spawns, 1, memory_order_release);
     return rc;
 }
 
-static int spawn_slow(weft_thread **out, weft_fn fn, const void *arg, size_t arg_size,
-                      const weft_attr *attr, _Atomic uintptr_t *group);
-static int spawn_traced_plain(weft_thread **out, weft_fn fn, const void *arg);
+/* ---- the fast path ------------------------------------------------------- */
 
-/* The fast path of every spawn: called by a user thread, work-first, with
- * the slot from the worker's cache (the initial thread on several workers
- * chooses: spawn_main). attr is NULL (the default) or one that only sizes the stack or
+static int spawn_fast_traced(weft_thread **out, weft_fn fn, const void *arg);
+
+/* The usual spawn: by a user thread that is not the initial thread on
+ * several workers, work-first and untraced, with a slot from the worker's
+ * cache. attr is NULL (the default) or one that only sizes the stack or
  * names the thread (what a program that sizes its stacks passes at every
  * spawn): the slot then comes from the cache for that size, and a canary
- * to check in the spawning thread takes spawn_slow. Anything else, or no
- * cached slot (spawn_slow refills the caches): spawn_slow. arg_size and
- * group: the copied argument and, for weft_group_spawn, the group. So the
- * only call but tail calls is the switch, and nothing is kept in
+ * to check in the spawning thread takes the slow path. Anything else, or
+ * no cached slot (the slow path refills the caches): spawn_slow. arg_size
+ * and group: the copied argument and, for weft_group_spawn, the group. So
+ * the only call but tail calls is the switch, and nothing is kept in
  * callee-saved registers. A worker's TLS is set only while the runtime
- * runs. traced: the copy for WEFT_TRACE (spawn_traced), which records the
- * child's run and gives it its id. */
+ * runs. traced: the instance for WEFT_TRACE (spawn_fast_traced), which the
+ * policy's traced bit selects for weft_spawn's usual arguments: a
+ * spawn-per-call program spawns every few tens of nanoseconds, too often
+ * for the plan's checks (every other traced spawn takes the plan); it
+ * records the child's run and gives the child its id from the worker's
+ * block. */
 WEFT_INLINE int spawn_fast(weft_thread **out, weft_fn fn, const void *arg, size_t arg_size,
                            const weft_attr *attr, _Atomic uintptr_t *group, int traced)
 {
@@ -936,13 +934,11 @@ WEFT_INLINE int spawn_fast(weft_thread **out, weft_fn fn, const void *arg, size_
     struct weft_thread *self, *t;
     struct weft__trace_ring *r = NULL;
     size_t size = attr ? attr->stack_size : 0;
-    /* Help-first or traced: tested first, so that a traced spawn reaches
-     * its own copy of this path (which tests the rest) in a few
-     * instructions. */
+    /* help-first, or WEFT_TRACE's bit: one test */
     if (!traced && WEFT_UNLIKELY(weft__rt.policy != WEFT_WORK_FIRST)) {
         if (!attr && !arg_size && !group &&
             weft__rt.policy == (WEFT_WORK_FIRST | WEFT__POLICY_TRACED))
-            return spawn_traced_plain(out, fn, arg);
+            return spawn_fast_traced(out, fn, arg);
         return spawn_slow(out, fn, arg, arg_size, attr, group);
     }
     if (WEFT_UNLIKELY(
@@ -951,17 +947,14 @@ WEFT_INLINE int spawn_fast(weft_thread **out, weft_fn fn, const void *arg, size_
             !w || !fn || (!group && !out) ||
             (arg_size && (arg_size > WEFT__ARG_COPY_MAX || !arg)) || !(self = w->current) ||
             main_chooses(self) || (attr && self->guard == WEFT__GUARD_CANARY)))
-        return traced ? spawn_other(out, fn, arg, arg_size, attr, group)
-                      : spawn_slow(out, fn, arg, arg_size, attr, group);
-    /* a worker whose block of ids ran out takes spawn_any, which draws
-     * more: no call here but the switch */
+        return spawn_slow(out, fn, arg, arg_size, attr, group);
+    /* a worker whose block of ids ran out takes the plan, which draws more */
     if (traced && (r = weft__trace_ring(w), WEFT_UNLIKELY(r->id_next == r->id_end)))
-        return spawn_other(out, fn, arg, arg_size, attr, group);
+        return spawn_slow(out, fn, arg, arg_size, attr, group);
     t = size == 0 || size == weft__rt.stack_size ? weft__stack_cache_pop(&w->cache)
                                                  : weft__stack_cache_pop_sized(&w->cache, size);
     if (WEFT_UNLIKELY(!t))
-        return traced ? spawn_other(out, fn, arg, arg_size, attr, group)
-                      : spawn_slow(out, fn, arg, arg_size, attr, group);
+        return spawn_slow(out, fn, arg, arg_size, attr, group);
     /* nobody else can name t yet: its id is a plain store */
     init_thread(w, t, fn, (void *)arg, attr ? attr->name : NULL,
                 group ? WEFT__J_MEMBER : WEFT__J_RUNNING, traced ? r->id_next++ : 0);
@@ -976,35 +969,16 @@ WEFT_INLINE int spawn_fast(weft_thread **out, weft_fn fn, const void *arg, size_
     return spawn_child_first(w, self, t, top);
 }
 
-/* spawn_fast while tracing (WEFT_TRACE) under work-first. */
-static WEFT_NOINLINE int spawn_traced(weft_thread **out, weft_fn fn, const void *arg,
-                                      size_t arg_size, const weft_attr *attr,
-                                      _Atomic uintptr_t *group)
-{
-    return spawn_fast(out, fn, arg, arg_size, attr, group, 1);
-}
-
-/* spawn_traced for weft_spawn's usual arguments, with their tests folded. */
-static WEFT_NOINLINE int spawn_traced_plain(weft_thread **out, weft_fn fn, const void *arg)
+static WEFT_NOINLINE int spawn_fast_traced(weft_thread **out, weft_fn fn, const void *arg)
 {
     return spawn_fast(out, fn, arg, 0, NULL, NULL, 1);
 }
 
-static WEFT_NOINLINE int spawn_slow(weft_thread **out, weft_fn fn, const void *arg, size_t arg_size,
-                                    const weft_attr *attr, _Atomic uintptr_t *group)
-{
-    if (weft__rt.policy == (WEFT_WORK_FIRST | WEFT__POLICY_TRACED)) {
-        if (!attr && !arg_size && !group)
-            return spawn_traced_plain(out, fn, arg);
-        return spawn_traced(out, fn, arg, arg_size, attr, group);
-    }
-    return spawn_other(out, fn, arg, arg_size, attr, group);
-}
-
 /* spawn_fast for a given attr, out of line so that the default one's
  * fast path stays free of the attribute tests. */
-static WEFT_NOINLINE int spawn_attr(weft_thread **out, weft_fn fn, const void *arg, size_t arg_size,
-                                    const weft_attr *attr, _Atomic uintptr_t *group)
+static WEFT_NOINLINE int spawn_fast_attr(weft_thread **out, weft_fn fn, const void *arg,
+                                         size_t arg_size, const weft_attr *attr,
+                                         _Atomic uintptr_t *group)
 {
     return spawn_fast(out, fn, arg, arg_size, attr, group, 0);
 }
@@ -1013,7 +987,7 @@ WEFT_INLINE int spawn_into(weft_thread **out, weft_fn fn, const void *arg, size_
                            const weft_attr *attr, _Atomic uintptr_t *group)
 {
     if (attr)
-        return spawn_attr(out, fn, arg, arg_size, attr, group);
+        return spawn_fast_attr(out, fn, arg, arg_size, attr, group);
     return spawn_fast(out, fn, arg, arg_size, NULL, group, 0);
 }
 

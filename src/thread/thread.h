@@ -42,7 +42,7 @@ void weft__blocking_run(void *call);
  * would leave the workers running for ever. Call on that kernel thread. */
 void weft__initial_guard(int on);
 
-/* Forgets the initial thread's previous child (thread.c: spawn_main): the
+/* Forgets the initial thread's previous child (thread.c: main_prev): the
  * runtime starts, and its descriptors of an earlier run are gone. */
 void weft__spawn_main_reset(void);
 
