@@ -98,7 +98,7 @@ struct weft_thread {
                                            whose forward link is ->next; under its lock */
         _Atomic uintptr_t *group;       /* group members: the group's word (thread/member.h);
                                            set by the spawn before t can run, read by t's exit */
-        uint8_t wait; /* WEFT__WAIT_*: what it waits for; set by the thread before it parks
+        uint8_t wait;        /* WEFT__WAIT_*: what it waits for; set by the thread before it parks
                          or blocks, cleared by its waker (weft__ready) and when it resumes;
                          relaxed atomics (weft__thread_wait), as weft_dump reads it racily */
         const void *wait_on; /* the weft_mutex it parks on while wait is MUTEX (sync/mutex.c);

@@ -62,7 +62,7 @@
 #define PERIOD_MAX_NS   ((uint64_t)10000000) /* backed off to while nothing changes (Go: 10 ms) */
 #define RETRY_NS        ((uint64_t)200000)   /* while a preemption waits for a safe point */
 #define RESCUE_AFTER_NS ((uint64_t)2000000)  /* past the quantum: a blocked thread is rescued */
-#define QUIET_MAX_NS    ((uint64_t)1000000000) /* the longest quiet sleep (see Quiet) */
+#define QUIET_MAX_NS    ((uint64_t)WEFT_NS_PER_S) /* the longest quiet sleep (see Quiet) */
 
 #if defined(WEFT_SANITIZE_THREAD)
 #define RACY __attribute__((no_sanitize("thread")))
@@ -357,7 +357,7 @@ static void quiet_sleep(uint64_t ns)
     /* seq_cst: pairs with weft__monitor_kick (see the design block). */
     atomic_store_explicit(&weft__monitor_idle, 1, memory_order_seq_cst);
     if (quiet() && atomic_load_explicit(&mon.stop, memory_order_acquire) == MON_RUN) {
-        struct timespec ts = { (time_t)(ns / 1000000000u), (long)(ns % 1000000000u) };
+        struct timespec ts = { (time_t)(ns / WEFT_NS_PER_S), (long)(ns % WEFT_NS_PER_S) };
         weft__futex_wait(&weft__monitor_idle, 1, &ts);
     }
     atomic_store_explicit(&weft__monitor_idle, 0, memory_order_relaxed);

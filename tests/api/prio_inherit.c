@@ -28,8 +28,8 @@
 
 static weft_mutex m1, m2;
 static weft_sem s1, s2;
-static atomic_int waiter_got;  /* the HIGH waiter holds its mutex */
-static atomic_int spinning;    /* the spinner runs */
+static atomic_int waiter_got;   /* the HIGH waiter holds its mutex */
+static atomic_int spinning;     /* the spinner runs */
 static atomic_int spin_timeout; /* the spinner gave up: the waiter waited behind it */
 
 static uint64_t now_ns(void)
