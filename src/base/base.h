@@ -14,6 +14,13 @@
 #define WEFT_CACHELINE   64
 #define WEFT_ALIGNED     __attribute__((aligned(WEFT_CACHELINE)))
 #define WEFT_NS_PER_S    1000000000ull
+/* A function whose racy reads are hints by design (statistics, the
+ * monitor's looks): ThreadSanitizer does not instrument it. */
+#if defined(WEFT_SANITIZE_THREAD)
+#define WEFT_RACY __attribute__((no_sanitize("thread")))
+#else
+#define WEFT_RACY
+#endif
 /* 2^64 / the golden ratio: Fibonacci hashing's multiplier (x * it >> k
  * spreads x over the top bits), and an odd seed for the generators. */
 #define WEFT_GOLDEN64 0x9e3779b97f4a7c15ull

@@ -19,7 +19,7 @@
 
 #include "base/base.h"
 #include "mltp.h"
-#include "sched/preempt.h"
+#include "policy/preempt.h"
 #include "sched/sched.h"
 #include "sync/ticket.h"
 
@@ -67,7 +67,7 @@ void mltp_lock(mltp_lock_t *l)
         return;
     default:
         weft__ticket_lock(&k->ticket);
-        weft__spin_hold(); /* not preempted while held (sched/preempt.h) */
+        weft__spin_hold(); /* not preempted while held (policy/preempt.h) */
         return;
     }
 }

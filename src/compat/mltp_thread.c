@@ -12,6 +12,7 @@
 #include <stdlib.h>
 
 #include "mltp.h"
+#include "policy/prio.h"
 #include "runtime/runtime.h"
 #include "sched/sched.h"
 #include "stack/stack.h"

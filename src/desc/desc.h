@@ -162,6 +162,19 @@ enum {
     WEFT__WAIT_KINDS
 };
 
+/* ---- a machine's home ---------------------------------------------------- */
+
+/* A machine's own context, on its own stack, while it runs a worker's
+ * scheduler context. The main kernel thread has none. */
+struct weft__home {
+    void *sp;    /* suspended home context */
+    void *fake;  /* ASan fake stack while away */
+    void *fiber; /* TSan: the kernel thread's own fiber */
+    char *lo;    /* native stack bounds (ASan) */
+    size_t size;
+    uintptr_t reason; /* why the machine came home (machine.c) */
+};
+
 /* ---- what a worker embeds ---------------------------------------------- */
 
 /* A worker's private caches of free slots (LIFO: hot in cache): one of
@@ -213,14 +226,14 @@ struct weft__worker {
     uint64_t rng;                   /* victim selection; owner only */
     uint64_t nsteals, nsleeps;      /* owner only; WEFT_STATS report */
     /* Switches out of a user thread on this worker (weft__switch_on, a
-     * work-first spawn): the monitor (sched/monitor.c) reads it racily to
+     * work-first spawn): the monitor (policy/monitor.c) reads it racily to
      * tell a thread that kept the worker from one that came back. Owner
      * only; one add per switch, nothing else on the hot path. */
     uint64_t tick;
     /* Its WEFT_TRACE ring (sched/events.h); NULL while not tracing. Written
      * only while no worker runs. */
     struct weft__trace_ring *trace;
-    /* preemption (sched/preempt.c) */
+    /* preemption (policy/preempt.c) */
     _Atomic int ktid;             /* kernel thread running w; stored by whoever takes w,
                                      read racily by those that signal it */
     _Atomic uint64_t preempt_req; /* tick << 2 | cause: preempt the thread that runs at

@@ -4,11 +4,11 @@
  * while the worker's place goes to another kernel thread (a "machine"), so
  * the worker's other user threads keep running: the hand-off of scheduler
  * activations and of Go's system-call entry. The mechanism lives
- * with the machines (sched/machine.c).
+ * with the machines (policy/machine.c).
  */
 #include <errno.h>
 
-#include "sched/machine.h"
+#include "policy/machine.h"
 #include "sched/sched.h"
 #include "thread/thread.h"
 #include "weft.h"

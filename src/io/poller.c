@@ -6,7 +6,7 @@
  * ------
  * Without a ring (WEFT_IO=blocking, or io_uring refused), a weft_* call is
  * the system call itself, its worker handed to another kernel thread
- * meanwhile (sched/machine.c). A call that waits long then holds a kernel
+ * meanwhile (policy/machine.c). A call that waits long then holds a kernel
  * thread all along: 10,000 idle pipe readers are 10,000 kernel threads.
  * Pipes and sockets can say when a call would no longer block, so for
  * those a read, write, recv or send is made without blocking (RWF_NOWAIT,

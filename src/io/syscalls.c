@@ -6,7 +6,7 @@
  * completion's result (errno = -res on failure), exactly as the call
  * mirrored. Files the ring cannot serve, and the rest of a blocking pipe
  * write, take the hand-off path. Without a ring: the call itself, its
- * worker handed to another kernel thread meanwhile (sched/machine.c). From
+ * worker handed to another kernel thread meanwhile (policy/machine.c). From
  * a plain kernel thread: the call itself.
  */
 #include <errno.h>

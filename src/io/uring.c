@@ -34,7 +34,7 @@
  * sleep_in_ring telling the waker which door to knock on.
  *
  * Rings are created lazily on a worker's first weft_* call. A worker may
- * move to another kernel thread around weft_blocking (sched/machine.c), so
+ * move to another kernel thread around weft_blocking (policy/machine.c), so
  * the ring is not IORING_SETUP_SINGLE_ISSUER. Where the
  * kernel refuses io_uring (old kernel, seccomp) or WEFT_IO=blocking, calls
  * run on spare kernel threads instead (blocking.c), after a one-line notice.

@@ -2,7 +2,7 @@
  *
  * weft_init turns the caller's flow into the initial user thread, pinned to
  * worker 0, whose kernel thread is the caller itself; workers 1..n-1 start
- * on kernel threads of their own (machines, sched/machine.c). Every
+ * on kernel threads of their own (machines, policy/machine.c). Every
  * worker's scheduler context gets a stack slot of its own; worker 0's is
  * first entered when the initial thread has nothing to switch to.
  * weft_finalize waits (yielding, then napping) until every other user thread
@@ -25,10 +25,11 @@
 #include "observe/observe.h"
 #include "os/futex.h"
 #include "os/kstack.h"
+#include "policy/machine.h"
+#include "policy/monitor.h"
+#include "policy/preempt.h"
+#include "policy/prio.h"
 #include "runtime/config.h"
-#include "sched/machine.h"
-#include "sched/monitor.h"
-#include "sched/preempt.h"
 #include "sched/sched.h"
 #include "sched/switch.h"
 #include "stack/stack.h"
@@ -55,7 +56,7 @@ static struct weft__env env;
  * kernel thread and keeps its affinity. Without pinning, a new worker may
  * share a CPU with the caller for a whole time slice and steal nothing.
  * The machine that runs a worker pins itself to the worker's CPU (a worker
- * may move between kernel threads: sched/machine.c). WEFT_AFFINITY=0
+ * may move between kernel threads: policy/machine.c). WEFT_AFFINITY=0
  * disables it. */
 static void assign_cpus(struct weft__rt *rt)
 {
@@ -276,6 +277,7 @@ static void rt_reset(struct weft__rt *rt, const weft_config *c, const struct wef
     rt->nworkers = c->workers;
     rt->finalize = weft_finalize;
     rt->exited = weft__finish_exit;
+    rt->preempt_class = weft__preempt_for_class;
     rt->io = &weft__io_sched;
     rt->task = &weft__task_sched;
     rt->policy = c->spawn_policy;
@@ -481,7 +483,7 @@ static struct weft__worker *run_others(struct weft__worker *w)
             weft__make_ready(w, inj);
         struct weft_thread *next = weft__pick_local(w);
         /* NULL with a reclaim pending: worker 0 goes back to the main
-         * kernel thread through the scheduler (sched/machine.c); with
+         * kernel thread through the scheduler (policy/machine.c); with
          * tasks ready here, to let its scheduler context run them */
         if (next || weft__reclaimed(w) || weft__task_local(w)) {
             weft__switch(w, rt->main, next, (uintptr_t)rt->main | XF_YIELD);
@@ -523,7 +525,7 @@ int weft_finalize(void)
     if (atomic_load_explicit(&rt->state, memory_order_acquire) != RT_RUNNING)
         return EINVAL;
     if (!weft__tls_worker)
-        weft__rescue_settle(); /* the initial thread ran rescued (sched/machine.c): rejoin */
+        weft__rescue_settle(); /* the initial thread ran rescued (policy/machine.c): rejoin */
     struct weft__worker *w = weft__tls_worker;
     if (!w || w->current != rt->main)
         return EPERM;

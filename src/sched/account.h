@@ -2,7 +2,7 @@
  *
  * Precision: statistical, about one monitor period (1 ms, or the quantum if
  * shorter). The hot path pays one add per switch (the worker's tick) and no
- * clock read: the monitor thread (sched/monitor.c) wakes every period while
+ * clock read: the monitor thread (policy/monitor.c) wakes every period while
  * some worker runs user threads and charges the time since its last look to
  * the thread each worker runs then. A thread that ran the whole period is
  * charged exactly; the switches inside one period are sampled (the period
@@ -16,6 +16,7 @@
 #ifndef WEFT_SCHED_ACCOUNT_H
 #define WEFT_SCHED_ACCOUNT_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 
 struct weft_thread;
@@ -31,5 +32,12 @@ uint64_t weft__thread_state_ns(const struct weft_thread *t);
 /* Stamps a state change of t now (park and ready call it; the monitor
  * stamps the changes it sees). */
 void weft__acct_stamp(struct weft_thread *t);
+/* The same at the monitor's clock reading now. */
+void weft__acct_stamp_at(struct weft_thread *t, uint64_t now);
+/* Charges t with dt ns of CPU time up to now (the monitor's looks). */
+void weft__acct_charge(struct weft_thread *t, uint64_t dt, uint64_t now);
+/* The monitor's period while it runs, 0 otherwise: a running thread's
+ * current stretch counts up to one period (weft__thread_cpu_ns). */
+extern _Atomic uint64_t weft__acct_period_ns;
 
 #endif

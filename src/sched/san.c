@@ -1,6 +1,6 @@
 /* san.c: the sanitizer side of a fiber switch (built into every library,
  * active only in sanitizer builds). */
-#include "sched/machine.h"
+#include "desc/desc.h"
 #include "sched/sched.h"
 
 #if defined(WEFT_SANITIZE_ADDRESS) || defined(WEFT_SANITIZE_THREAD)

@@ -23,15 +23,14 @@
 #include "os/futex.h"
 #include "os/kwait.h"
 #include "sched/account.h"
-#include "sched/machine.h"
-#include "sched/monitor.h"
-#include "sched/preempt.h"
+#include "sched/bell.h"
 #include "sched/switch.h"
 
 struct weft__rt weft__rt;
 __thread struct weft__worker *weft__tls_worker __attribute__((tls_model("initial-exec")));
 __thread struct weft_thread *weft__tls_bound __attribute__((tls_model("initial-exec")));
 __thread struct weft_thread *weft__tls_lent __attribute__((tls_model("initial-exec")));
+__thread struct weft__home *weft__tls_home __attribute__((tls_model("initial-exec")));
 
 #define SPIN_NS    50000 /* how long an idle worker looks for work before sleeping */
 #define WAKE_TOKEN 8u    /* a final wait-word value: woken, holding rt.waking */
@@ -128,7 +127,7 @@ void weft__inject(struct weft_thread *t)
     if (atomic_load_explicit(&weft__rt.nsleeping, memory_order_relaxed) > 0)
         weft__wake_one();
     else if (weft__pool_plugged())
-        weft__preempt_for_class(c); /* every worker busy: maybe a lower class */
+        weft__rt.preempt_class(c); /* every worker busy: maybe a lower class */
 }
 
 /* Under inj_lock. */
@@ -341,6 +340,28 @@ void weft__wake_worker(struct weft__worker *v)
         claim_and_knock(v, WEFT__WORD_WOKEN);
 }
 
+/* ---- the monitor's bells (bell.h) ----------------------------------------- */
+
+_Atomic uint32_t weft__monitor_idle;
+_Atomic uint32_t weft__monitor_poke;
+
+void weft__monitor_poke_now(void)
+{
+    /* relaxed: the monitor re-reads everything it acts on; the futex wake
+     * only ends its period early. */
+    atomic_fetch_add_explicit(&weft__monitor_poke, 1, memory_order_relaxed);
+    weft__futex_wake(&weft__monitor_poke, 1);
+}
+
+void weft__monitor_wake(void)
+{
+    uint32_t one = 1;
+    /* acq_rel: the waker's state before the monitor's next look. */
+    if (atomic_compare_exchange_strong_explicit(&weft__monitor_idle, &one, 0, memory_order_acq_rel,
+                                                memory_order_relaxed))
+        weft__futex_wake(&weft__monitor_idle, 1);
+}
+
 /* ---- the scheduler context ------------------------------------------------- */
 
 /* The resumed half of every switch (arch/context.h): runs on the resumed
@@ -369,7 +390,7 @@ void weft__ctx_resumed(void *token, void *xfer)
         *w->errno_loc = cur->err;
 }
 
-void weft__worker_loop(struct weft__worker *w)
+int weft__worker_loop(struct weft__worker *w)
 {
     /* The wait policy (WEFT_WAIT, sync/wait.c) sets how long an idle worker
      * looks for work before it sleeps: spin never sleeps (it only lets the
@@ -380,7 +401,7 @@ void weft__worker_loop(struct weft__worker *w)
     uint64_t idle_since = 0;
     for (;;) {
         if (WEFT_UNLIKELY(weft__reclaimed(w)))
-            weft__sched_release(w);
+            return WEFT__LOOP_RECLAIMED;
         /* Local tasks first (a thread that switched here to let them run,
          * weft_finalize's, is queued already); stolen ones after threads. */
         int ntasks = weft__rt.task->run(w, 0);
@@ -397,7 +418,7 @@ void weft__worker_loop(struct weft__worker *w)
             continue;
         }
         if (atomic_load_explicit(&weft__rt.stopping, memory_order_acquire))
-            return;
+            return WEFT__LOOP_STOPPED;
         if (policy == WEFT__WAIT_SPIN && !weft__rt.io->pending(w)) {
             if ((++rounds & (IDLE_YIELD_EVERY - 1)) == 0)
                 sched_yield();
@@ -418,17 +439,18 @@ void weft__worker_loop(struct weft__worker *w)
     }
 }
 
-/* Entry of a worker's scheduler context (on its own stack slot), first
- * resumed by the machine that starts the worker or, for worker 0, when the
- * initial thread has nothing else to switch to. When finalize stops the
- * workers the loop ends and the context returns to its machine's home;
- * worker 0's is simply dropped (finalize runs on the initial thread). */
-void weft__sched_entry(void *data)
+/* ---- a work-first child's parent ---------------------------------------- */
+
+void weft__parent_ready_slow(struct weft__worker *w, struct weft_thread *parent,
+                             struct weft_thread *child)
 {
-    struct weft__worker *w = data; /* weft__ctx_resumed served the first resume */
-    weft__worker_loop(w);
-    weft__sched_go_home(w, WEFT__HOME_LOOP_ENDED);
-    weft__panic("sched: worker %d resumed after its loop ended", w->id);
+    weft__make_ready_slow(w, parent);
+    if (weft__cls(parent) <= weft__cls(child))
+        return;
+    /* A lower-priority child is queued: it has not started its function
+     * yet, so it goes behind its class's ready threads unseen. */
+    w = weft__worker_now();
+    weft__switch(w, child, weft__pick_local(w), (uintptr_t)child | XF_PUSH);
 }
 
 /* ---- yield to the front --------------------------------------------------- */

@@ -125,6 +125,10 @@ struct weft__rt {
     _Atomic int64_t bound_live;      /* bound threads not yet finished */
     const struct weft__sched_io *io; /* io/'s hooks; set by weft_init, immutable while running */
     const struct weft__sched_task *task; /* task/'s hooks; as io */
+    void (*preempt_class)(int c);        /* policy/preempt.c's weft__preempt_for_class, set by
+                                     weft_init: a thread of class c was injected while every
+                                     worker runs; a plug-in pool's workers may preempt one
+                                     of a lower class */
     int (*finalize)(void);               /* runtime/'s weft_finalize, set by weft_init:
                                            weft_exit of the initial thread ends the
                                            runtime through it (thread/ is below runtime/) */
@@ -145,6 +149,10 @@ extern __thread struct weft_thread *weft__tls_bound __attribute__((tls_model("in
 /* The user thread whose weft_blocking call this kernel thread runs while its
  * worker is lent to another kernel thread (machine.c); NULL otherwise. */
 extern __thread struct weft_thread *weft__tls_lent __attribute__((tls_model("initial-exec")));
+
+/* The home of the machine (kernel thread) that runs this code, NULL on the
+ * main kernel thread and plain ones (policy/machine.c sets it). */
+extern __thread struct weft__home *weft__tls_home __attribute__((tls_model("initial-exec")));
 
 /* The user thread a kernel thread without a worker acts as: a bound thread,
  * or the caller inside weft_blocking (weft_self() answers it, and locks it
@@ -228,17 +236,18 @@ void weft__take_injected(struct weft__worker *w);
 void weft__mail(struct weft__worker *v, struct weft_thread *t);
 void weft__attend(struct weft__worker *w);
 struct weft_thread *weft__pick_slow(struct weft__worker *w);
-void weft__worker_loop(struct weft__worker *w);
+/* A worker's scheduler loop: runs w's tasks and threads, steals, idles,
+ * until the main kernel thread claims w back (WEFT__LOOP_RECLAIMED: the
+ * caller releases w, and may call the loop again once it has it back) or
+ * finalize stops the workers (WEFT__LOOP_STOPPED). The machines
+ * (policy/machine.c) run it on the scheduler context's stack. */
+enum { WEFT__LOOP_STOPPED, WEFT__LOOP_RECLAIMED };
+int weft__worker_loop(struct weft__worker *w);
 void weft__push_front(struct weft__worker *w, struct weft_thread *t);
 
-/* The seed's policy: one FIFO run queue shared by all workers (pool_fifo.c). */
-extern const struct weft__pool_ops weft__pool_fifo;
 /* The default pool, work-stealing deques, as a plug-in (pool_ws.c): what
  * the inlined fast paths do, for the slow paths. */
 extern const struct weft__pool_ops weft__pool_ws;
-/* Priority classes over the default pool (pool_prio.c). */
-extern const struct weft__pool_ops weft__pool_prio;
-
 /* The pool in use: a plug-in, or the default one's ops. */
 static inline const struct weft__pool_ops *weft__pool(void)
 {
@@ -264,31 +273,6 @@ void weft__ws_share(struct weft__worker *w);
 /* Steals from the other workers' deques for thief w (pool_ws.c). */
 struct weft_thread *weft__ws_steal(struct weft__worker *w);
 
-/* Puts the priority pool in place of the default one, once, the first time
- * a priority other than NORMAL is used (pool_prio.c). 0, or ENOMEM. Any
- * thread. With another plug-in (mltp's FIFO) priorities are only stored. */
-int weft__prio_activate(void);
-/* t's class changed (inheritance): if it is queued, it moves to the list of
- * its new class. Any thread. */
-void weft__prio_requeue(struct weft_thread *t);
-/* Recomputes t's class from its priority and inherited class (t->boost),
- * and requeues it if the class changed. Any thread. */
-void weft__prio_update(struct weft_thread *t);
-/* Priority inheritance (sync/mutex.c): the thread with id `id` holds a
- * mutex on which a thread of class c waits: it runs at c at least until
- * weft__prio_disinherit, whether it is running, queued or parked (then
- * from its next wake-up on). Returns it if this raised it (the caller
- * follows the chain when it is parked on a mutex itself), else NULL. Any
- * thread. */
-struct weft_thread *weft__prio_inherit(uint64_t id, int c);
-/* The calling thread drops any class it inherited (it unlocked). */
-void weft__prio_disinherit(void);
-/* The highest class with a thread ready on w (NORMAL when only the default
- * pool's queues hold some), WEFT_PRIO_BACKGROUND - 1 when none: a hint. */
-int weft__prio_top(struct weft__worker *w);
-/* on = 1 while weft_finalize's initial thread waits for the others: its
- * yields then let lower classes run (pool_prio.c). */
-void weft__prio_drain(int on);
 /* A work-first child's parent became ready through a plug-in pool: the
  * child yields to it at once if the parent's class is higher (the spawn
  * then queues the child, as help-first would). On the child's stack. */
@@ -304,7 +288,6 @@ static inline int weft__cls(const struct weft_thread *t)
 /* Yields to the head of the run queue: the next ready thread runs, then the
  * caller, ahead of every other ready thread. */
 void weft__yield_front(void);
-void weft__sched_entry(void *data);
 
 /* Sets t's wait kind (thread->wait, WEFT__WAIT_*); t is the caller about
  * to park, or a parked thread the caller wakes. */

@@ -34,7 +34,6 @@
 #include "arch/context.h"
 #include "base/base.h"
 #include "desc/desc.h"
-#include "sched/machine.h"
 #include "sched/san.h"
 #include "sched/sched.h"
 
@@ -74,7 +73,7 @@ WEFT_INLINE void *weft__switch_in(struct weft__worker *w, void **fake_save, stru
 WEFT_INLINE void weft__switch_out(struct weft__worker *w, struct weft_thread *self)
 {
     self->err = *w->errno_loc;
-    w->tick++; /* a switch out of a user thread: sched/monitor.c */
+    w->tick++; /* a switch out of a user thread: policy/monitor.c */
 }
 
 /* Switches from self (running on w) to `to` (a ready thread, or NULL for

@@ -114,7 +114,7 @@ int weft__overflow_install(struct weft_thread *(*current)(void),
 void weft__overflow_uninstall(void);
 /* Zeroes the 1 KiB of stack below the caller's frame: the return addresses
  * into libweft that the caller's finished calls left there, which the
- * rescue's scan of a thread blocked in the kernel (sched/preempt.c) would
+ * rescue's scan of a thread blocked in the kernel (policy/preempt.c) would
  * take for libweft code under way, refusing the rescue. */
 void weft__stack_scrub_below(void);
 void *weft__altstack_push(void); /* returns a token for pop */

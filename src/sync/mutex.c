@@ -38,6 +38,7 @@
 #include <stdalign.h>
 #include <stddef.h>
 
+#include "policy/prio.h"
 #include "sched/sched.h"
 #include "sync/lbit.h"
 #include "sync/wait.h"

@@ -1,7 +1,7 @@
 /* spin.c: weft_spin, the public face of the ticket lock (sync/ticket.h):
  * FIFO, never parks nor sleeps. A user thread must not switch while it
  * holds one (a waiter on the same worker would spin forever), and is not
- * preempted while it does (weft__spin_hold, sched/preempt.h). Unlock
+ * preempted while it does (weft__spin_hold, policy/preempt.h). Unlock
  * returns EPERM only when the lock is free (holders are not tracked).
  */
 #include <assert.h>
@@ -9,7 +9,7 @@
 #include <stdalign.h>
 #include <stdint.h>
 
-#include "sched/preempt.h"
+#include "policy/preempt.h"
 #include "sync/ticket.h"
 #include "weft.h"
 

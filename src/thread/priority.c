@@ -1,7 +1,8 @@
 /* priority.c: weft_set_priority and weft_priority (the classes themselves
- * are a pool: sched/pool_prio.c). */
+ * are a pool: policy/pool_prio.c). */
 #include <errno.h>
 
+#include "policy/prio.h"
 #include "sched/sched.h"
 #include "thread/thread.h"
 

@@ -28,8 +28,9 @@
 #include <unwind.h>
 
 #include "os/kwait.h"
+#include "policy/machine.h"
+#include "policy/prio.h"
 #include "sched/events.h"
-#include "sched/machine.h"
 #include "sched/sched.h"
 #include "sched/switch.h"
 #include "thread/member.h"
@@ -103,7 +104,7 @@ static inline __attribute__((always_inline)) void exit_prelude(struct weft__work
 static WEFT_NOINLINE __attribute__((noreturn)) void exit_member(struct weft__worker *w,
                                                                 struct weft_thread *self)
 {
-    /* A thread rescued from a blocked worker (sched/machine.c) ends on a
+    /* A thread rescued from a blocked worker (policy/machine.c) ends on a
      * kernel thread without one: it rejoins first (its old worker's attn
      * sent it here; w is stale). */
     if (WEFT_UNLIKELY(weft__rescue_settle()))
@@ -289,7 +290,7 @@ void weft__blocking_run(void *call)
 /* First code of a thread made by weft__ctx_make (help-first, injected):
  * weft__ctx_resumed has acted on the xfer of its first resume. */
 /* The entries live in a section of their own: the return address into
- * them marks the bottom of a thread's own frames (sched/preempt.c). */
+ * them marks the bottom of a thread's own frames (policy/preempt.c). */
 static WEFT_ENTRY void thread_entry(void *data)
 {
     ENTRY_GUARD;
@@ -1219,7 +1220,7 @@ void weft_yield(void)
 void weft_exit(void *result)
 {
     if (!weft__tls_worker)
-        weft__rescue_settle(); /* a rescued thread rejoins first (sched/machine.c) */
+        weft__rescue_settle(); /* a rescued thread rejoins first (policy/machine.c) */
     struct weft__worker *w = weft__tls_worker;
     struct weft_thread *self = w ? w->current : NULL;
     if (self && !self->pinned) {

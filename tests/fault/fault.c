@@ -546,7 +546,7 @@ static const char *known_failure(const struct run *r)
 {
     /* None today. The two this test found are fixed and now fail a run:
      * a blocking call that waited for a kernel thread that was never
-     * started (runs in place, or polls: sched/machine.c, io/poller.c), and
+     * started (runs in place, or polls: policy/machine.c, io/poller.c), and
      * the initial thread leaving worker 0 when its blocking call returned
      * on a kernel thread whose worker was taken (machine.c readies it
      * through worker 0's mailbox). */

@@ -5,7 +5,7 @@
 
 The layers, lowest first (docs/design.md says why):
 
-    base <- desc <- os <- arch <- stack <- sched <- thread <- {sync, io} <- task <- observe <- runtime <- {compat, mpi}
+    base <- desc <- os <- arch <- stack <- sched <- policy <- thread <- {sync, io} <- task <- observe <- runtime <- {compat, mpi}
 
 A folder may use its own layer and those below it. An edge goes upward when a
 file of a lower folder
@@ -30,7 +30,7 @@ import re
 import sys
 from collections import defaultdict
 
-LAYERS = [["base"], ["desc"], ["os"], ["arch"], ["stack"], ["sched"], ["thread"], ["sync", "io"],
+LAYERS = [["base"], ["desc"], ["os"], ["arch"], ["stack"], ["sched"], ["policy"], ["thread"], ["sync", "io"],
           ["task"], ["observe"], ["runtime"], ["compat", "mpi"]]
 RANK = {folder: i for i, group in enumerate(LAYERS) for folder in group}
 

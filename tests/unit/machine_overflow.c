@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "sched/machine.h"
+#include "policy/machine.h"
 #include "weft.h"
 
 #define N       16

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "sched/monitor.h"
+#include "policy/monitor.h"
 #include "testutil.h"
 #include "weft.h"
 

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "policy/prio.h"
 #include "runtime/runtime.h"
 #include "sched/sched.h"
 

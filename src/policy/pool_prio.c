@@ -30,7 +30,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sched/preempt.h"
+#include "policy/preempt.h"
+#include "policy/prio.h"
 #include "sched/sched.h"
 #include "sched/switch.h"
 #include "stack/stack.h"
@@ -332,18 +333,6 @@ void weft__prio_requeue(struct weft_thread *t)
         link_front(q, IDX(weft__cls(t)), t);
     }
     weft__lock_release(&q->lock);
-}
-
-void weft__parent_ready_slow(struct weft__worker *w, struct weft_thread *parent,
-                             struct weft_thread *child)
-{
-    weft__make_ready_slow(w, parent);
-    if (weft__cls(parent) <= weft__cls(child))
-        return;
-    /* A lower-priority child is queued: it has not started its function
-     * yet, so it goes behind its class's ready threads unseen. */
-    w = weft__worker_now();
-    weft__switch(w, child, weft__pick_local(w), (uintptr_t)child | XF_PUSH);
 }
 
 void weft__prio_update(struct weft_thread *t)

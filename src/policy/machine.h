@@ -1,25 +1,12 @@
 /* machine.h: kernel threads that run workers, and the hand-off of a worker
  * around a blocking call (design block in machine.c). */
-#ifndef WEFT_SCHED_MACHINE_H
-#define WEFT_SCHED_MACHINE_H
+#ifndef WEFT_POLICY_MACHINE_H
+#define WEFT_POLICY_MACHINE_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-struct weft__worker;
-
-/* A machine's own context, on its own stack, while it runs a worker's
- * scheduler context. The main kernel thread has none. */
-struct weft__home {
-    void *sp;    /* suspended home context */
-    void *fake;  /* ASan fake stack while away */
-    void *fiber; /* TSan: the kernel thread's own fiber */
-    char *lo;    /* native stack bounds (ASan) */
-    size_t size;
-    uintptr_t reason; /* why the machine came home (machine.c) */
-};
-
-extern __thread struct weft__home *weft__tls_home __attribute__((tls_model("initial-exec")));
+#include "desc/desc.h"
 
 /* Notes the signal mask every machine runs with: weft_init's caller's
  * (a program that leaves a signal to one thread of its own, blocked
@@ -49,6 +36,10 @@ void weft__sched_go_home(struct weft__worker *w, uintptr_t reason);
 /* Scheduler side: hands worker 0 back to the main kernel thread, which
  * claimed it (WEFT__ATTN_RECLAIM). */
 void weft__sched_release(struct weft__worker *w);
+/* Entry of a worker's scheduler context, which weft_init makes on the
+ * worker's stack slot: the core's worker loop, released to the main kernel
+ * thread when it claims the worker, and home once finalize stops it. */
+void weft__sched_entry(void *data);
 
 /* Runs fn(arg) on the calling user thread's kernel thread while its worker
  * is handed to another machine; where no machine can be had, in place,

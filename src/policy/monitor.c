@@ -42,7 +42,7 @@
  * yield path, which has about one to spare), and per-worker interval
  * timers (every worker would wake every period, idle or not).
  */
-#include "sched/monitor.h"
+#include "policy/monitor.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -53,8 +53,9 @@
 #include "os/futex.h"
 #include "os/kthread.h"
 #include "os/kwait.h"
+#include "policy/preempt.h"
+#include "policy/prio.h"
 #include "sched/account.h"
-#include "sched/preempt.h"
 #include "sched/sched.h"
 
 #define PERIOD_NS       ((uint64_t)1000000)  /* the base period: 1 ms */
@@ -91,17 +92,7 @@ struct look {
     uint64_t rescue_gap;     /* the wait before the next (0: none signalled yet) */
 };
 
-_Atomic uint32_t weft__monitor_idle;
-_Atomic uint32_t weft__monitor_poke;
 _Atomic uint64_t weft__monitor_looks;
-
-void weft__monitor_poke_now(void)
-{
-    /* relaxed: the monitor re-reads everything it acts on; the futex wake
-     * only ends its period early. */
-    atomic_fetch_add_explicit(&weft__monitor_poke, 1, memory_order_relaxed);
-    weft__futex_wake(&weft__monitor_poke, 1);
-}
 
 static struct {
     pthread_t pt;
@@ -113,78 +104,6 @@ static struct {
     int pending;           /* a preemption asked during this look; monitor only */
     uint64_t last;         /* monitor clock of the last look; monitor only */
 } mon;
-
-/* ---- per-thread records ------------------------------------------------------ */
-
-/* Makes t's record its own (a reused slot starts afresh). relaxed: the
- * record is a statistic; a racing reset loses at most one charge. */
-RACY static void own_record(struct weft_thread *t, uint64_t now)
-{
-    /* The id's load here, not in weft__thread_id_of, which is not RACY
-     * where it is not inlined (ThreadSanitizer's debug builds): a running
-     * thread's slot was written by its spawner with no order to us. */
-    uint64_t id = __atomic_load_n(&t->id, __ATOMIC_RELAXED);
-    if (!id)
-        id = weft__thread_id_of(t);
-    if (atomic_load_explicit(&t->acct_id, memory_order_relaxed) != id) {
-        atomic_store_explicit(&t->cpu_ns, 0, memory_order_relaxed);
-        atomic_store_explicit(&t->charged_at, now, memory_order_relaxed);
-        atomic_store_explicit(&t->state_since, now, memory_order_relaxed);
-        atomic_store_explicit(&t->acct_id, id, memory_order_relaxed);
-    }
-}
-
-RACY static void stamp_at(struct weft_thread *t, uint64_t now)
-{
-    own_record(t, now);
-    atomic_store_explicit(&t->state_since, now, memory_order_relaxed);
-}
-
-RACY static void charge(struct weft_thread *t, uint64_t dt, uint64_t now)
-{
-    own_record(t, now);
-    atomic_store_explicit(&t->cpu_ns, atomic_load_explicit(&t->cpu_ns, memory_order_relaxed) + dt,
-                          memory_order_relaxed);
-    atomic_store_explicit(&t->charged_at, now, memory_order_relaxed);
-}
-
-void weft__acct_stamp(struct weft_thread *t)
-{
-    stamp_at(t, weft__now_ns());
-}
-
-/* 1 while t's record is its own. */
-RACY static int record_valid(const struct weft_thread *t)
-{
-    uint64_t id = __atomic_load_n(&t->id, __ATOMIC_RELAXED);
-    return id && atomic_load_explicit(&t->acct_id, memory_order_relaxed) == id;
-}
-
-RACY uint64_t weft__thread_cpu_ns(const struct weft_thread *t)
-{
-    if (!t || !record_valid(t))
-        return 0;
-    uint64_t cpu = atomic_load_explicit(&t->cpu_ns, memory_order_relaxed);
-    /* The stretch since the last charge, while it still runs: at most a
-     * period, which the next look charges. */
-    struct weft__worker *w = __atomic_load_n(&t->worker, __ATOMIC_RELAXED);
-    if (w && __atomic_load_n(&w->current, __ATOMIC_RELAXED) == t && mon.started) {
-        uint64_t now = weft__now_ns();
-        uint64_t at = atomic_load_explicit(&t->charged_at, memory_order_relaxed);
-        if (now > at && now - at <= mon.period_ns)
-            cpu += now - at;
-    }
-    return cpu;
-}
-
-RACY uint64_t weft__thread_state_ns(const struct weft_thread *t)
-{
-    if (!t || !record_valid(t))
-        return 0;
-    uint64_t since = atomic_load_explicit(&t->state_since, memory_order_relaxed);
-    uint64_t now = weft__now_ns();
-    return now > since ? now - since : 0;
-}
 
 /* ---- the look at one worker ------------------------------------------------ */
 
@@ -226,14 +145,14 @@ RACY static int look_at(struct weft__worker *w, struct look *l, uint64_t now, ui
     l->stuck = 0;
     if (moved) {
         if (l->cur && l->cur != cur)
-            stamp_at(l->cur, now); /* it left the worker (parked, readied or done) */
+            weft__acct_stamp_at(l->cur, now); /* it left the worker (parked, readied or done) */
         if (cur && cur != l->cur)
-            stamp_at(cur, now);
+            weft__acct_stamp_at(cur, now);
         l->since = now;
         l->rescue_at = l->rescue_gap = 0;
     }
     if (cur)
-        charge(cur, dt, now);
+        weft__acct_charge(cur, dt, now);
     l->cur = cur;
     l->tick = tick;
     if (cur && mon.quantum_ns > 0) {
@@ -408,15 +327,6 @@ static void *monitor_main(void *arg)
     return NULL;
 }
 
-void weft__monitor_wake(void)
-{
-    uint32_t one = 1;
-    /* acq_rel: the waker's state before the monitor's next look. */
-    if (atomic_compare_exchange_strong_explicit(&weft__monitor_idle, &one, 0, memory_order_acq_rel,
-                                                memory_order_relaxed))
-        weft__futex_wake(&weft__monitor_idle, 1);
-}
-
 int weft__monitor_start(int64_t quantum_ns)
 {
     if (quantum_ns > 0 && weft__preempt_setup() != 0)
@@ -438,6 +348,7 @@ int weft__monitor_start(int64_t quantum_ns)
         return rc;
     }
     mon.started = 1;
+    atomic_store_explicit(&weft__acct_period_ns, mon.period_ns, memory_order_relaxed);
     return 0;
 }
 
@@ -453,6 +364,7 @@ void weft__monitor_stop(void)
     pthread_join(mon.pt, NULL);
     weft__preempt_teardown();
     mon.started = 0;
+    atomic_store_explicit(&weft__acct_period_ns, 0, memory_order_relaxed);
     free(mon.looks);
     mon.looks = NULL;
 }

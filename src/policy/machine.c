@@ -47,7 +47,7 @@
  * for good when none is left to come back, or when those blocked wait for
  * the queued call).
  */
-#include "sched/machine.h"
+#include "policy/machine.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -59,8 +59,8 @@
 #include "os/futex.h"
 #include "os/kstack.h"
 #include "os/kwait.h"
+#include "policy/preempt.h"
 #include "sched/events.h"
-#include "sched/preempt.h"
 #include "sched/sched.h"
 #include "sched/switch.h"
 
@@ -111,8 +111,6 @@ static struct {
     _Atomic uint32_t up;        /* machines that reached their first job (start-up) */
     sigset_t mask;              /* every machine's signal mask (weft__machines_init) */
 } mp = { .lock = PTHREAD_MUTEX_INITIALIZER };
-
-__thread struct weft__home *weft__tls_home __attribute__((tls_model("initial-exec")));
 
 /* ---- entering and leaving a worker ---------------------------------------- */
 
@@ -682,4 +680,18 @@ int weft__rescue_settle(void)
     r.self->err = err;
     go_home(home, &r.self->sp, &r.self->san_fake_stack, (uintptr_t)r.self | HOME_INJECT);
     return 2;
+}
+
+/* Entry of a worker's scheduler context (on its own stack slot), first
+ * resumed by the machine that starts the worker or, for worker 0, when the
+ * initial thread has nothing else to switch to. When finalize stops the
+ * workers the loop ends and the context returns to its machine's home;
+ * worker 0's is simply dropped (finalize runs on the initial thread). */
+void weft__sched_entry(void *data)
+{
+    struct weft__worker *w = data; /* weft__ctx_resumed served the first resume */
+    while (weft__worker_loop(w) == WEFT__LOOP_RECLAIMED)
+        weft__sched_release(w);
+    weft__sched_go_home(w, WEFT__HOME_LOOP_ENDED);
+    weft__panic("sched: worker %d resumed after its loop ended", w->id);
 }

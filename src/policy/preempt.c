@@ -89,7 +89,7 @@
  * read from an inotify descriptor, socket calls with a timeout). weft's
  * own calls retry.
  */
-#include "sched/preempt.h"
+#include "policy/preempt.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -105,9 +105,9 @@
 #include <unistd.h>
 
 #include "os/kwait.h"
+#include "policy/machine.h"
+#include "policy/monitor.h"
 #include "sched/events.h"
-#include "sched/machine.h"
-#include "sched/monitor.h"
 #include "sched/sched.h"
 #include "sched/switch.h"
 

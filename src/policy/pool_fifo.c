@@ -8,6 +8,7 @@
  * like the others), but only worker 0 takes it; other workers pass over it.
  * One lock guards the queue: the policy is the seed's, and so is its cost.
  */
+#include "policy/prio.h"
 #include "sched/sched.h"
 
 static struct {

@@ -1,6 +1,6 @@
 /* preempt.h: preemption of user threads (design block in preempt.c). */
-#ifndef WEFT_SCHED_PREEMPT_H
-#define WEFT_SCHED_PREEMPT_H
+#ifndef WEFT_POLICY_PREEMPT_H
+#define WEFT_POLICY_PREEMPT_H
 
 #include <signal.h>
 #include <stdint.h>
