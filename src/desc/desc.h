@@ -205,6 +205,9 @@ struct weft__deque {
     _Atomic int64_t bottom WEFT_ALIGNED; /* owner writes; thieves read */
     _Atomic(struct weft__deque_array *)
         array; /* owner replaces (release); thieves read (acquire) */
+    /* Where a push that cannot grow the array puts x instead (deque.h:
+     * weft__deque_init); immutable */
+    void (*overflow)(struct weft__deque *d, struct weft_thread *x);
 };
 
 /* ---- the worker ---------------------------------------------------------- */

@@ -9,11 +9,19 @@
 
 #include "sched/sched.h"
 
+/* The default pool, work-stealing deques, as a plug-in (pool_ws.c): what
+ * the core's inlined fast paths do, for the slow paths. */
+extern const struct weft__pool_ops weft__pool_ws;
+/* Serves WEFT__ATTN_WANT for the default pool: moves the older half of w's
+ * yielded threads to its deque, where thieves find them (pool_ws.c). */
+void weft__ws_share(struct weft__worker *w);
+/* Steals from the other workers' deques for thief w (pool_ws.c). */
+struct weft_thread *weft__ws_steal(struct weft__worker *w);
+
 /* The seed's policy: one FIFO run queue shared by all workers (pool_fifo.c). */
 extern const struct weft__pool_ops weft__pool_fifo;
 /* Priority classes over the default pool (pool_prio.c). */
 extern const struct weft__pool_ops weft__pool_prio;
-
 
 /* Puts the priority pool in place of the default one, once, the first time
  * a priority other than NORMAL is used (pool_prio.c). 0, or ENOMEM. Any

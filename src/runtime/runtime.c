@@ -111,7 +111,7 @@ static struct weft__worker *worker_new(int id)
      * inlined default pool (sched.h, weft__pick_local). */
     if (weft__rt.pool)
         atomic_store_explicit(&w->gate, WEFT__GATE_POOL, memory_order_relaxed);
-    if (weft__deque_init(&w->dq, DEQUE_SLOTS) != 0) {
+    if (weft__deque_init(&w->dq, DEQUE_SLOTS, weft__deque_overflow) != 0) {
         free(w);
         return NULL;
     }
@@ -278,6 +278,7 @@ static void rt_reset(struct weft__rt *rt, const weft_config *c, const struct wef
     rt->finalize = weft_finalize;
     rt->exited = weft__finish_exit;
     rt->preempt_class = weft__preempt_for_class;
+    rt->dflt_pool = &weft__pool_ws;
     rt->io = &weft__io_sched;
     rt->task = &weft__task_sched;
     rt->policy = c->spawn_policy;
@@ -290,7 +291,7 @@ static void rt_reset(struct weft__rt *rt, const weft_config *c, const struct wef
     atomic_store(&rt->waking, 0);
     atomic_store(&rt->ninj, 0);
     memset(rt->inj, 0, sizeof rt->inj);
-    atomic_store(&rt->id_next, 1);
+    atomic_store(&weft__id_next, 1);
     atomic_store(&rt->ext_spawned, 0);
     atomic_store(&rt->bound_live, 0);
 }
@@ -347,7 +348,7 @@ static void enter_worker0(struct weft__rt *rt)
     m->san_fiber = weft__san_current_fiber(); /* the caller's own fiber (TSan) */
     w0->current = m;
     m->worker = w0;
-    m->id = atomic_fetch_add(&rt->id_next, 1);
+    m->id = atomic_fetch_add(&weft__id_next, 1);
 }
 
 /* Starts a machine for each of workers 1..n-1 and returns once each runs

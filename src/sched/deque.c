@@ -16,8 +16,10 @@ static struct weft__deque_array *array_new(int64_t size)
     return a;
 }
 
-int weft__deque_init(struct weft__deque *d, int64_t size)
+int weft__deque_init(struct weft__deque *d, int64_t size,
+                     void (*overflow)(struct weft__deque *d, struct weft_thread *x))
 {
+    d->overflow = overflow;
     struct weft__deque_array *a = array_new(size);
     if (!a)
         return ENOMEM;
@@ -56,12 +58,12 @@ struct weft__deque_array *weft__deque_grow(struct weft__deque *d, int64_t t, int
 }
 
 /* weft__deque_push when the array is full: grow, then push as there; out
- * of memory, x overflows (weft__deque_overflow). */
+ * of memory, x overflows (d->overflow). */
 void weft__deque_push_grow(struct weft__deque *d, struct weft_thread *x, int64_t t, int64_t b)
 {
     struct weft__deque_array *a = weft__deque_grow(d, t, b);
     if (!a) {
-        weft__deque_overflow(d, x);
+        d->overflow(d, x);
         return;
     }
     /* release: as in weft__deque_push. */

@@ -13,7 +13,7 @@
  *
  * Readying a thread must not fail, but growing needs memory: when the array
  * is full and a larger one cannot be allocated, the push hands the thread to
- * weft__deque_overflow instead, which keeps it ready through its descriptor
+ * the deque's overflow callback instead, which keeps it ready through its descriptor
  * (an intrusive list) with no allocation. Reserving a slot per thread at
  * spawn was rejected: any thread may be readied on any worker, so every
  * deque would have to hold every live thread.
@@ -31,17 +31,16 @@
 #include "base/base.h"
 #include "desc/desc.h" /* struct weft__deque */
 
-int weft__deque_init(struct weft__deque *d, int64_t size);
+/* overflow: where weft__deque_push puts a thread that does not fit when the
+ * array cannot grow (out of memory); NULL for a deque that is only pushed
+ * with weft__deque_try_push. */
+int weft__deque_init(struct weft__deque *d, int64_t size,
+                     void (*overflow)(struct weft__deque *d, struct weft_thread *x));
 void weft__deque_destroy(struct weft__deque *d);
 /* A twice-as-large copy of the array, installed; NULL when out of memory
  * (the old array stays). */
 struct weft__deque_array *weft__deque_grow(struct weft__deque *d, int64_t t, int64_t b);
 void weft__deque_push_grow(struct weft__deque *d, struct weft_thread *x, int64_t t, int64_t b);
-
-/* Owner only: x did not fit and the array could not grow; the deque's user
- * keeps x ready elsewhere, without allocating (sched.c: the deque is a
- * worker's, x joins that worker's yield FIFO). */
-void weft__deque_overflow(struct weft__deque *d, struct weft_thread *x);
 
 #define WEFT__DEQUE_EMPTY ((void *)0)
 #define WEFT__DEQUE_ABORT ((void *)1)

@@ -10,7 +10,7 @@ uint64_t weft__trace_id_refill(struct weft__trace_ring *r)
     /* relaxed: ids need only be unique (weft_thread_id draws from the same
      * counter). */
     uint64_t first =
-        atomic_fetch_add_explicit(&weft__rt.id_next, WEFT__TRACE_ID_BLOCK, memory_order_relaxed);
+        atomic_fetch_add_explicit(&weft__id_next, WEFT__TRACE_ID_BLOCK, memory_order_relaxed);
     r->id_next = first + 1;
     r->id_end = first + WEFT__TRACE_ID_BLOCK;
     return first;

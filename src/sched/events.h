@@ -39,7 +39,7 @@
 
 #include "base/base.h"
 #include "desc/desc.h"
-#include "sched/sched.h"
+#include "sched/ids.h"
 
 /* Event kinds. RUN begins a slice of the thread on the worker; PARK, EXIT,
  * PREEMPT and HANDOFF end it (so does the next RUN). */
@@ -75,7 +75,7 @@ enum {
 
 /* Records per worker (a power of two): the latest are kept, 4 MiB. */
 #define WEFT__TRACE_RING ((uint64_t)1 << 18)
-/* Thread ids a worker takes from weft__rt.id_next at a time. */
+/* Thread ids a worker takes from weft__id_next at a time. */
 #define WEFT__TRACE_ID_BLOCK 1024
 
 struct weft__trace_rec {

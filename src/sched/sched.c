@@ -74,7 +74,7 @@ void weft__attend(struct weft__worker *w)
         weft__rt.io->attend(w);
     if (a & WEFT__ATTN_WANT) {
         atomic_fetch_and_explicit(&w->attn, ~WEFT__ATTN_WANT, memory_order_relaxed);
-        weft__ws_share(w); /* other pools' thieves take from them directly */
+        weft__rt.dflt_pool->share(w); /* other pools' thieves take from them directly */
     }
 }
 
@@ -338,28 +338,6 @@ void weft__wake_worker(struct weft__worker *v)
     weft__fence();
     if (atomic_load_explicit(&v->sleeping, memory_order_seq_cst))
         claim_and_knock(v, WEFT__WORD_WOKEN);
-}
-
-/* ---- the monitor's bells (bell.h) ----------------------------------------- */
-
-_Atomic uint32_t weft__monitor_idle;
-_Atomic uint32_t weft__monitor_poke;
-
-void weft__monitor_poke_now(void)
-{
-    /* relaxed: the monitor re-reads everything it acts on; the futex wake
-     * only ends its period early. */
-    atomic_fetch_add_explicit(&weft__monitor_poke, 1, memory_order_relaxed);
-    weft__futex_wake(&weft__monitor_poke, 1);
-}
-
-void weft__monitor_wake(void)
-{
-    uint32_t one = 1;
-    /* acq_rel: the waker's state before the monitor's next look. */
-    if (atomic_compare_exchange_strong_explicit(&weft__monitor_idle, &one, 0, memory_order_acq_rel,
-                                                memory_order_relaxed))
-        weft__futex_wake(&weft__monitor_idle, 1);
 }
 
 /* ---- the scheduler context ------------------------------------------------- */

@@ -52,6 +52,7 @@
 #include "base/fifo.h"
 #include "desc/desc.h"
 #include "sched/deque.h"
+#include "sched/ids.h"
 #include "sched/park.h"
 #include "sched/san.h"
 #include "stack/stack.h"
@@ -76,6 +77,9 @@ struct weft__pool_ops {
     struct weft_thread *(*steal)(struct weft__worker *thief); /* from anywhere else; may be NULL */
     int (*has_work)(struct weft__worker *w);  /* racy hint for idling: work w could take */
     int (*has_ready)(struct weft__worker *w); /* racy hint: w's own pool has a thread ready */
+    void (*share)(struct weft__worker *w);    /* the default pool: serves WEFT__ATTN_WANT
+                                                 (its yielded threads where thieves find
+                                                 them); NULL for the others */
 };
 
 /* What a worker needs of the I/O layer, which sits above the scheduler
@@ -98,18 +102,20 @@ struct weft__sched_task {
 };
 
 struct weft__rt {
-    _Atomic int state;                 /* RT_OFF / RT_STARTING / RT_RUNNING / RT_STOPPING */
-    int nworkers;                      /* immutable while running */
-    int policy;                        /* WEFT_WORK_FIRST / WEFT_HELP_FIRST; immutable */
-    size_t stack_size;                 /* default usable stack; immutable */
-    struct weft__worker **workers;     /* immutable while running */
-    const struct weft__pool_ops *pool; /* NULL = the inlined default pool (pool_ws.c); a
+    _Atomic int state;                      /* RT_OFF / RT_STARTING / RT_RUNNING / RT_STOPPING */
+    int nworkers;                           /* immutable while running */
+    int policy;                             /* WEFT_WORK_FIRST / WEFT_HELP_FIRST; immutable */
+    size_t stack_size;                      /* default usable stack; immutable */
+    struct weft__worker **workers;          /* immutable while running */
+    const struct weft__pool_ops *dflt_pool; /* the inlined default pool's ops for the slow
+                                               paths (policy/pool_ws.c); set by weft_init */
+    const struct weft__pool_ops *pool;      /* NULL = the inlined default pool (pool_ws.c); a
                                           plug-in set at init, or the priority pool once a
                                           priority is used (pool_prio.c): relaxed __atomic
                                           accesses (weft__pool), as it may change while
                                           workers run; every worker's GATE_POOL follows */
-    struct weft_thread *main;          /* the initial thread; immutable */
-    pthread_t main_pthread;            /* the kernel thread that called weft_init */
+    struct weft_thread *main;               /* the initial thread; immutable */
+    pthread_t main_pthread;                 /* the kernel thread that called weft_init */
 
     _Atomic int stopping;               /* set by finalize; workers leave their loop */
     _Atomic int nsleeping WEFT_ALIGNED; /* workers in futex sleep; seq_cst */
@@ -120,7 +126,6 @@ struct weft__rt {
                                          taken highest first */
     _Atomic size_t ninj;              /* hint, updated under inj_lock */
 
-    _Atomic uint64_t id_next;        /* next thread id (weft_thread_id) */
     _Atomic uint64_t ext_spawned;    /* spawns from plain kernel threads */
     _Atomic int64_t bound_live;      /* bound threads not yet finished */
     const struct weft__sched_io *io; /* io/'s hooks; set by weft_init, immutable while running */
@@ -160,29 +165,6 @@ extern __thread struct weft__home *weft__tls_home __attribute__((tls_model("init
 static inline struct weft_thread *weft__tls_user(void)
 {
     return weft__tls_bound ? weft__tls_bound : weft__tls_lent;
-}
-
-/* t's id, as weft_thread_id gives it: drawn on first use from one
- * runtime-wide counter (a spawn only zeroes the field, so a reused slot
- * never keeps its old id; a traced spawn gives one from its worker's block
- * of the counter, sched/events.h); unique for the life of the runtime. Racing first
- * callers agree through the CAS. Async-signal-safe (the overflow report
- * and the trace hooks read it too). Hidden from ThreadSanitizer: the
- * preemption monitor and the registry (observe/registry.c) read the ids of
- * slots that a spawn may be reusing, whose plain store of 0 races with them
- * by design, as their own racy reads do. */
-__attribute__((no_sanitize("thread"))) static inline uint64_t
-weft__thread_id_of(const struct weft_thread *t)
-{
-    uint64_t *p = (uint64_t *)&((struct weft_thread *)t)->id;
-    /* relaxed: the id is the only datum; the CAS decides who sets it. */
-    uint64_t id = __atomic_load_n(p, __ATOMIC_RELAXED);
-    if (WEFT_LIKELY(id))
-        return id;
-    uint64_t fresh = atomic_fetch_add_explicit(&weft__rt.id_next, 1, memory_order_relaxed);
-    if (__atomic_compare_exchange_n(p, &id, fresh, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-        return fresh;
-    return id; /* another caller won; `fresh` is simply never used */
 }
 
 #define WEFT__ATTN_MAIL    1u /* the mailbox is not empty */
@@ -244,10 +226,10 @@ struct weft_thread *weft__pick_slow(struct weft__worker *w);
 enum { WEFT__LOOP_STOPPED, WEFT__LOOP_RECLAIMED };
 int weft__worker_loop(struct weft__worker *w);
 void weft__push_front(struct weft__worker *w, struct weft_thread *t);
+/* A worker deque's overflow (weft__deque_init): x waits in the worker's
+ * yield FIFO, linked through its descriptor, with no allocation. */
+void weft__deque_overflow(struct weft__deque *d, struct weft_thread *x);
 
-/* The default pool, work-stealing deques, as a plug-in (pool_ws.c): what
- * the inlined fast paths do, for the slow paths. */
-extern const struct weft__pool_ops weft__pool_ws;
 /* The pool in use: a plug-in, or the default one's ops. */
 static inline const struct weft__pool_ops *weft__pool(void)
 {
@@ -255,7 +237,7 @@ static inline const struct weft__pool_ops *weft__pool(void)
      * NORMAL class, so a caller that still sees the default pool queues a
      * thread where the new pool finds it. */
     const struct weft__pool_ops *p = __atomic_load_n(&weft__rt.pool, __ATOMIC_RELAXED);
-    return p ? p : &weft__pool_ws;
+    return p ? p : weft__rt.dflt_pool;
 }
 
 /* 1 when a plug-in pool (not the inlined default one) is in use. */
@@ -267,11 +249,6 @@ static inline int weft__pool_plugged(void)
 /* 1 when w has a thread ready to run of its own (its pool, mailbox, or the
  * injection queue): a racy hint, on w's kernel thread. */
 int weft__has_ready(struct weft__worker *w);
-/* Serves WEFT__ATTN_WANT for the default pool: moves the older half of w's
- * yielded threads to its deque, where thieves find them (pool_ws.c). */
-void weft__ws_share(struct weft__worker *w);
-/* Steals from the other workers' deques for thief w (pool_ws.c). */
-struct weft_thread *weft__ws_steal(struct weft__worker *w);
 
 /* A work-first child's parent became ready through a plug-in pool: the
  * child yields to it at once if the parent's class is higher (the spawn

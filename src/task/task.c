@@ -604,7 +604,7 @@ int weft__task_init(int nworkers)
         struct task_worker *tw = aligned_alloc(WEFT_CACHELINE, sizeof *tw);
         if (tw)
             memset(tw, 0, sizeof *tw);
-        if (!tw || weft__deque_init(&tw->dq, DQ_INIT) != 0) {
+        if (!tw || weft__deque_init(&tw->dq, DQ_INIT, NULL) != 0) {
             free(tw);
             weft__task_fini();
             return ENOMEM;

@@ -49,7 +49,7 @@ static void *thief(void *arg)
 int main(void)
 {
     /* sequential order */
-    CHECK_EQ(weft__deque_init(&dq, 2), 0);
+    CHECK_EQ(weft__deque_init(&dq, 2, NULL), 0);
     for (long i = 0; i < 100; i++)
         weft__deque_push(&dq, item(i));       /* grows 2 -> 128 */
     CHECK(weft__deque_steal(&dq) == item(0)); /* thieves: oldest first */
@@ -63,7 +63,7 @@ int main(void)
     /* concurrent: owner pushes in bursts and pops, thieves steal */
     taken = calloc(ITEMS, 1);
     CHECK(taken);
-    CHECK_EQ(weft__deque_init(&dq, 4), 0);
+    CHECK_EQ(weft__deque_init(&dq, 4, NULL), 0);
     pthread_t th[THIEVES];
     for (int i = 0; i < THIEVES; i++)
         CHECK_EQ(pthread_create(&th[i], NULL, thief, NULL), 0);

@@ -9,6 +9,7 @@
  * them as its NORMAL class.
  */
 #include "base/rand.h"
+#include "policy/prio.h"
 #include "sched/events.h"
 #include "sched/sched.h"
 
@@ -133,4 +134,5 @@ const struct weft__pool_ops weft__pool_ws = {
     .steal = ws_steal,
     .has_work = ws_has_work,
     .has_ready = ws_has_ready,
+    .share = weft__ws_share,
 };

@@ -1,0 +1,24 @@
+/* bell.c: the monitor's bells (bell.h). */
+#include "sched/bell.h"
+
+#include "os/futex.h"
+
+_Atomic uint32_t weft__monitor_idle;
+_Atomic uint32_t weft__monitor_poke;
+
+void weft__monitor_poke_now(void)
+{
+    /* relaxed: the monitor re-reads everything it acts on; the futex wake
+     * only ends its period early. */
+    atomic_fetch_add_explicit(&weft__monitor_poke, 1, memory_order_relaxed);
+    weft__futex_wake(&weft__monitor_poke, 1);
+}
+
+void weft__monitor_wake(void)
+{
+    uint32_t one = 1;
+    /* acq_rel: the waker's state before the monitor's next look. */
+    if (atomic_compare_exchange_strong_explicit(&weft__monitor_idle, &one, 0, memory_order_acq_rel,
+                                                memory_order_relaxed))
+        weft__futex_wake(&weft__monitor_idle, 1);
+}
