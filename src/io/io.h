@@ -38,10 +38,11 @@ static inline size_t weft__io_clamp(size_t n)
 }
 
 /* 1 when fd's file is O_NONBLOCK: a call that would block fails with
- * EAGAIN instead (syscalls.c). */
+ * EAGAIN instead (fd.c). */
 int weft__io_nonblocking(int fd);
 
-/* The error pending on socket fd (SO_ERROR, which reading clears), or 0. */
+/* The error pending on socket fd (SO_ERROR, which reading clears), or 0
+ * (fd.c). */
 int weft__io_sock_error(int fd);
 
 /* Per-worker counters (owner-written, read racily by weft_stats). */

@@ -56,19 +56,6 @@ static int positional(int kind, uint64_t off)
 static long fallback_rw(int kind, int fd, void *buf, size_t n, uint64_t off, int flags);
 static long handoff_rw(int kind, int fd, void *buf, size_t n, uint64_t off, int flags);
 
-int weft__io_nonblocking(int fd)
-{
-    int fl = fcntl(fd, F_GETFL);
-    return fl >= 0 && (fl & O_NONBLOCK);
-}
-
-int weft__io_sock_error(int fd)
-{
-    int e = 0;
-    socklen_t len = sizeof e;
-    return getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &len) == 0 ? e : 0;
-}
-
 /* The calling user thread's worker if it has a ring, else NULL (always
  * without liburing: then every ring path below is dead code, compiled
  * against io/ring.h's stubs). */
