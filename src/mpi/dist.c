@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "mpi/dist.h"
+#include "mpi/state.h"
 #include "weft_dist.h"
 
 #define PAGE_SIZE_MAX ((size_t)4096)

@@ -61,7 +61,8 @@ if(WEFT_HAVE_DIST)
   set_source_files_properties(${WEFT_DIST_CORE} PROPERTIES EXTERNAL_OBJECT TRUE GENERATED TRUE)
 
   add_library(weft_dist_objects OBJECT ${WEFT_DIST_DIR}/dist.c ${WEFT_DIST_DIR}/ranksched.c
-              ${WEFT_DIST_DIR}/gate.c ${WEFT_DIST_DIR}/reexec.c ${WEFT_DIST_DIR}/rma.c)
+              ${WEFT_DIST_DIR}/gate.c ${WEFT_DIST_DIR}/reexec.c ${WEFT_DIST_DIR}/rma.c
+              ${WEFT_DIST_DIR}/state.c)
   target_include_directories(weft_dist_objects PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/include
                              ${CMAKE_CURRENT_SOURCE_DIR}/src)
   target_compile_options(weft_dist_objects PRIVATE $<$<COMPILE_LANGUAGE:C>:${WEFT_WARN}>

@@ -1,4 +1,5 @@
-/* dist.h: the shared-memory layout and the per-rank state of weft_dist.
+/* dist.h: the shared-memory layout of weft_dist, its transports, and what
+ * its files call of one another (the per-rank state: mpi/state.h).
  *
  * Design
  * ------
@@ -53,10 +54,10 @@
  *    and the scheduler may copy frames into it.
  *  - A thread's frames are [its saved sp - RED, its record's frame_end):
  *    frame_end is set at spawn and never changes, on any rank.
- *  - Process-local state (struct weft__dist) is a static object: the same
- *    address on every rank, but each rank's own contents. Code that may
- *    have moved (after a spawn, join or yield) re-reads it and keeps no
- *    pointer derived from it across such a call.
+ *  - Process-local state (struct weft__dist, mpi/state.h) is a static
+ *    object: the same address on every rank, but each rank's own
+ *    contents. Code that may have moved (after a spawn, join or yield)
+ *    re-reads it and keeps no pointer derived from it across such a call.
  */
 #ifndef WEFT_DIST_DIST_H
 #define WEFT_DIST_DIST_H
@@ -205,58 +206,10 @@ struct weft__dist_xport {
 extern const struct weft__dist_xport weft__dist_shm WEFT_INTERNAL;
 extern const struct weft__dist_xport weft__dist_rma WEFT_INTERNAL;
 
-/* Process-local state of the rank (see the invariants above). */
-struct weft__dist {
-    int inited, in_run; /* the API's state; the calling kernel thread only */
-    int rank, size;
-    int force_steal;    /* WEFT_DIST_FORCE_STEAL: no continuation is popped back */
-    int oversubscribed; /* more ranks on the node than CPUs: idle ranks yield */
-    int all_mapped;     /* shm: every rank's slot is plain memory here */
-    const struct weft__dist_xport *xp;
-    int idle_seen;                   /* rma: the last answer of sched.c's others_idle ... */
-    uint64_t idle_asked_ns;          /* ... and when it was asked */
-    int spawn_hook;                  /* oversubscribed or polling: sched.c's spawn_hook runs */
-    uint64_t hook_mask;              /* every hook_mask + 1 spawns (a power of two) */
-    char *stack_lo, *stack_hi;       /* U */
-    char *slots;                     /* slot 0 */
-    size_t object_size;              /* a rank's shared object: U + the control block */
-    struct weft__dctl *me;           /* this rank's control block */
-    uint64_t gen;                    /* runs so far: the current run's generation */
-    uint64_t id_next;                /* thread ids: rank << 40 | counter */
-    uint64_t rng;                    /* victim choice */
-    void *sched_sp;                  /* the scheduler context (native stack) */
-    struct weft__drec *cur;          /* the running thread; NULL in the scheduler */
-    struct weft__drec *spawn_parent; /* spawn -> child start hand-off */
-    void *spawn_sp;                  /* where the spawn saves the parent's context */
-    int req;                         /* WEFT__DREQ_*: thread -> scheduler */
-    struct weft__drec *req_rec, *req_self;
-    void *req_sp;
-    /* ASan builds: a fiber switch is under way (set before it, cleared on
-     * the other side), and the scheduler's stack, learned at the first */
-    int san_switching;
-    const void *san_native_lo;
-    size_t san_native_size;
-    char *san_dirty; /* lowest sp U was left at since its shadow was last cleared */
-};
-
-extern struct weft__dist weft__dist WEFT_INTERNAL;
-
 _Static_assert(WEFT__DIST_STACK_SIZE + sizeof(struct weft__dctl) <= WEFT__DIST_SLOT_SIZE,
                "a rank's shared object fits its slot");
 
-static inline struct weft__dctl *weft__dist_ctl(int r)
-{
-    return (struct weft__dctl *)(weft__dist.slots + ((size_t)r << WEFT__DIST_SLOT_SHIFT) +
-                                 WEFT__DIST_STACK_SIZE);
-}
-
-/* The rank whose slot holds p. */
-static inline int weft__dist_owner(const void *p)
-{
-    return (int)(((uintptr_t)p - (uintptr_t)weft__dist.slots) >> WEFT__DIST_SLOT_SHIFT);
-}
-
-/* sched.c: the worker. */
+/* ranksched.c: the worker. */
 void weft__dist_reset(struct weft__dctl *c) WEFT_INTERNAL;
 void weft__dist_loop(void) WEFT_INTERNAL;
 int weft__dist_start_root(weft_fn fn, void *arg) WEFT_INTERNAL;
@@ -274,9 +227,6 @@ _Noreturn void weft__dist_exit(void *result) WEFT_INTERNAL;
 int weft__dist_rma_open(MPI_Comm comm) WEFT_INTERNAL;
 #endif
 void weft__dist_rma_close(void) WEFT_INTERNAL;
-
-/* gate.c: 1 while the calling kernel thread runs weft_dist_run. */
-extern __thread int weft__dist_active __attribute__((tls_model("initial-exec"))) WEFT_INTERNAL;
 
 /* reexec.c: why identical addresses are impossible here, or NULL. */
 const char *weft__dist_aslr_problem(void) WEFT_INTERNAL;

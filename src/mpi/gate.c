@@ -2,7 +2,7 @@
  *
  * libweft_dist carries a copy of all of weft in which every function named
  * here through NATIVE() or a GATE_* macro is renamed weft__nd_<name> at
- * build time (objcopy --redefine-syms, src/mpi/CMakeLists.txt). The
+ * build time (objcopy --redefine-syms, src/mpi/dist.cmake). The
  * functions below take the public names: outside weft_dist_run they call
  * the single-process weft unchanged; inside a run they either go to the
  * distributed worker (spawn, join, yield, self, thread id, worker id, exit)
@@ -14,8 +14,7 @@
 #include <stdlib.h>
 
 #include "mpi/dist.h"
-
-__thread int weft__dist_active;
+#include "mpi/state.h"
 
 /* The renamed single-process function; CMake reads these names. */
 #define NATIVE(name) weft__nd_##name

@@ -29,6 +29,7 @@
 #include "arch/context.h"
 #include "base/rand.h"
 #include "mpi/dist.h"
+#include "mpi/state.h"
 
 #define REC_SHIFT   40 /* thread id = (rank + 1) << REC_SHIFT | counter */
 #define SPIN_PAUSES 32 /* pause instructions between two failed steal rounds */
@@ -39,8 +40,6 @@
 #define START_WAIT_NS    20000000 /* how long the root waits for the other ranks' loops */
 #define LOCK_SPINS_YIELD 1024     /* spins on a held deque lock between two sched_yield calls */
 #define IDLE_ASK_NS      500000   /* rma: how long an answer of others_idle stands */
-
-struct weft__dist weft__dist;
 
 /* Forces the compiler to re-read memory (process-local state) after a
  * call that may have resumed on another rank. */

@@ -39,6 +39,7 @@
 #include <string.h>
 
 #include "mpi/dist.h"
+#include "mpi/state.h"
 
 #define LOCK_TRIES_YIELD 64 /* failed tries on a held lock between two sched_yield calls */
 #define TESTS_YIELD      64 /* MPI_Test calls between two sched_yield calls */
@@ -84,7 +85,7 @@ static void fetch_op(const void *src, void *old, MPI_Datatype type, int r, const
 /* Where this rank writes bytes meant for dst: for our U, its other
  * mapping in our slot (the same pages). ASan's shadow of U keeps the
  * poison of frames that ran there, which MPI's own memcpy (intercepted)
- * would trip over; the slot's view is never poisoned, and sched.c clears
+ * would trip over; the slot's view is never poisoned, and ranksched.c clears
  * U's shadow before resuming frames copied in. Thieves read our U through
  * the window, hence through the slot too. */
 static void *landing(void *dst)
