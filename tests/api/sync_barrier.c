@@ -61,16 +61,9 @@ static void episodes(void)
     CHECK_EQ(weft_barrier_init(&eb, EP_N), 0);
     weft_thread *u[EP_USERS];
     pthread_t p[EP_PLAIN];
-    for (int i = 0; i < EP_PLAIN; i++)
-        p[i] = st_pthread(participant, (void *)1);
-    for (int i = 0; i < EP_USERS; i++)
-        u[i] = st_spawn(participant, NULL);
-    for (int i = 0; i < EP_USERS; i++)
-        st_join(u[i]);
-    while (atomic_load(&plain_done) != EP_PLAIN)
-        weft_yield();
-    for (int i = 0; i < EP_PLAIN; i++)
-        CHECK_EQ(pthread_join(p[i], NULL), 0);
+    st_pthreads(p, EP_PLAIN, participant, 1, 0);
+    st_spawns(u, EP_USERS, participant, 0, 0);
+    st_join_mixed(u, EP_USERS, p, EP_PLAIN, &plain_done);
     for (int e = 0; e < EPISODES; e++)
         CHECK_EQ(atomic_load(&serial[e]), 1);
     CHECK_EQ(weft_barrier_destroy(&eb), 0);

@@ -203,16 +203,9 @@ static void exclusion(void)
     atomic_store(&plain_done, 0);
     weft_thread *u[ME_USERS];
     pthread_t p[ME_PLAIN];
-    for (int i = 0; i < ME_PLAIN; i++)
-        p[i] = st_pthread(incr, (void *)1);
-    for (int i = 0; i < ME_USERS; i++)
-        u[i] = st_spawn(incr, NULL);
-    for (int i = 0; i < ME_USERS; i++)
-        st_join(u[i]);
-    while (atomic_load(&plain_done) != ME_PLAIN)
-        weft_yield();
-    for (int i = 0; i < ME_PLAIN; i++)
-        CHECK_EQ(pthread_join(p[i], NULL), 0);
+    st_pthreads(p, ME_PLAIN, incr, 1, 0);
+    st_spawns(u, ME_USERS, incr, 0, 0);
+    st_join_mixed(u, ME_USERS, p, ME_PLAIN, &plain_done);
     CHECK_EQ(counter, (long)(ME_USERS + ME_PLAIN) * ME_ITERS);
     CHECK_EQ(weft_mutex_destroy(&cm), 0);
 }

@@ -170,16 +170,9 @@ static void exclusion(void)
     weft_thread *u[6];
     pthread_t p[2];
     atomic_store(&plain_done, 0);
-    for (int i = 0; i < 2; i++)
-        p[i] = st_pthread(mixed, (void *)(intptr_t)(100 + i));
-    for (int i = 0; i < 6; i++)
-        u[i] = st_spawn(mixed, (void *)(intptr_t)(i + 1));
-    for (int i = 0; i < 6; i++)
-        st_join(u[i]);
-    while (atomic_load(&plain_done) != 2)
-        weft_yield();
-    for (int i = 0; i < 2; i++)
-        CHECK_EQ(pthread_join(p[i], NULL), 0);
+    st_pthreads(p, 2, mixed, 100, 1);
+    st_spawns(u, 6, mixed, 1, 1);
+    st_join_mixed(u, 6, p, 2, &plain_done);
     CHECK_EQ(a_, b_);
     CHECK_EQ(weft_rwlock_destroy(&l), 0);
 }

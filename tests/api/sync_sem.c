@@ -145,16 +145,9 @@ static void counting(void)
     atomic_store(&plain_done, 0);
     weft_thread *u[6];
     pthread_t p[2];
-    for (int i = 0; i < 2; i++)
-        p[i] = st_pthread(gated, (void *)1);
-    for (int i = 0; i < 6; i++)
-        u[i] = st_spawn(gated, NULL);
-    for (int i = 0; i < 6; i++)
-        st_join(u[i]);
-    while (atomic_load(&plain_done) != 2)
-        weft_yield();
-    for (int i = 0; i < 2; i++)
-        CHECK_EQ(pthread_join(p[i], NULL), 0);
+    st_pthreads(p, 2, gated, 1, 0);
+    st_spawns(u, 6, gated, 0, 0);
+    st_join_mixed(u, 6, p, 2, &plain_done);
     for (int i = 0; i < GATE_V; i++)
         CHECK_EQ(weft_sem_trywait(&gate), 0);
     CHECK_EQ(weft_sem_trywait(&gate), EAGAIN);

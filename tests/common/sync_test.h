@@ -58,6 +58,75 @@ static inline pthread_t st_pthread(void *(*fn)(void *), void *arg)
     return t;
 }
 
+/* ---- user threads and plain pthreads side by side --------------------------------- */
+
+/* Starts n plain pthreads running fn, the i-th with the argument
+ * first + i * step (step 0: the same argument for all). */
+static inline void st_pthreads(pthread_t *p, int n, void *(*fn)(void *), intptr_t first,
+                               intptr_t step)
+{
+    for (int i = 0; i < n; i++)
+        p[i] = st_pthread(fn, (void *)(first + i * step));
+}
+
+/* Spawns n user threads running fn, the i-th with the argument
+ * first + i * step (step 0: the same argument for all). */
+static inline void st_spawns(weft_thread **u, int n, void *(*fn)(void *), intptr_t first,
+                             intptr_t step)
+{
+    for (int i = 0; i < n; i++)
+        u[i] = st_spawn(fn, (void *)(first + i * step));
+}
+
+static inline void st_join_n(weft_thread *const *u, int n)
+{
+    for (int i = 0; i < n; i++)
+        st_join(u[i]);
+}
+
+/* Yields until *count reaches n: the plain threads of a mixed test count
+ * themselves there as they end, so that a user thread joins them only
+ * when pthread_join no longer blocks its worker. */
+static inline void st_await(atomic_int *count, int n)
+{
+    while (atomic_load(count) < n)
+        weft_yield();
+}
+
+static inline void st_pthread_join_n(const pthread_t *p, int n)
+{
+    for (int i = 0; i < n; i++)
+        CHECK_EQ(pthread_join(p[i], NULL), 0);
+}
+
+/* The end of a mixed run: joins the nu user threads, waits until the np
+ * plain threads counted themselves in *plain_done, then joins them. */
+static inline void st_join_mixed(weft_thread *const *u, int nu, const pthread_t *p, int np,
+                                 atomic_int *plain_done)
+{
+    st_join_n(u, nu);
+    st_await(plain_done, np);
+    st_pthread_join_n(p, np);
+}
+
+/* Counts the calling thread in *plain_done if it is a plain one (the last
+ * act of a body that both kinds of thread run). */
+static inline void st_plain_done(atomic_int *plain_done)
+{
+    if (!weft_self())
+        atomic_fetch_add(plain_done, 1);
+}
+
+/* Runs a mixed test with 1 worker, one per CPU (0) and more workers than
+ * CPUs (2 * CPUs + 1, so that the kernel preempts them), then says ok. */
+static inline void st_run_worker_counts(void (*run)(int workers), const char *name)
+{
+    run(1);
+    run(0);
+    run(2 * test_affinity_cpus() + 1);
+    printf("%s: ok\n", name);
+}
+
 /* Joins a pthread from a user thread without holding the worker hostage
  * while it still runs: poll with weft_yield until it has flagged done. */
 static inline void st_pthread_join(pthread_t t, atomic_int *done)

@@ -39,8 +39,7 @@ static void *participant(void *arg)
             atomic_store(&phase[j & 1], j);
         }
     }
-    if (!user)
-        atomic_fetch_add(&plain_done, 1);
+    st_plain_done(&plain_done);
     return NULL;
 }
 
@@ -54,16 +53,9 @@ static void run(int workers)
     CHECK_EQ(weft_barrier_init(&b, NPART), 0);
     pthread_t p[PLAIN];
     weft_thread *u[USERS];
-    for (int i = 0; i < PLAIN; i++)
-        p[i] = st_pthread(participant, (void *)(intptr_t)(50 + i));
-    for (int i = 0; i < USERS; i++)
-        u[i] = st_spawn(participant, (void *)(intptr_t)(i + 1));
-    for (int i = 0; i < USERS; i++)
-        st_join(u[i]);
-    while (atomic_load(&plain_done) != PLAIN)
-        weft_yield();
-    for (int i = 0; i < PLAIN; i++)
-        CHECK_EQ(pthread_join(p[i], NULL), 0);
+    st_pthreads(p, PLAIN, participant, 50, 1);
+    st_spawns(u, USERS, participant, 1, 1);
+    st_join_mixed(u, USERS, p, PLAIN, &plain_done);
     for (int e = 0; e < EPISODES; e++)
         CHECK_EQ(atomic_load(&serial_count[e]), 1);
     CHECK_EQ(weft_barrier_destroy(&b), 0);
@@ -74,9 +66,6 @@ static void run(int workers)
 int main(void)
 {
     st_watchdog(120);
-    run(1);
-    run(0);
-    run(2 * test_affinity_cpus() + 1);
-    printf("sync_barrier_mixed: ok\n");
+    st_run_worker_counts(run, "sync_barrier_mixed");
     return 0;
 }

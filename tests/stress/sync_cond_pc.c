@@ -43,8 +43,7 @@ static void *producer(void *arg)
     long base = (long)(intptr_t)arg * PER_PROD;
     for (long i = 1; i <= PER_PROD; i++)
         put(base + i);
-    if (!weft_self())
-        atomic_fetch_add(&plain_done, 1);
+    st_plain_done(&plain_done);
     return NULL;
 }
 
@@ -77,8 +76,7 @@ static void *consumer(void *arg)
     }
     atomic_fetch_add(&consumed_sum, sum);
     atomic_fetch_add(&consumed_n, n);
-    if (!weft_self())
-        atomic_fetch_add(&plain_done, 1);
+    st_plain_done(&plain_done);
     return NULL;
 }
 
@@ -99,20 +97,14 @@ static void run(int workers)
         pp[i] = st_pthread(producer, (void *)(intptr_t)i);
     for (int i = 0; i < U_PROD; i++)
         up[i] = st_spawn(producer, (void *)(intptr_t)(P_PROD + i));
-    for (int i = 0; i < U_PROD; i++)
-        st_join(up[i]);
-    while (atomic_load(&plain_done) < P_PROD)
-        weft_yield();
+    st_join_n(up, U_PROD);
+    st_await(&plain_done, P_PROD);
     for (int i = 0; i < NCONS; i++)
         put(STOP);
-    for (int i = 0; i < U_CONS; i++)
-        st_join(uc[i]);
-    while (atomic_load(&plain_done) < P_PROD + P_CONS)
-        weft_yield();
-    for (int i = 0; i < P_PROD; i++)
-        CHECK_EQ(pthread_join(pp[i], NULL), 0);
-    for (int i = 0; i < P_CONS; i++)
-        CHECK_EQ(pthread_join(pc[i], NULL), 0);
+    st_join_n(uc, U_CONS);
+    st_await(&plain_done, P_PROD + P_CONS);
+    st_pthread_join_n(pp, P_PROD);
+    st_pthread_join_n(pc, P_CONS);
     long total = NPROD * PER_PROD;
     CHECK_EQ(atomic_load(&consumed_n), total);
     CHECK_EQ(atomic_load(&consumed_sum), total * (total + 1) / 2);
@@ -128,9 +120,6 @@ static void run(int workers)
 int main(void)
 {
     st_watchdog(120);
-    run(1);
-    run(0);
-    run(2 * test_affinity_cpus() + 1);
-    printf("sync_cond_pc: ok\n");
+    st_run_worker_counts(run, "sync_cond_pc");
     return 0;
 }

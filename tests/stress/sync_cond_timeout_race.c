@@ -34,8 +34,7 @@ static void *untimed(void *arg)
         CHECK_EQ(weft_mutex_unlock(&m), 0);
         atomic_fetch_add(&got_untimed, 1);
     }
-    if (!weft_self())
-        atomic_fetch_add(&plain_done, 1);
+    st_plain_done(&plain_done);
     return NULL;
 }
 
@@ -66,8 +65,7 @@ static void *timed(void *arg)
         }
         CHECK_EQ(weft_mutex_unlock(&m), 0);
     }
-    if (!weft_self())
-        atomic_fetch_add(&plain_done, 1);
+    st_plain_done(&plain_done);
     return NULL;
 }
 
@@ -109,22 +107,16 @@ static void run(int workers)
         ut[i] = st_spawn(timed, (void *)(intptr_t)(7 + i));
     weft_thread *s = st_spawn(signaler, (void *)(intptr_t)(nuntimed * per));
     st_join(s);
-    for (int i = 0; i < U_UNTIMED; i++)
-        st_join(uu[i]);
-    while (atomic_load(&plain_done) < P_UNTIMED)
-        weft_yield();
+    st_join_n(uu, U_UNTIMED);
+    st_await(&plain_done, P_UNTIMED);
     CHECK_EQ(weft_mutex_lock(&m), 0);
     stop = 1;
     CHECK_EQ(weft_cond_broadcast(&c), 0);
     CHECK_EQ(weft_mutex_unlock(&m), 0);
-    for (int i = 0; i < U_TIMED; i++)
-        st_join(ut[i]);
-    while (atomic_load(&plain_done) < P_UNTIMED + P_TIMED)
-        weft_yield();
-    for (int i = 0; i < P_UNTIMED; i++)
-        CHECK_EQ(pthread_join(pu[i], NULL), 0);
-    for (int i = 0; i < P_TIMED; i++)
-        CHECK_EQ(pthread_join(pt[i], NULL), 0);
+    st_join_n(ut, U_TIMED);
+    st_await(&plain_done, P_UNTIMED + P_TIMED);
+    st_pthread_join_n(pu, P_UNTIMED);
+    st_pthread_join_n(pt, P_TIMED);
     CHECK_EQ(atomic_load(&got_untimed), nuntimed * per);
     CHECK_EQ(tokens, 0);
     CHECK_EQ(weft_cond_destroy(&c), 0);

@@ -70,8 +70,7 @@ static void *hammer(void *arg)
         }
     }
     atomic_fetch_add(&done_ops, ops);
-    if (!user)
-        atomic_fetch_add(&plain_done, 1);
+    st_plain_done(&plain_done);
     return NULL;
 }
 
@@ -87,16 +86,9 @@ static void run(int workers, double seconds)
     deadline = check_now() + seconds;
     pthread_t p[PLAIN];
     weft_thread *u[USERS];
-    for (int i = 0; i < PLAIN; i++)
-        p[i] = st_pthread(hammer, (void *)(intptr_t)(1000 + i));
-    for (int i = 0; i < USERS; i++)
-        u[i] = st_spawn(hammer, (void *)(intptr_t)(i + 1));
-    for (int i = 0; i < USERS; i++)
-        st_join(u[i]);
-    while (atomic_load(&plain_done) != PLAIN)
-        weft_yield();
-    for (int i = 0; i < PLAIN; i++)
-        CHECK_EQ(pthread_join(p[i], NULL), 0);
+    st_pthreads(p, PLAIN, hammer, 1000, 1);
+    st_spawns(u, USERS, hammer, 1, 1);
+    st_join_mixed(u, USERS, p, PLAIN, &plain_done);
     long total = 0;
     for (int i = 0; i < NLOCKS; i++) {
         total += counts[i];

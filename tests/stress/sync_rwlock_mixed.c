@@ -40,8 +40,7 @@ static void *reader(void *arg)
         n++;
     }
     atomic_fetch_add(&reads_done, n);
-    if (!user)
-        atomic_fetch_add(&plain_done, 1);
+    st_plain_done(&plain_done);
     return NULL;
 }
 
@@ -67,8 +66,7 @@ static void *writer(void *arg)
     }
     CHECK(n >= 10); /* writers are not starved by the stream of readers */
     atomic_fetch_add(&writes_done, n);
-    if (!user)
-        atomic_fetch_add(&plain_done, 1);
+    st_plain_done(&plain_done);
     return NULL;
 }
 
@@ -91,12 +89,7 @@ static void run(int workers, double seconds)
         u[nu++] = st_spawn(reader, (void *)(intptr_t)(300 + i));
     for (int i = 0; i < U_WRITERS; i++)
         u[nu++] = st_spawn(writer, (void *)(intptr_t)(400 + i));
-    for (int i = 0; i < nu; i++)
-        st_join(u[i]);
-    while (atomic_load(&plain_done) != np)
-        weft_yield();
-    for (int i = 0; i < np; i++)
-        CHECK_EQ(pthread_join(p[i], NULL), 0);
+    st_join_mixed(u, nu, p, np, &plain_done);
     CHECK_EQ(a_, atomic_load(&writes_done));
     CHECK_EQ(b_, a_);
     CHECK_EQ(weft_rwlock_destroy(&l), 0);

@@ -29,8 +29,7 @@ static void *ring_member(void *arg)
         ring_seq++;
         CHECK_EQ(weft_sem_post(&ring[(i + 1) % RING]), 0);
     }
-    if (!weft_self())
-        atomic_fetch_add(&plain_done, 1);
+    st_plain_done(&plain_done);
     return NULL;
 }
 
@@ -52,8 +51,7 @@ static void *gated(void *arg)
         atomic_fetch_sub(&inside, 1);
         CHECK_EQ(weft_sem_post(&gate), 0);
     }
-    if (!weft_self())
-        atomic_fetch_add(&plain_done, 1);
+    st_plain_done(&plain_done);
     return NULL;
 }
 
@@ -80,12 +78,7 @@ static void run(int workers)
     for (int i = 0; i < GATE_USERS; i++)
         u[nu++] = st_spawn(gated, (void *)(intptr_t)(i + 1));
     CHECK_EQ(weft_sem_post(&ring[0]), 0); /* the token */
-    for (int i = 0; i < nu; i++)
-        st_join(u[i]);
-    while (atomic_load(&plain_done) != np)
-        weft_yield();
-    for (int i = 0; i < np; i++)
-        CHECK_EQ(pthread_join(p[i], NULL), 0);
+    st_join_mixed(u, nu, p, np, &plain_done);
     CHECK_EQ(ring_seq, (long)RING * HOPS);
     /* The token is back at ring[0]; everything else is at rest. */
     CHECK_EQ(weft_sem_trywait(&ring[0]), 0);
@@ -104,9 +97,6 @@ static void run(int workers)
 int main(void)
 {
     st_watchdog(120);
-    run(1);
-    run(0);
-    run(2 * test_affinity_cpus() + 1);
-    printf("sync_sem_mixed: ok\n");
+    st_run_worker_counts(run, "sync_sem_mixed");
     return 0;
 }
