@@ -64,8 +64,7 @@ static void episodes(void)
     st_pthreads(p, EP_PLAIN, participant, 1, 0);
     st_spawns(u, EP_USERS, participant, 0, 0);
     st_join_mixed(u, EP_USERS, p, EP_PLAIN, &plain_done);
-    for (int e = 0; e < EPISODES; e++)
-        CHECK_EQ(atomic_load(&serial[e]), 1);
+    st_check_all_one(serial, EPISODES);
     CHECK_EQ(weft_barrier_destroy(&eb), 0);
 }
 

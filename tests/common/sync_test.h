@@ -117,6 +117,14 @@ static inline void st_plain_done(atomic_int *plain_done)
         atomic_fetch_add(plain_done, 1);
 }
 
+/* Checks that each of the n counters is 1 (a barrier: one serial thread
+ * per episode). */
+static inline void st_check_all_one(atomic_int *count, int n)
+{
+    for (int i = 0; i < n; i++)
+        CHECK_EQ(atomic_load(&count[i]), 1);
+}
+
 /* Runs a mixed test with 1 worker, one per CPU (0) and more workers than
  * CPUs (2 * CPUs + 1, so that the kernel preempts them), then says ok. */
 static inline void st_run_worker_counts(void (*run)(int workers), const char *name)

@@ -56,8 +56,7 @@ static void run(int workers)
     st_pthreads(p, PLAIN, participant, 50, 1);
     st_spawns(u, USERS, participant, 1, 1);
     st_join_mixed(u, USERS, p, PLAIN, &plain_done);
-    for (int e = 0; e < EPISODES; e++)
-        CHECK_EQ(atomic_load(&serial_count[e]), 1);
+    st_check_all_one(serial_count, EPISODES);
     CHECK_EQ(weft_barrier_destroy(&b), 0);
     printf("workers=%d: %d episodes, %d participants\n", weft_num_workers(), EPISODES, NPART);
     st_finalize();
