@@ -124,25 +124,20 @@ static int child(const char *mode)
 
 static void expect_clean_exit(const char *mode)
 {
-    test_child *r = malloc(sizeof *r);
-    CHECK(r != NULL);
-    test_run_self(r, mode, NULL, NULL, NULL);
+    test_child *r = test_run_mode(mode);
     char want[64];
     snprintf(want, sizeof want, "atexit finished=%d handed=%d\n", NFINISHED, NDETACHED);
     const char *leave = strstr(r->out, "initial leaves\n");
-    if (!WIFEXITED(r->status) || WEXITSTATUS(r->status) != 0 || !leave || !strstr(leave, want) ||
-        r->err_len != 0) {
-        test_child_dump(mode, r);
-        CHECK(!"weft_exit from the initial thread must wait for every thread, then exit(0)");
-    }
+    CHECK_CHILD(WIFEXITED(r->status) && WEXITSTATUS(r->status) == 0 && leave &&
+                    strstr(leave, want) && r->err_len == 0,
+                mode, r,
+                "weft_exit from the initial thread must wait for every thread, then exit(0)");
     free(r);
 }
 
 int main(int argc, char **argv)
 {
-    if (argc >= 2)
-        return child(argv[1]);
-    test_clear_env();
+    test_main_or_child(argc, argv, child);
     expect_clean_exit("w1");
     expect_clean_exit("w2");
     printf("threads_exit_initial: ok\n");

@@ -36,21 +36,15 @@ static int child(const char *mode)
 
 static void expect_abort(const char *mode)
 {
-    test_child *r = malloc(sizeof *r);
-    CHECK(r != NULL);
-    test_run_self(r, mode, NULL, NULL, NULL);
-    if (!WIFSIGNALED(r->status) || WTERMSIG(r->status) != SIGABRT || r->err_len == 0) {
-        test_child_dump(mode, r);
-        CHECK(!"weft_exit outside a user thread must print an error and abort");
-    }
+    test_child *r = test_run_mode(mode);
+    CHECK_CHILD(WIFSIGNALED(r->status) && WTERMSIG(r->status) == SIGABRT && r->err_len != 0, mode,
+                r, "weft_exit outside a user thread must print an error and abort");
     free(r);
 }
 
 int main(int argc, char **argv)
 {
-    if (argc >= 2)
-        return child(argv[1]);
-    test_clear_env();
+    test_main_or_child(argc, argv, child);
     expect_abort("pthread");
     expect_abort("stopped");
     return 0;

@@ -82,32 +82,24 @@ static int child(const char *mode)
 
 static void expect_abort(const char *mode)
 {
-    test_child *r = malloc(sizeof *r);
-    CHECK(r != NULL);
-    test_run_self(r, mode, NULL, NULL, NULL);
+    test_child *r = test_run_mode(mode);
     /* TSan's pthread_exit refuses to run on a fiber (a user thread's stack)
      * and ends the process itself (exit 66) before weft sees the unwind. */
     int tsan_stop = TEST_TSAN && WIFEXITED(r->status) && WEXITSTATUS(r->status) == 66 &&
                     strstr(r->err, "ThreadSanitizer") && strstr(r->err, "pthread_exit");
-    if (!tsan_stop && (!WIFSIGNALED(r->status) || WTERMSIG(r->status) != SIGABRT ||
-                       strncmp(r->err, "weft: ", 6) != 0 || !strstr(r->err, "pthread_exit") ||
-                       test_count_lines(r->err) != 1)) {
-        test_child_dump(mode, r);
-        CHECK(!"pthread_exit in a user thread must abort with one weft: line");
-    }
+    CHECK_CHILD(tsan_stop || (WIFSIGNALED(r->status) && WTERMSIG(r->status) == SIGABRT &&
+                              strncmp(r->err, "weft: ", 6) == 0 && strstr(r->err, "pthread_exit") &&
+                              test_count_lines(r->err) == 1),
+                mode, r, "pthread_exit in a user thread must abort with one weft: line");
     free(r);
 }
 
 int main(int argc, char **argv)
 {
-    if (argc >= 2)
-        return child(argv[1]);
-    test_clear_env();
-    expect_abort("work-first");
-    expect_abort("help-first");
-    expect_abort("two-workers");
-    expect_abort("bound");
-    expect_abort("blocking");
-    expect_abort("initial");
+    test_main_or_child(argc, argv, child);
+    static const char *const modes[] = { "work-first", "help-first", "two-workers",
+                                         "bound",      "blocking",   "initial" };
+    for (size_t i = 0; i < sizeof modes / sizeof *modes; i++)
+        expect_abort(modes[i]);
     return 0;
 }

@@ -219,6 +219,37 @@ static inline void test_child_dump(const char *what, const test_child *r)
     fprintf(stderr, "--- stdout:\n%s--- stderr:\n%s---\n", r->out, r->err);
 }
 
+/* A check of a child's outcome r: where cond is false, prints the child's
+ * status and output (test_child_dump, as `what`), then fails as
+ * CHECK(!why) does (why: a string literal that says what was expected). */
+#define CHECK_CHILD(cond, what, r, why)                                                            \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            test_child_dump(what, r);                                                              \
+            CHECK(!why);                                                                           \
+        }                                                                                          \
+    } while (0)
+
+/* test_run_self(mode) with no argument, environment or mask, into a
+ * test_child the caller frees. */
+static inline test_child *test_run_mode(const char *mode)
+{
+    test_child *r = malloc(sizeof *r);
+    CHECK(r != NULL);
+    test_run_self(r, mode, NULL, NULL, NULL);
+    return r;
+}
+
+/* The start of a test that runs itself again (test_run_self): with a mode
+ * argument the process is that child and exits with child(mode); without,
+ * it is the parent and starts from the defaults (test_clear_env). */
+static inline void test_main_or_child(int argc, char **argv, int (*child)(const char *mode))
+{
+    if (argc >= 2)
+        exit(child(argv[1]));
+    test_clear_env();
+}
+
 /* ---- memory ------------------------------------------------------------ */
 
 /* Resident set size of the process in bytes (from /proc/self/statm). */
