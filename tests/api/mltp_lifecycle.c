@@ -16,22 +16,7 @@
 #include <mltp.h>
 
 #include "check.h"
-
-static void nothing(void *arg)
-{
-    (void)arg;
-}
-
-static void vnothing(int nargs, void **args)
-{
-    (void)nargs;
-    (void)args;
-}
-
-static void *bnothing(void *arg)
-{
-    return arg;
-}
+#include "mltp_test.h"
 
 static atomic_int ran;
 
@@ -72,13 +57,13 @@ int main(void)
 
     /* before init */
     errno = 0;
-    CHECK(mltp_create(nothing, NULL) == NULL);
+    CHECK(mltp_create(mt_nothing, NULL) == NULL);
     CHECK_EQ(errno, EAGAIN);
     errno = 0;
-    CHECK(mltp_vcreate(vnothing, 2, (void *)1, (void *)2) == NULL);
+    CHECK(mltp_vcreate(mt_vnothing, 2, (void *)1, (void *)2) == NULL);
     CHECK_EQ(errno, EAGAIN);
     errno = 0;
-    CHECK(mltp_create_bound(bnothing, NULL, 0, NULL) == NULL);
+    CHECK(mltp_create_bound(mt_bnothing, NULL, 0, NULL) == NULL);
     CHECK_EQ(errno, EAGAIN);
     CHECK_EQ(mltp_finalize(), EINVAL);
     mltp_yield(); /* outside the runtime: returns */
@@ -131,7 +116,7 @@ int main(void)
         CHECK_EQ(mltp_finalize(), 0);
         CHECK_EQ(atomic_load(&ran), 51);
         errno = 0;
-        CHECK(mltp_create(nothing, NULL) == NULL);
+        CHECK(mltp_create(mt_nothing, NULL) == NULL);
         CHECK_EQ(errno, EAGAIN);
         CHECK_EQ(mltp_finalize(), EINVAL);
     }

@@ -14,6 +14,7 @@
 #include <mltp.h>
 
 #include "check.h"
+#include "mltp_test.h"
 
 #ifndef __has_feature
 #define __has_feature(x) 0
@@ -23,22 +24,6 @@
 #else
 #define MANY 20000
 #endif
-
-static void nothing(void *arg)
-{
-    (void)arg;
-}
-
-static void vnothing(int nargs, void **args)
-{
-    (void)nargs;
-    (void)args;
-}
-
-static void *bnothing(void *arg)
-{
-    return arg;
-}
 
 /* ---- vcreate ------------------------------------------------------------------ */
 
@@ -180,13 +165,13 @@ int main(void)
     CHECK(mltp_vcreate(NULL, 0) == NULL);
     CHECK_EQ(errno, EINVAL);
     errno = 0;
-    CHECK(mltp_vcreate(vnothing, -1) == NULL);
+    CHECK(mltp_vcreate(mt_vnothing, -1) == NULL);
     CHECK_EQ(errno, EINVAL);
     errno = 0;
     CHECK(mltp_create_bound(NULL, NULL, 0, NULL) == NULL);
     CHECK_EQ(errno, EINVAL);
     errno = 0;
-    CHECK(mltp_create_bound(bnothing, NULL, -1, NULL) == NULL);
+    CHECK(mltp_create_bound(mt_bnothing, NULL, -1, NULL) == NULL);
     CHECK_EQ(errno, EINVAL);
     CHECK_EQ(mltp_join(NULL), EINVAL);
 
@@ -253,7 +238,7 @@ int main(void)
     while (!atomic_load(&kernel_joined))
         mltp_yield(); /* the only virtual processor must run s */
     CHECK_EQ(pthread_join(pt, NULL), 0);
-    CHECK(mltp_create(nothing, NULL) != NULL); /* never joined: finalize reclaims it */
+    CHECK(mltp_create(mt_nothing, NULL) != NULL); /* never joined: finalize reclaims it */
     CHECK_EQ(mltp_finalize(), 0);
 
     /* many threads on two virtual processors, created by several threads */
