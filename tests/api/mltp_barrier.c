@@ -64,13 +64,8 @@ static void episodes_user(void *arg)
     episodes((int)(intptr_t)arg);
 }
 
-static void *episodes_bound(void *arg)
-{
-    episodes((int)(intptr_t)arg);
-    return NULL;
-}
-
-static void *episodes_pthread(void *arg)
+/* for a bound thread and a plain pthread alike */
+static void *episodes_kthread(void *arg)
 {
     episodes((int)(intptr_t)arg);
     return NULL;
@@ -133,12 +128,12 @@ int main(void)
     mltp_thread_t *t[NU];
     for (int i = 0; i < NU; i++)
         CHECK((t[i] = mltp_create(episodes_user, (void *)(intptr_t)i)) != NULL);
-    mltp_thread_t *bt = mltp_create_bound(episodes_bound, (void *)(intptr_t)NU, 0, NULL);
+    mltp_thread_t *bt = mltp_create_bound(episodes_kthread, (void *)(intptr_t)NU, 0, NULL);
     CHECK(bt != NULL);
     mltp_thread_t *jb = mltp_create(join_it, bt); /* see mltp_wake_initial */
     CHECK(jb != NULL);
     pthread_t pt;
-    CHECK_EQ(pthread_create(&pt, NULL, episodes_pthread, (void *)(intptr_t)(NU + 1)), 0);
+    CHECK_EQ(pthread_create(&pt, NULL, episodes_kthread, (void *)(intptr_t)(NU + 1)), 0);
     for (int i = 0; i < NU; i++)
         CHECK_EQ(mltp_join(t[i]), 0);
     CHECK_EQ(mltp_join(jb), 0);

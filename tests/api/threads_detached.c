@@ -52,13 +52,8 @@ static void spawn_detached(long n)
     }
 }
 
-static void *pthread_spawner(void *arg)
-{
-    spawn_detached((long)(intptr_t)arg);
-    return NULL;
-}
-
-static void *user_spawner(void *arg)
+/* for a user thread and a plain pthread alike */
+static void *spawner(void *arg)
 {
     spawn_detached((long)(intptr_t)arg);
     return NULL;
@@ -95,8 +90,8 @@ int main(void)
         weft_thread *u[2];
         pthread_t p[2];
         for (int i = 0; i < 2; i++) {
-            CHECK_EQ(weft_spawn(&u[i], user_spawner, (void *)(intptr_t)batch, NULL), 0);
-            CHECK_EQ(pthread_create(&p[i], NULL, pthread_spawner, (void *)(intptr_t)batch), 0);
+            CHECK_EQ(weft_spawn(&u[i], spawner, (void *)(intptr_t)batch, NULL), 0);
+            CHECK_EQ(pthread_create(&p[i], NULL, spawner, (void *)(intptr_t)batch), 0);
         }
         for (int i = 0; i < 2; i++) {
             CHECK_EQ(weft_join(u[i], NULL), 0);
