@@ -68,6 +68,18 @@ static void *spawn_overflow(void *arg)
     return arg;
 }
 
+/* Runs fn in a thread with a 64 KiB stack and the given name, and joins
+ * it (an overflow ends the process first). */
+static void dive(void *(*fn)(void *), const char *name)
+{
+    weft_attr a = WEFT_ATTR_INIT;
+    a.stack_size = 65536;
+    a.name = name;
+    weft_thread *t;
+    CHECK_EQ(weft_spawn(&t, fn, NULL, &a), 0);
+    CHECK_EQ(weft_join(t, NULL), 0);
+}
+
 static int child(const char *mode)
 {
     struct rlimit no_core = { 0, 0 };
@@ -79,11 +91,7 @@ static int child(const char *mode)
     if (strcmp(mode, "attr") == 0) {
         /* Explicit stack size and name. */
         CHECK_EQ(weft_init(&cfg), 0);
-        weft_attr a = WEFT_ATTR_INIT;
-        a.stack_size = 65536;
-        a.name = "deep-diver";
-        CHECK_EQ(weft_spawn(&t, overflow, NULL, &a), 0);
-        CHECK_EQ(weft_join(t, NULL), 0);
+        dive(overflow, "deep-diver");
     } else if (strcmp(mode, "config") == 0) {
         /* The configured default size, help-first, spawned from another
          * thread, with other threads around. */
@@ -100,11 +108,7 @@ static int child(const char *mode)
             CHECK_EQ(weft_join(others[i], NULL), 0);
     } else if (strcmp(mode, "blocking") == 0) {
         CHECK_EQ(weft_init(&cfg), 0);
-        weft_attr a = WEFT_ATTR_INIT;
-        a.stack_size = 65536;
-        a.name = "blocked-diver";
-        CHECK_EQ(weft_spawn(&t, overflow_in_blocking, NULL, &a), 0);
-        CHECK_EQ(weft_join(t, NULL), 0);
+        dive(overflow_in_blocking, "blocked-diver");
     } else if (strcmp(mode, "segv") == 0) {
         CHECK_EQ(weft_init(&cfg), 0);
         weft_attr a = WEFT_ATTR_INIT;

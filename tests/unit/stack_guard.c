@@ -93,6 +93,21 @@ static void *smash_and_switch(void *arg)
     return NULL;
 }
 
+/* Spawns the victim fn (attributes a) among neighbours parked in the slots
+ * around its own, and joins it. */
+static void run_among_neighbours(void *(*fn)(void *), const weft_attr *a)
+{
+    enum { NEIGHBOURS = 8 };
+    weft_thread *n[NEIGHBOURS], *t = NULL;
+    CHECK_EQ(weft_sem_init(&parked, 0), 0);
+    for (int i = 0; i < NEIGHBOURS; i++) {
+        CHECK_EQ(weft_spawn(&n[i], park_here, NULL, NULL), 0);
+        if (i == NEIGHBOURS / 2)
+            CHECK_EQ(weft_spawn(&t, fn, NULL, a), 0);
+    }
+    weft_join(t, NULL);
+}
+
 static int child(const char *mode)
 {
     weft_config cfg;
@@ -114,30 +129,13 @@ static int child(const char *mode)
         return 3; /* not reached: the free of t checks the canary */
     }
     if (!strcmp(mode, "bigframe")) {
-        /* Neighbours parked in the slots around the victim's. */
-        enum { NEIGHBOURS = 8 };
-        weft_thread *n[NEIGHBOURS];
-        CHECK_EQ(weft_sem_init(&parked, 0), 0);
-        for (int i = 0; i < NEIGHBOURS; i++) {
-            CHECK_EQ(weft_spawn(&n[i], park_here, NULL, NULL), 0);
-            if (i == NEIGHBOURS / 2)
-                CHECK_EQ(weft_spawn(&t, big_frame, NULL, &a), 0);
-        }
-        weft_join(t, NULL);
+        run_among_neighbours(big_frame, &a);
         return 3; /* not reached: the guard stops the first store */
     }
     if (!strcmp(mode, "canary-deep")) {
         /* Unbounded recursion with no guard page: it runs on through the
          * slots below until something stops it. */
-        enum { NEIGHBOURS = 8 };
-        weft_thread *n[NEIGHBOURS];
-        CHECK_EQ(weft_sem_init(&parked, 0), 0);
-        for (int i = 0; i < NEIGHBOURS; i++) {
-            CHECK_EQ(weft_spawn(&n[i], park_here, NULL, NULL), 0);
-            if (i == NEIGHBOURS / 2)
-                CHECK_EQ(weft_spawn(&t, deep, NULL, &a), 0);
-        }
-        weft_join(t, NULL);
+        run_among_neighbours(deep, &a);
         return 3; /* not reached */
     }
     if (!strcmp(mode, "canary-yield") || !strcmp(mode, "canary-spawn")) {
@@ -271,13 +269,7 @@ int main(int argc, char **argv)
     CHECK(strstr(out, "madvise 0 ") && strstr(out, "canary 0"));
 
     /* past the mapping budget: canary slots, one notice, everything runs */
-    FILE *f = fopen("/proc/sys/vm/max_map_count", "r");
-    long maxmap = 0;
-    if (f) {
-        if (fscanf(f, "%ld", &maxmap) != 1)
-            maxmap = 0;
-        fclose(f);
-    }
+    long maxmap = check_read_long("/proc/sys/vm/max_map_count", 0);
     if (maxmap > 0 && maxmap <= 65530) {
         st = run_child(path, "mprotect", "budget", out, sizeof out);
         CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
