@@ -40,4 +40,18 @@ static inline double check_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* The number a one-number file holds (such as /proc/sys/vm/max_map_count),
+ * or dflt where it cannot be opened or read. */
+static inline long check_read_long(const char *path, long dflt)
+{
+    FILE *f = fopen(path, "r");
+    long v = dflt;
+    if (f) {
+        if (fscanf(f, "%ld", &v) != 1)
+            v = dflt;
+        fclose(f);
+    }
+    return v;
+}
+
 #endif

@@ -13,13 +13,7 @@
 int main(int argc, char **argv)
 {
     alarm(DIST_TEST_ALARM_S);
-    FILE *f = fopen("/proc/sys/kernel/randomize_va_space", "r");
-    int aslr = 2;
-    if (f) {
-        if (fscanf(f, "%d", &aslr) != 1)
-            aslr = 2;
-        fclose(f);
-    }
+    long aslr = check_read_long("/proc/sys/kernel/randomize_va_space", 2);
     int p = personality(0xffffffff);
     if (aslr == 0 || (p != -1 && (p & ADDR_NO_RANDOMIZE)))
         SKIP("address randomisation is off here: nothing to simulate");
