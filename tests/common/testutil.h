@@ -281,6 +281,22 @@ static __attribute__((unused)) void *test_deep(void *arg)
     return (void *)(intptr_t)test_use_stack((size_t)(uintptr_t)arg);
 }
 
+/* ---- configurations ------------------------------------------------------ */
+
+/* The run of a stress test over configurations, bounded by alarm(120) and
+ * from the default environment: config(workers, policy, seed) with 2 and
+ * 3 workers under each spawn policy, the seed varied per configuration. */
+static inline void test_run_configs(void (*config)(int workers, int policy, uint64_t seed),
+                                    uint64_t seed)
+{
+    alarm(120);
+    test_clear_env();
+    for (int workers = 2; workers <= 3; workers++)
+        for (int policy = 0; policy < 2; policy++)
+            config(workers, policy ? WEFT_HELP_FIRST : WEFT_WORK_FIRST,
+                   seed + (uint64_t)workers * 7 + (uint64_t)policy);
+}
+
 /* ---- randomness -------------------------------------------------------- */
 
 static inline uint64_t test_splitmix(uint64_t *s)

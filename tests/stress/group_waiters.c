@@ -105,12 +105,6 @@ static void config(int workers, int policy, uint64_t seed)
 
 int main(void)
 {
-    alarm(120);
-    test_clear_env();
-    uint64_t seed = 0x9e3779b97f4a7c15ull;
-    for (int workers = 2; workers <= 3; workers++)
-        for (int policy = 0; policy < 2; policy++)
-            config(workers, policy ? WEFT_HELP_FIRST : WEFT_WORK_FIRST,
-                   seed + (uint64_t)workers * 7 + (uint64_t)policy);
+    test_run_configs(config, 0x9e3779b97f4a7c15ull);
     return 0;
 }
