@@ -9,12 +9,7 @@
 
 int main(int argc, char **argv)
 {
-    int provided = 0;
-#if defined(WEFT_SANITIZE_THREAD)
-    SKIP("MPICH's MPI_Finalize crashes under ThreadSanitizer");
-#endif
-    CHECK_EQ(MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided), MPI_SUCCESS);
-    alarm(DIST_TEST_ALARM_S);
+    dist_test_mpi_init(&argc, &argv);
     int rc = weft_dist_init(&argc, &argv);
     if (rc == ENOTSUP) {
         MPI_Finalize(); /* ours to finalise, skipping or not */

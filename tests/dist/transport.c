@@ -71,13 +71,8 @@ static void runs(void)
 
 int main(int argc, char **argv)
 {
-    int provided = 0;
-#if defined(WEFT_SANITIZE_THREAD)
-    SKIP("MPICH's MPI_Finalize crashes under ThreadSanitizer");
-#endif
     /* ours, so that a refused init leaves MPI for the next one */
-    CHECK_EQ(MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided), MPI_SUCCESS);
-    alarm(DIST_TEST_ALARM_S);
+    dist_test_mpi_init(&argc, &argv);
 
     setenv("WEFT_DIST_TRANSPORT", "carrier-pigeon", 1);
     int rc = weft_dist_init(&argc, &argv);
