@@ -177,14 +177,7 @@ static atomic_int plain_done;
 static void *incr(void *arg)
 {
     for (int i = 0; i < ME_ITERS; i++) {
-        if (i % 7 == 0) {
-            int r = weft_mutex_trylock(&cm);
-            if (r == EBUSY)
-                r = weft_mutex_lock(&cm);
-            CHECK_EQ(r, 0);
-        } else {
-            CHECK_EQ(weft_mutex_lock(&cm), 0);
-        }
+        st_mutex_take(&cm, i % 7 == 0);
         CHECK_EQ(atomic_fetch_add(&inside, 1), 0);
         counter++;
         if (i % 64 == 0 && weft_self())

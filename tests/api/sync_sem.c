@@ -116,14 +116,7 @@ static atomic_int inside, max_inside, plain_done;
 static void *gated(void *arg)
 {
     for (int i = 0; i < 3000; i++) {
-        if (i % 5 == 0) {
-            int r = weft_sem_trywait(&gate);
-            if (r == EAGAIN)
-                r = weft_sem_wait(&gate);
-            CHECK_EQ(r, 0);
-        } else {
-            CHECK_EQ(weft_sem_wait(&gate), 0);
-        }
+        st_sem_take(&gate, i % 5 == 0);
         int n = atomic_fetch_add(&inside, 1) + 1;
         CHECK(n <= GATE_V);
         int mx = atomic_load(&max_inside);

@@ -37,14 +37,7 @@ static void *gated(void *arg)
 {
     uint64_t seed = (uint64_t)(intptr_t)arg;
     for (int k = 0; k < GATE_ITERS; k++) {
-        if (test_splitmix(&seed) % 3 == 0) {
-            int r = weft_sem_trywait(&gate);
-            if (r == EAGAIN)
-                r = weft_sem_wait(&gate);
-            CHECK_EQ(r, 0);
-        } else {
-            CHECK_EQ(weft_sem_wait(&gate), 0);
-        }
+        st_sem_take(&gate, test_splitmix(&seed) % 3 == 0);
         CHECK(atomic_fetch_add(&inside, 1) < GATE_V);
         if (weft_self() && test_splitmix(&seed) % 4 == 0)
             weft_yield();
