@@ -177,10 +177,8 @@ int main(int argc, char **argv)
      * the other variables still applied. */
     static const char *const bad_workers[] = { "abc", "-3", "3x", "", "99999999999999999999" };
     for (size_t i = 0; i < sizeof bad_workers / sizeof *bad_workers; i++) {
-        char var[64];
-        snprintf(var, sizeof var, "WEFT_WORKERS=%s", bad_workers[i]);
-        const char *const e[] = { var, "WEFT_SPAWN_POLICY=help-first", NULL };
-        cfg_out c = run_config(e, r);
+        cfg_out c =
+            run_config_var("WEFT_WORKERS", bad_workers[i], "WEFT_SPAWN_POLICY=help-first", r);
         if (bad_workers[i][0] == '\0' && r->err_len == 0) {
             /* An empty variable may be treated as unset. */
             CHECK_EQ(c.workers, def.workers);
@@ -193,10 +191,7 @@ int main(int argc, char **argv)
     }
     static const char *const bad_stack[] = { "12Q", "K", "-5", "1.5M", "huge", "" };
     for (size_t i = 0; i < sizeof bad_stack / sizeof *bad_stack; i++) {
-        char var[64];
-        snprintf(var, sizeof var, "WEFT_STACK_SIZE=%s", bad_stack[i]);
-        const char *const e[] = { var, "WEFT_WORKERS=2", NULL };
-        cfg_out c = run_config(e, r);
+        cfg_out c = run_config_var("WEFT_STACK_SIZE", bad_stack[i], "WEFT_WORKERS=2", r);
         if (bad_stack[i][0] == '\0' && r->err_len == 0) {
             CHECK_EQ(c.stack, def.stack);
             continue;
@@ -208,10 +203,7 @@ int main(int argc, char **argv)
     }
     static const char *const bad_policy[] = { "sideways", "help", "1", "work-firstx" };
     for (size_t i = 0; i < sizeof bad_policy / sizeof *bad_policy; i++) {
-        char var[64];
-        snprintf(var, sizeof var, "WEFT_SPAWN_POLICY=%s", bad_policy[i]);
-        const char *const e[] = { var, "WEFT_STACK_SIZE=128K", NULL };
-        cfg_out c = run_config(e, r);
+        cfg_out c = run_config_var("WEFT_SPAWN_POLICY", bad_policy[i], "WEFT_STACK_SIZE=128K", r);
         expect_one_line(r, "WEFT_SPAWN_POLICY");
         CHECK_EQ(c.policy, def.policy);
         CHECK_EQ(c.stack, 128 * 1024);

@@ -91,20 +91,14 @@ int main(int argc, char **argv)
         "M",
     };
     for (size_t i = 0; i < sizeof bad_stack / sizeof *bad_stack; i++) {
-        char var[80];
-        snprintf(var, sizeof var, "WEFT_STACK_SIZE=%s", bad_stack[i]);
-        const char *const e[] = { var, "WEFT_WORKERS=2", NULL };
-        cfg_out c = run_config(e, r);
+        cfg_out c = run_config_var("WEFT_STACK_SIZE", bad_stack[i], "WEFT_WORKERS=2", r);
         expect_one_line(r, "WEFT_STACK_SIZE");
         CHECK_EQ(c.stack, def.stack);
         CHECK_EQ(c.workers, 2);
     }
     static const char *const bad_workers[] = { "0x2", "2.0", "1e3" };
     for (size_t i = 0; i < sizeof bad_workers / sizeof *bad_workers; i++) {
-        char var[80];
-        snprintf(var, sizeof var, "WEFT_WORKERS=%s", bad_workers[i]);
-        const char *const e[] = { var, NULL };
-        cfg_out c = run_config(e, r);
+        cfg_out c = run_config_var("WEFT_WORKERS", bad_workers[i], NULL, r);
         expect_one_line(r, "WEFT_WORKERS");
         CHECK_EQ(c.workers, def.workers);
     }
@@ -123,10 +117,7 @@ int main(int argc, char **argv)
             { "1ms", 1000 },
         };
         for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
-            char var[80];
-            snprintf(var, sizeof var, "WEFT_QUANTUM=%s", good[i].v);
-            const char *const e[] = { var, NULL };
-            cfg_out c = run_config(e, r);
+            cfg_out c = run_config_var("WEFT_QUANTUM", good[i].v, NULL, r);
             CHECK_EQ(r->err_len, 0);
             CHECK_EQ(c.quantum, good[i].us);
         }
@@ -136,10 +127,7 @@ int main(int argc, char **argv)
         CHECK(c.quantum < 0);
         static const char *const bad[] = { "fast", "10s", "-5", "0", "ms", "10 ms" };
         for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-            char var[80];
-            snprintf(var, sizeof var, "WEFT_QUANTUM=%s", bad[i]);
-            const char *const e[] = { var, NULL };
-            c = run_config(e, r);
+            c = run_config_var("WEFT_QUANTUM", bad[i], NULL, r);
             expect_one_line(r, "WEFT_QUANTUM");
             CHECK_EQ(c.quantum, def.quantum);
         }

@@ -44,6 +44,17 @@ static inline cfg_out run_config(const char *const *env, test_child *r)
     return c;
 }
 
+/* Parent: run_config with name=value and, unless NULL, one other
+ * "NAME=VALUE" setting. */
+static inline cfg_out run_config_var(const char *name, const char *value, const char *other,
+                                     test_child *r)
+{
+    char var[128];
+    snprintf(var, sizeof var, "%s=%s", name, value);
+    const char *const e[] = { var, other, NULL };
+    return run_config(e, r);
+}
+
 /* Exactly one line on stderr, naming var. */
 static inline void expect_one_line(const test_child *r, const char *var)
 {
