@@ -121,28 +121,20 @@ static inline void st_plain_done(atomic_int *plain_done)
  * weft_mutex_trylock and weft_mutex_lock only if that found it held. */
 static inline void st_mutex_take(weft_mutex *m, int try_first)
 {
-    if (try_first) {
-        int r = weft_mutex_trylock(m);
-        if (r == EBUSY)
-            r = weft_mutex_lock(m);
-        CHECK_EQ(r, 0);
-    } else {
-        CHECK_EQ(weft_mutex_lock(m), 0);
-    }
+    int r = try_first ? weft_mutex_trylock(m) : EBUSY;
+    if (r == EBUSY)
+        r = weft_mutex_lock(m);
+    CHECK_EQ(r, 0);
 }
 
 /* Takes one unit with weft_sem_wait or, where try_first is set, with
  * weft_sem_trywait and weft_sem_wait only if that found none. */
 static inline void st_sem_take(weft_sem *s, int try_first)
 {
-    if (try_first) {
-        int r = weft_sem_trywait(s);
-        if (r == EAGAIN)
-            r = weft_sem_wait(s);
-        CHECK_EQ(r, 0);
-    } else {
-        CHECK_EQ(weft_sem_wait(s), 0);
-    }
+    int r = try_first ? weft_sem_trywait(s) : EAGAIN;
+    if (r == EAGAIN)
+        r = weft_sem_wait(s);
+    CHECK_EQ(r, 0);
 }
 
 /* Checks that each of the n counters is 1 (a barrier: one serial thread
