@@ -93,6 +93,15 @@ static void *smash_and_switch(void *arg)
     return NULL;
 }
 
+/* Prints the stack stats as the parent parses them. */
+static void print_stack_stats(void)
+{
+    struct weft__stack_stats st;
+    weft__stack_stats(&st);
+    printf("slots %zu madvise %zu mprotect %zu canary %zu\n", st.slots, st.guard_madvise,
+           st.guard_mprotect, st.guard_canary);
+}
+
 /* Spawns the victim fn (attributes a) among neighbours parked in the slots
  * around its own, and joins it. */
 static void run_among_neighbours(void *(*fn)(void *), const weft_attr *a)
@@ -117,7 +126,6 @@ static int child(const char *mode)
     weft_attr a = WEFT_ATTR_INIT;
     a.name = "victim";
     weft_thread *t;
-    struct weft__stack_stats st;
     if (!strcmp(mode, "overflow")) {
         CHECK_EQ(weft_spawn(&t, recurse, NULL, &a), 0);
         weft_join(t, NULL);
@@ -157,9 +165,7 @@ static int child(const char *mode)
         CHECK_EQ(weft_init(&cfg), 0);
         for (int i = 0; i < M; i++)
             CHECK_EQ(weft_spawn(&ts[i], nop, NULL, NULL), 0);
-        weft__stack_stats(&st);
-        printf("slots %zu madvise %zu mprotect %zu canary %zu\n", st.slots, st.guard_madvise,
-               st.guard_mprotect, st.guard_canary);
+        print_stack_stats();
         for (int i = 0; i < M; i++)
             CHECK_EQ(weft_join(ts[i], NULL), 0);
         CHECK_EQ(weft_finalize(), 0);
@@ -173,9 +179,7 @@ static int child(const char *mode)
         weft_attr h = WEFT_ATTR_INIT;
         for (int i = 0; i < N; i++)
             CHECK_EQ(weft_spawn(&ts[i], nop, NULL, &h), 0);
-        weft__stack_stats(&st);
-        printf("slots %zu madvise %zu mprotect %zu canary %zu\n", st.slots, st.guard_madvise,
-               st.guard_mprotect, st.guard_canary);
+        print_stack_stats();
         for (int i = 0; i < N; i++)
             CHECK_EQ(weft_join(ts[i], NULL), 0);
         CHECK_EQ(weft_finalize(), 0);
