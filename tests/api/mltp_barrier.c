@@ -59,16 +59,16 @@ static void episodes(int me)
     }
 }
 
-static void episodes_user(void *arg)
-{
-    episodes((int)(intptr_t)arg);
-}
-
 /* for a bound thread and a plain pthread alike */
 static void *episodes_kthread(void *arg)
 {
     episodes((int)(intptr_t)arg);
     return NULL;
+}
+
+static void episodes_user(void *arg)
+{
+    (void)episodes_kthread(arg);
 }
 
 static void join_it(void *t)
