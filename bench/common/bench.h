@@ -378,6 +378,47 @@ static inline void bench_fib_sweep(const bench_opts *o, const char *impl, long n
         bench_fib_summary(impl, n, ts, t1, p, tp);
 }
 
+/* Times fn(n) reps times into samples, after one warm-up call
+ * fn(min(n, warm)); returns whether any result was wrong. A task-parallel
+ * baseline calls it inside its runtime's parallel region. */
+static inline int bench_fib_time(const bench_opts *o, long (*fn)(long), long n, long warm,
+                                 double *samples)
+{
+    int bad = 0;
+    BENCH_SINK(fn(n < warm ? n : warm));
+    for (int r = 0; r < o->reps; r++) {
+        uint64_t t0 = bench_now_ns();
+        long v = fn(n);
+        samples[r] = (double)(bench_now_ns() - t0);
+        bad |= v != bench_fib_expected(n);
+    }
+    return bad;
+}
+
+/* The end of one parallel fib run of impl on w workers: dies if a result
+ * was wrong (bad), else reports the samples as bench=fib, param n, and
+ * returns their median. */
+static inline double bench_fib_report(const bench_opts *o, const char *impl, long w, long n,
+                                      const double *samples, int bad)
+{
+    char param[32];
+    if (bad) {
+        fprintf(stderr, "bench: %s fib(%ld) wrong\n", impl, n);
+        exit(1);
+    }
+    snprintf(param, sizeof param, "%ld", n);
+    return bench_report(o, "fib", impl, w, param, samples, o->reps, "ns").median;
+}
+
+/* For every -n: the serial time, then bench_fib_sweep of run against it. */
+static inline void bench_fib_sweeps(const bench_opts *o, const char *impl, bench_fib_run_fn run,
+                                    int arg)
+{
+    for (int ni = 0; ni < o->n.len; ni++)
+        bench_fib_sweep(o, impl, o->n.v[ni], bench_fib_serial_report(o, impl, o->n.v[ni]).median,
+                        run, arg);
+}
+
 #ifdef __cplusplus
 }
 #endif

@@ -22,23 +22,9 @@ static double run(const bench_opts *o, long n, long w, int unused)
 {
     (void)unused;
     double samples[BENCH_MAX_RUNS];
-    char param[32];
-    bool bad = false;
-    with_threads(w, [&] {
-        BENCH_SINK(fib_fiber(n < 15 ? n : 15));
-        for (int r = 0; r < o->reps; r++) {
-            uint64_t t0 = bench_now_ns();
-            long v = fib_fiber(n);
-            samples[r] = (double)(bench_now_ns() - t0);
-            bad |= v != bench_fib_expected(n);
-        }
-    });
-    if (bad) {
-        fprintf(stderr, "bench: boostfiber fib(%ld) wrong\n", n);
-        exit(1);
-    }
-    snprintf(param, sizeof param, "%ld", n);
-    return bench_report(o, "fib", "boostfiber", w, param, samples, o->reps, "ns").median;
+    int bad = 0;
+    with_threads(w, [&] { bad = bench_fib_time(o, fib_fiber, n, 15, samples); });
+    return bench_fib_report(o, "boostfiber", w, n, samples, bad);
 }
 
 int main(int argc, char **argv)
@@ -52,8 +38,6 @@ int main(int argc, char **argv)
                 o.n.v[0]);
         o.n.len = 1;
     }
-    for (int ni = 0; ni < o.n.len; ni++)
-        bench_fib_sweep(&o, "boostfiber", o.n.v[ni],
-                        bench_fib_serial_report(&o, "boostfiber", o.n.v[ni]).median, run, 0);
+    bench_fib_sweeps(&o, "boostfiber", run, 0);
     return 0;
 }

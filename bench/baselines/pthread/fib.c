@@ -34,7 +34,6 @@ static double run(const bench_opts *o, long n, long w, int unused)
 {
     (void)unused;
     double samples[BENCH_MAX_RUNS];
-    char param[32];
     cpu_set_t old;
     int pinned = w == 1 && bench_pin_one_cpu(&old) == 0;
     BENCH_SINK(fib_thread((void *)(intptr_t)(n < 10 ? n : 10)));
@@ -49,8 +48,7 @@ static double run(const bench_opts *o, long n, long w, int unused)
     }
     if (pinned)
         bench_unpin(&old);
-    snprintf(param, sizeof param, "%ld", n);
-    return bench_report(o, "fib", "pthread", w, param, samples, o->reps, "ns").median;
+    return bench_fib_report(o, "pthread", w, n, samples, 0);
 }
 
 int main(int argc, char **argv)
@@ -60,9 +58,7 @@ int main(int argc, char **argv)
     bench_default_n(&o, 20);
     pthread_attr_init(&attr);
     pthread_attr_setstacksize(&attr, STACK_SIZE);
-    for (int ni = 0; ni < o.n.len; ni++)
-        bench_fib_sweep(&o, "pthread", o.n.v[ni],
-                        bench_fib_serial_report(&o, "pthread", o.n.v[ni]).median, run, 0);
+    bench_fib_sweeps(&o, "pthread", run, 0);
     pthread_attr_destroy(&attr);
     return 0;
 }
