@@ -108,23 +108,12 @@ static double run_once(enum seeds_impl impl, int n, int nthreads, int dynamic)
 
 int main(int argc, char **argv)
 {
-    const char *scheme = "both";
-    /* -s is ours; bench.h parses the rest */
-    for (int i = 1; i + 1 < argc; i++)
-        if (!strcmp(argv[i], "-s")) {
-            scheme = argv[i + 1];
-            for (int j = i; j + 2 <= argc; j++)
-                argv[j] = argv[j + 2];
-            argc -= 2;
-            break;
-        }
+    const char *scheme = seeds_take_opt(&argc, argv, "-s", "both");
     bench_opts o;
     bench_parse(argc, argv, &o,
                 "  [-s dynamic|fixed|both]; default -n 512,1024 -w 1,2 -k 1,2,4,8\n");
-    static const long w12[] = { 1, 2 };
-    bench_default_list(&o.workers, o.workers_given, w12, 2);
     static const long k[] = { 1, 2, 4, 8 }, sizes[] = { 512, 1024 };
-    bench_default_list(&o.threads, o.threads_given, k, 4);
+    seeds_defaults(&o, k, 4);
     bench_default_list(&o.n, o.n.len > 0, sizes, 2);
     double samples[BENCH_MAX_RUNS];
     for (int ni = 0; ni < o.n.len; ni++) {
@@ -140,22 +129,12 @@ int main(int argc, char **argv)
                 continue;
             char bench[64];
             snprintf(bench, sizeof bench, "matmul_%s_%d", d ? "dynamic" : "fixed", n);
-            for (int impl = 0; impl < SEEDS_NIMPL; impl++) {
-                if (!seeds_wants(&o, impl))
-                    continue;
-                for (int wi = 0; wi < o.workers.len; wi++) {
-                    long w = o.workers.v[wi];
-                    seeds_start(impl, w);
-                    for (int ki = 0; ki < o.threads.len; ki++) {
-                        int t = (int)(o.threads.v[ki] * w);
-                        for (int r = 0; r < reps; r++)
-                            samples[r] = run_once(impl, n, t, d);
-                        char param[32];
-                        snprintf(param, sizeof param, "%d", t);
-                        bench_report(&o, bench, seeds_impl_name[impl], w, param, samples, reps,
-                                     "ns");
-                    }
-                    seeds_stop(impl);
+            for (seeds_iter it = SEEDS_ITER_INIT; seeds_next(&o, &it);) {
+                for (int ki = 0; ki < o.threads.len; ki++) {
+                    int t = (int)(o.threads.v[ki] * it.w);
+                    for (int r = 0; r < reps; r++)
+                        samples[r] = run_once((enum seeds_impl)it.impl, n, t, d);
+                    seeds_report(&o, bench, &it, t, samples, reps, "ns");
                 }
             }
         }

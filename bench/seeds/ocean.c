@@ -122,10 +122,8 @@ int main(int argc, char **argv)
 {
     bench_opts o;
     bench_parse(argc, argv, &o, "  default -n 258,514 -w 1,2 -k 2,4,8,16 (total threads)\n");
-    static const long w12[] = { 1, 2 };
-    bench_default_list(&o.workers, o.workers_given, w12, 2);
     static const long k[] = { 2, 4, 8, 16 }, sizes[] = { 258, 514 };
-    bench_default_list(&o.threads, o.threads_given, k, 4);
+    seeds_defaults(&o, k, 4);
     bench_default_list(&o.n, o.n.len > 0, sizes, 2);
     double samples[BENCH_MAX_RUNS];
     for (int ni = 0; ni < o.n.len; ni++) {
@@ -136,22 +134,14 @@ int main(int argc, char **argv)
         reference = -1;
         char bench[32];
         snprintf(bench, sizeof bench, "ocean_%d", side);
-        for (int impl = 0; impl < SEEDS_NIMPL; impl++) {
-            if (!seeds_wants(&o, impl))
-                continue;
-            for (int wi = 0; wi < o.workers.len; wi++) {
-                long w = o.workers.v[wi];
-                seeds_start(impl, w);
-                for (int ki = 0; ki < o.threads.len; ki++) {
-                    int t = (int)o.threads.v[ki];
-                    run_once(impl, side, t, iters / 10 + 1, 0); /* warm-up */
-                    for (int r = 0; r < o.reps; r++)
-                        samples[r] = run_once(impl, side, t, iters, 1);
-                    char param[32];
-                    snprintf(param, sizeof param, "%d", t);
-                    bench_report(&o, bench, seeds_impl_name[impl], w, param, samples, o.reps, "ns");
-                }
-                seeds_stop(impl);
+        for (seeds_iter it = SEEDS_ITER_INIT; seeds_next(&o, &it);) {
+            enum seeds_impl impl = (enum seeds_impl)it.impl;
+            for (int ki = 0; ki < o.threads.len; ki++) {
+                int t = (int)o.threads.v[ki];
+                run_once(impl, side, t, iters / 10 + 1, 0); /* warm-up */
+                for (int r = 0; r < o.reps; r++)
+                    samples[r] = run_once(impl, side, t, iters, 1);
+                seeds_report(&o, bench, &it, t, samples, o.reps, "ns");
             }
         }
     }

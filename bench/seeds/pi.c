@@ -56,28 +56,18 @@ int main(int argc, char **argv)
 {
     bench_opts o;
     bench_parse(argc, argv, &o, "  default -n 20000000 -w 1,2 -k 1..8\n");
-    static const long w12[] = { 1, 2 };
-    bench_default_list(&o.workers, o.workers_given, w12, 2);
     static const long k[] = { 1, 2, 3, 4, 5, 6, 7, 8 };
-    bench_default_list(&o.threads, o.threads_given, k, 8);
+    seeds_defaults(&o, k, 8);
     long steps = bench_size(&o, 20000000);
     double samples[BENCH_MAX_RUNS];
-    for (int impl = 0; impl < SEEDS_NIMPL; impl++) {
-        if (!seeds_wants(&o, impl))
-            continue;
-        for (int wi = 0; wi < o.workers.len; wi++) {
-            long w = o.workers.v[wi];
-            seeds_start(impl, w);
-            for (int ki = 0; ki < o.threads.len; ki++) {
-                int t = (int)(o.threads.v[ki] * w);
-                run_once(impl, steps / 10, t); /* warm-up */
-                for (int r = 0; r < o.reps; r++)
-                    samples[r] = run_once(impl, steps, t);
-                char param[32];
-                snprintf(param, sizeof param, "%d", t);
-                bench_report(&o, "pi", seeds_impl_name[impl], w, param, samples, o.reps, "ns");
-            }
-            seeds_stop(impl);
+    for (seeds_iter it = SEEDS_ITER_INIT; seeds_next(&o, &it);) {
+        enum seeds_impl impl = (enum seeds_impl)it.impl;
+        for (int ki = 0; ki < o.threads.len; ki++) {
+            int t = (int)(o.threads.v[ki] * it.w);
+            run_once(impl, steps / 10, t); /* warm-up */
+            for (int r = 0; r < o.reps; r++)
+                samples[r] = run_once(impl, steps, t);
+            seeds_report(&o, "pi", &it, t, samples, o.reps, "ns");
         }
     }
     return 0;

@@ -267,4 +267,72 @@ static inline int seeds_wants(const bench_opts *o, enum seeds_impl impl)
     return bench_wants(o, seeds_impl_name[impl]);
 }
 
+/* Takes a program's own "flag VALUE" out of argv before bench_parse sees
+ * the rest: returns VALUE, or dflt where the flag is not there. */
+static inline const char *seeds_take_opt(int *argc, char **argv, const char *flag, const char *dflt)
+{
+    for (int i = 1; i + 1 < *argc; i++)
+        if (!strcmp(argv[i], flag)) {
+            const char *v = argv[i + 1];
+            for (int j = i; j + 2 <= *argc; j++)
+                argv[j] = argv[j + 2];
+            *argc -= 2;
+            return v;
+        }
+    return dflt;
+}
+
+/* The seeds' defaults where the command line left them out: -w 1,2 and
+ * -k the nk values of k. */
+static inline void seeds_defaults(bench_opts *o, const long *k, int nk)
+{
+    static const long w12[] = { 1, 2 };
+    bench_default_list(&o->workers, o->workers_given, w12, 2);
+    bench_default_list(&o->threads, o->threads_given, k, nk);
+}
+
+/* ---- the configurations a program runs ------------------------------------------------ */
+
+/* Every implementation -i wants, on every -w worker count, with its
+ * runtime started for the loop's body:
+ *   for (seeds_iter it = SEEDS_ITER_INIT; seeds_next(&o, &it);)
+ *       ... it.impl on it.w workers ...
+ * (each call stops the runtime the previous one started; no break). */
+typedef struct seeds_iter {
+    int impl;    /* enum seeds_impl; SEEDS_NIMPL at the end */
+    int wi;      /* index in o->workers */
+    long w;      /* o->workers.v[wi] */
+    int started; /* the runtime of impl runs */
+} seeds_iter;
+
+#define SEEDS_ITER_INIT                                                                            \
+    {                                                                                              \
+        0, -1, 0, 0                                                                                \
+    }
+
+static inline int seeds_next(const bench_opts *o, seeds_iter *it)
+{
+    if (it->started) {
+        seeds_stop((enum seeds_impl)it->impl);
+        it->started = 0;
+    }
+    for (; it->impl < SEEDS_NIMPL; it->impl++, it->wi = -1)
+        if (seeds_wants(o, (enum seeds_impl)it->impl) && it->wi + 1 < o->workers.len) {
+            it->w = o->workers.v[++it->wi];
+            seeds_start((enum seeds_impl)it->impl, it->w);
+            it->started = 1;
+            return 1;
+        }
+    return 0;
+}
+
+/* bench_report of one configuration, with the thread count t as param. */
+static inline void seeds_report(const bench_opts *o, const char *bench, const seeds_iter *it, int t,
+                                const double *samples, int reps, const char *unit)
+{
+    char param[32];
+    snprintf(param, sizeof param, "%d", t);
+    bench_report(o, bench, seeds_impl_name[it->impl], it->w, param, samples, reps, unit);
+}
+
 #endif
