@@ -74,11 +74,7 @@ struct ring {
     long rounds;
     int owner;   /* under the lock: whose turn; -1 before the start */
     int waiting; /* under the lock: threads that reached their first wait */
-    union {
-        weft_mutex w;
-        mltp_lock_t m;
-        pthread_mutex_t p;
-    } lock;
+    struct seeds_lock lock;
     union {
         weft_cond w;
         mltp_cond_t m;
@@ -86,34 +82,14 @@ struct ring {
     } * cond; /* one per thread */
 };
 
-static void r_lock(struct ring *r)
-{
-    if (r->impl == SEEDS_WEFT)
-        weft_mutex_lock(&r->lock.w);
-    else if (r->impl == SEEDS_MLTP)
-        mltp_lock(&r->lock.m);
-    else
-        pthread_mutex_lock(&r->lock.p);
-}
-
-static void r_unlock(struct ring *r)
-{
-    if (r->impl == SEEDS_WEFT)
-        weft_mutex_unlock(&r->lock.w);
-    else if (r->impl == SEEDS_MLTP)
-        mltp_unlock(&r->lock.m);
-    else
-        pthread_mutex_unlock(&r->lock.p);
-}
-
 static void r_wait(struct ring *r, int i)
 {
     if (r->impl == SEEDS_WEFT)
-        weft_cond_wait(&r->cond[i].w, &r->lock.w);
+        weft_cond_wait(&r->cond[i].w, &r->lock.u.w);
     else if (r->impl == SEEDS_MLTP)
-        mltp_cond_wait(&r->cond[i].m, &r->lock.m);
+        mltp_cond_wait(&r->cond[i].m, &r->lock.u.m);
     else
-        pthread_cond_wait(&r->cond[i].p, &r->lock.p);
+        pthread_cond_wait(&r->cond[i].p, &r->lock.u.p);
 }
 
 static void r_signal(struct ring *r, int i)
@@ -131,7 +107,7 @@ static void ring_member(void *arg, int id)
 {
     struct ring *r = arg;
     int next = (id + 1) % r->n;
-    r_lock(r);
+    seeds_lock(&r->lock);
     r->waiting++;
     for (long k = 0; k < r->rounds; k++) {
         while (r->owner != id)
@@ -139,7 +115,7 @@ static void ring_member(void *arg, int id)
         r->owner = next;
         r_signal(r, next);
     }
-    r_unlock(r);
+    seeds_unlock(&r->lock);
 }
 
 struct ring_run {
@@ -163,20 +139,20 @@ static void ring_team_mltp(void *arg)
 
 static double ring_once(enum seeds_impl impl, int n, long handoffs)
 {
-    struct ring r = { impl, n, handoffs / n > 0 ? handoffs / n : 1, -1, 0, { { { 0 } } }, NULL };
+    struct ring r = {
+        .impl = impl, .n = n, .rounds = handoffs / n > 0 ? handoffs / n : 1, .owner = -1
+    };
     r.cond = calloc((size_t)n, sizeof *r.cond);
     if (!r.cond)
         bench_die("calloc", ENOMEM);
+    seeds_lock_init(&r.lock, impl, MLTP_LOCK_SPIN);
     if (impl == SEEDS_WEFT) {
-        weft_mutex_init(&r.lock.w);
         for (int i = 0; i < n; i++)
             weft_cond_init(&r.cond[i].w);
     } else if (impl == SEEDS_MLTP) {
-        mltp_lock_init(&r.lock.m, MLTP_LOCK_SPIN);
         for (int i = 0; i < n; i++)
             mltp_cond_init(&r.cond[i].m);
     } else {
-        pthread_mutex_init(&r.lock.p, NULL);
         for (int i = 0; i < n; i++)
             pthread_cond_init(&r.cond[i].p, NULL);
     }
@@ -194,9 +170,9 @@ static double ring_once(enum seeds_impl impl, int n, long handoffs)
     if (rc != 0)
         bench_die("ring team", rc);
     for (;;) {
-        r_lock(&r);
+        seeds_lock(&r.lock);
         int all = r.waiting == n;
-        r_unlock(&r);
+        seeds_unlock(&r.lock);
         if (all)
             break;
         if (impl == SEEDS_PTHREAD) {
@@ -207,10 +183,10 @@ static double ring_once(enum seeds_impl impl, int n, long handoffs)
         }
     }
     uint64_t t0 = bench_now_ns();
-    r_lock(&r);
+    seeds_lock(&r.lock);
     r.owner = 0;
     r_signal(&r, 0);
-    r_unlock(&r);
+    seeds_unlock(&r.lock);
     if (impl == SEEDS_WEFT)
         rc = weft_join(wt, NULL);
     else if (impl == SEEDS_MLTP)
@@ -223,62 +199,42 @@ static double ring_once(enum seeds_impl impl, int n, long handoffs)
     if (impl == SEEDS_WEFT) {
         for (int i = 0; i < n; i++)
             weft_cond_destroy(&r.cond[i].w);
-        weft_mutex_destroy(&r.lock.w);
     } else if (impl == SEEDS_PTHREAD) {
         for (int i = 0; i < n; i++)
             pthread_cond_destroy(&r.cond[i].p);
-        pthread_mutex_destroy(&r.lock.p);
     }
+    seeds_lock_destroy(&r.lock);
     free(r.cond);
     return (double)(t1 - t0) / (double)(r.rounds * n);
 }
 
 int main(int argc, char **argv)
 {
-    const char *which = "all";
-    for (int i = 1; i + 1 < argc; i++)
-        if (!strcmp(argv[i], "-b")) {
-            which = argv[i + 1];
-            for (int j = i; j + 2 <= argc; j++)
-                argv[j] = argv[j + 2];
-            argc -= 2;
-            break;
-        }
+    const char *which = seeds_take_opt(&argc, argv, "-b", "all");
     bench_opts o;
     bench_parse(argc, argv, &o, "  [-b create|ring|all]; default -k 50,100,200 -w 1,2\n");
-    static const long w12[] = { 1, 2 };
-    bench_default_list(&o.workers, o.workers_given, w12, 2);
     static const long k[] = { 50, 100, 200 };
-    bench_default_list(&o.threads, o.threads_given, k, 3);
+    seeds_defaults(&o, k, 3);
     double samples[BENCH_MAX_RUNS];
-    for (int impl = 0; impl < SEEDS_NIMPL; impl++) {
-        if (!seeds_wants(&o, impl))
-            continue;
-        for (int wi = 0; wi < o.workers.len; wi++) {
-            long w = o.workers.v[wi];
-            seeds_start(impl, w);
-            if (!strcmp(which, "all") || !strcmp(which, "create")) {
-                long batches = impl == SEEDS_PTHREAD ? 200 : 1000;
-                create_once(impl, batches / 10); /* warm-up */
+    for (seeds_iter it = SEEDS_ITER_INIT; seeds_next(&o, &it);) {
+        enum seeds_impl impl = (enum seeds_impl)it.impl;
+        if (!strcmp(which, "all") || !strcmp(which, "create")) {
+            long batches = impl == SEEDS_PTHREAD ? 200 : 1000;
+            create_once(impl, batches / 10); /* warm-up */
+            for (int r = 0; r < o.reps; r++)
+                samples[r] = create_once(impl, batches);
+            bench_report(&o, "create_delete", seeds_impl_name[impl], it.w, "10", samples, o.reps,
+                         "ns/thread");
+        }
+        if (!strcmp(which, "all") || !strcmp(which, "ring")) {
+            for (int ki = 0; ki < o.threads.len; ki++) {
+                int n = (int)o.threads.v[ki];
+                long h = bench_size(&o, impl == SEEDS_PTHREAD ? 20000 : 200000);
+                ring_once(impl, n, h / 10); /* warm-up */
                 for (int r = 0; r < o.reps; r++)
-                    samples[r] = create_once(impl, batches);
-                bench_report(&o, "create_delete", seeds_impl_name[impl], w, "10", samples, o.reps,
-                             "ns/thread");
+                    samples[r] = ring_once(impl, n, h);
+                seeds_report(&o, "ring", &it, n, samples, o.reps, "ns/hand-off");
             }
-            if (!strcmp(which, "all") || !strcmp(which, "ring")) {
-                for (int ki = 0; ki < o.threads.len; ki++) {
-                    int n = (int)o.threads.v[ki];
-                    long h = bench_size(&o, impl == SEEDS_PTHREAD ? 20000 : 200000);
-                    ring_once(impl, n, h / 10); /* warm-up */
-                    for (int r = 0; r < o.reps; r++)
-                        samples[r] = ring_once(impl, n, h);
-                    char param[32];
-                    snprintf(param, sizeof param, "%d", n);
-                    bench_report(&o, "ring", seeds_impl_name[impl], w, param, samples, o.reps,
-                                 "ns/hand-off");
-                }
-            }
-            seeds_stop(impl);
         }
     }
     return 0;
