@@ -245,6 +245,15 @@ static inline void tg_stencil_block(long i, long j)
         }
 }
 
+/* The wavefront's block body in the baselines: upstream's stencil where
+ * stencil is set (TG_STENCIL), the bare i + j otherwise. */
+static inline long tg_block_computation(long i, long j, int stencil)
+{
+    if (stencil)
+        tg_stencil_block(i, j);
+    return i + j;
+}
+
 static inline void tg_sizes(const bench_opts *o, int b, bench_list *out)
 {
     if (o->n.len > 0) {
@@ -280,6 +289,12 @@ static inline void tg_release(int b, struct tg_level_graph *g, int stencil)
 /* main: parses the options and runs each selected benchmark for each size
  * and worker count. */
 typedef void (*tg_run_fn)(const bench_opts *o, int b, long size, long workers);
+
+/* tg_main's usage lines: -i with the four graphs and an implementation's
+ * extra names (a string literal, "" or "|name..."), and -n. */
+#define TG_USAGE(extra_i)                                                                          \
+    "  -i all|wavefront|linear_chain|binary_tree|graph_traversal" extra_i "\n"                     \
+    "  -n sizes: S (wavefront), l (linear_chain, binary_tree), n (graph_traversal)\n"
 
 static inline int tg_main(int argc, char **argv, const char *usage, tg_run_fn run)
 {

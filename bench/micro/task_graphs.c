@@ -206,9 +206,5 @@ static void run(const bench_opts *o, int b, long size, long workers)
 
 int main(int argc, char **argv)
 {
-    return tg_main(argc, argv,
-                   "  -i all|wavefront|linear_chain|binary_tree|graph_traversal|wavefront_stencil\n"
-                   "  -n sizes: S (wavefront), l (linear_chain, binary_tree), n "
-                   "(graph_traversal)\n",
-                   run);
+    return tg_main(argc, argv, TG_USAGE("|wavefront_stencil"), run);
 }

@@ -20,13 +20,6 @@ static int *tok; /* one dependency token per node */
 
 static int stencil; /* the real block body (TG_STENCIL) */
 
-static long block_computation(long i, long j)
-{
-    if (stencil)
-        tg_stencil_block(i, j);
-    return i + j;
-}
-
 static void wavefront(long size)
 {
     long mb = size / TG_BLOCK;
@@ -37,16 +30,16 @@ static void wavefront(long size)
             long k = i * mb + j;
             if (i > 0 && j > 0) {
 #pragma omp task firstprivate(i, j) depend(in : tok[k - mb], tok[k - 1]) depend(out : tok[k])
-                BENCH_SINK(block_computation(i, j));
+                BENCH_SINK(tg_block_computation(i, j, stencil));
             } else if (i > 0) {
 #pragma omp task firstprivate(i, j) depend(in : tok[k - mb]) depend(out : tok[k])
-                BENCH_SINK(block_computation(i, j));
+                BENCH_SINK(tg_block_computation(i, j, stencil));
             } else if (j > 0) {
 #pragma omp task firstprivate(i, j) depend(in : tok[k - 1]) depend(out : tok[k])
-                BENCH_SINK(block_computation(i, j));
+                BENCH_SINK(tg_block_computation(i, j, stencil));
             } else {
 #pragma omp task firstprivate(i, j) depend(out : tok[k])
-                BENCH_SINK(block_computation(i, j));
+                BENCH_SINK(tg_block_computation(i, j, stencil));
             }
         }
 }
@@ -157,9 +150,5 @@ static void run(const bench_opts *o, int b, long size, long workers)
 
 int main(int argc, char **argv)
 {
-    return tg_main(argc, argv,
-                   "  -i all|wavefront|linear_chain|binary_tree|graph_traversal\n"
-                   "  -n sizes: S (wavefront), l (linear_chain, binary_tree), n "
-                   "(graph_traversal)\n",
-                   run);
+    return tg_main(argc, argv, TG_USAGE(""), run);
 }

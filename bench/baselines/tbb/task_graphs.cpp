@@ -21,13 +21,6 @@ using msg_t = tbb::flow::continue_msg;
 
 static int stencil; /* the real block body (TG_STENCIL) */
 
-static long block_computation(long i, long j)
-{
-    if (stencil)
-        tg_stencil_block(i, j);
-    return i + j;
-}
-
 static void wavefront(long size)
 {
     long mb = size / TG_BLOCK;
@@ -36,7 +29,7 @@ static void wavefront(long size)
     for (long i = 0; i < mb; i++)
         for (long j = 0; j < mb; j++)
             nodes[i * mb + j] = std::make_unique<node_t>(g, [i, j](const msg_t &) {
-                BENCH_SINK(block_computation(i, j));
+                BENCH_SINK(tg_block_computation(i, j, stencil));
             });
     for (long i = 0; i < mb; i++)
         for (long j = 0; j < mb; j++) {
@@ -138,9 +131,5 @@ static void run(const bench_opts *o, int b, long size, long workers)
 
 int main(int argc, char **argv)
 {
-    return tg_main(argc, argv,
-                   "  -i all|wavefront|linear_chain|binary_tree|graph_traversal\n"
-                   "  -n sizes: S (wavefront), l (linear_chain, binary_tree), n "
-                   "(graph_traversal)\n",
-                   run);
+    return tg_main(argc, argv, TG_USAGE(""), run);
 }
