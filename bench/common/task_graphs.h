@@ -266,6 +266,39 @@ static inline void tg_sizes(const bench_opts *o, int b, bench_list *out)
 
 /* ---- the driver ------------------------------------------------------------------- */
 
+/* Sets up what benchmark b of the given size needs before its timed runs:
+ * the layered graph (graph_traversal), the matrix (wavefront_stencil).
+ * Returns whether the block body is the stencil; tg_release undoes it. */
+static inline int tg_prepare(int b, struct tg_level_graph *g, long size)
+{
+    if (b == TG_GRAPH_TRAVERSAL)
+        tg_level_graph_init(g, size);
+    int stencil = b == TG_STENCIL;
+    if (stencil)
+        tg_matrix_init(size);
+    return stencil;
+}
+
+/* An implementation's four graph builders; wavefront builds TG_STENCIL too. */
+typedef struct tg_builders {
+    void (*wavefront)(long size);
+    void (*linear_chain)(long l);
+    void (*binary_tree)(long l);
+    void (*graph_traversal)(long n);
+} tg_builders;
+
+/* Builds and runs graph b of the given size: the timed part of a run. */
+static inline void tg_build(const tg_builders *f, int b, long size)
+{
+    switch (b) {
+    case TG_WAVEFRONT:
+    case TG_STENCIL: f->wavefront(size); break;
+    case TG_LINEAR_CHAIN: f->linear_chain(size); break;
+    case TG_BINARY_TREE: f->binary_tree(size); break;
+    default: f->graph_traversal(size); break;
+    }
+}
+
 /* After one timed call started at t0: its time, the graph_traversal check
  * (outside the timer), and the sample unless r is the warm-up (r = -1). */
 static inline void tg_record(int b, struct tg_level_graph *g, uint64_t t0, double *samples, int r)

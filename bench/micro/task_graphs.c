@@ -172,28 +172,20 @@ static void graph_traversal(long n)
 
 /* ---- driver ------------------------------------------------------------------------ */
 
+static const tg_builders builders = { wavefront, linear_chain, binary_tree, graph_traversal };
+
 static void run(const bench_opts *o, int b, long size, long workers)
 {
     double samples[BENCH_MAX_RUNS];
     long tasks = tg_tasks(b, size);
     handles = tg_alloc((size_t)(tasks + 2) * sizeof *handles);
-    if (b == TG_GRAPH_TRAVERSAL)
-        tg_level_graph_init(&lg, size);
-    wf_stencil = b == TG_STENCIL;
-    if (wf_stencil)
-        tg_matrix_init(size);
+    wf_stencil = tg_prepare(b, &lg, size);
     bench_weft_init(workers, WEFT_WORK_FIRST);
     die_rc("weft_sem_init", weft_sem_init(&done, 0));
     for (int r = -1; r < o->reps; r++) { /* r = -1: warm-up (record caches, deque growth) */
         bench_sched_mark(r, o->reps, 0, tg_names[b], "weft", workers);
         uint64_t t0 = bench_now_ns();
-        switch (b) {
-        case TG_WAVEFRONT:
-        case TG_STENCIL: wavefront(size); break;
-        case TG_LINEAR_CHAIN: linear_chain(size); break;
-        case TG_BINARY_TREE: binary_tree(size); break;
-        default: graph_traversal(size); break;
-        }
+        tg_build(&builders, b, size);
         tg_record(b, &lg, t0, samples, r);
         bench_sched_mark(r, o->reps, 1, tg_names[b], "weft", workers);
     }

@@ -119,27 +119,19 @@ static void graph_traversal(long n)
     }
 }
 
+static const tg_builders builders = { wavefront, linear_chain, binary_tree, graph_traversal };
+
 static void run(const bench_opts *o, int b, long size, long workers)
 {
     double samples[BENCH_MAX_RUNS];
     tok = tg_alloc((size_t)(tg_tasks(b, size) + 2) * sizeof *tok);
-    if (b == TG_GRAPH_TRAVERSAL)
-        tg_level_graph_init(&lg, size);
-    stencil = b == TG_STENCIL;
-    if (stencil)
-        tg_matrix_init(size);
+    stencil = tg_prepare(b, &lg, size);
     omp_set_num_threads((int)workers);
     for (int r = -1; r < o->reps; r++) { /* r = -1: warm-up (the team starts) */
         verify = r < 0;
         bench_sched_mark(r, o->reps, 0, tg_names[b], "omp", workers);
         uint64_t t0 = bench_now_ns();
-        switch (b) {
-        case TG_WAVEFRONT:
-        case TG_STENCIL: wavefront(size); break;
-        case TG_LINEAR_CHAIN: linear_chain(size); break;
-        case TG_BINARY_TREE: binary_tree(size); break;
-        default: graph_traversal(size); break;
-        }
+        tg_build(&builders, b, size);
         tg_record(b, &lg, t0, samples, r);
         bench_sched_mark(r, o->reps, 1, tg_names[b], "omp", workers);
     }

@@ -105,24 +105,16 @@ static void graph_traversal(long n)
     g.wait_for_all();
 }
 
+static const tg_builders builders = { wavefront, linear_chain, binary_tree, graph_traversal };
+
 static void run(const bench_opts *o, int b, long size, long workers)
 {
     double samples[BENCH_MAX_RUNS];
-    if (b == TG_GRAPH_TRAVERSAL)
-        tg_level_graph_init(&lg, size);
-    stencil = b == TG_STENCIL;
-    if (stencil)
-        tg_matrix_init(size);
+    stencil = tg_prepare(b, &lg, size);
     for (int r = -1; r < o->reps; r++) { /* r = -1: warm-up (TBB's workers start) */
         tbb::global_control c(tbb::global_control::max_allowed_parallelism, (size_t)workers);
         uint64_t t0 = bench_now_ns();
-        switch (b) {
-        case TG_WAVEFRONT:
-        case TG_STENCIL: wavefront(size); break;
-        case TG_LINEAR_CHAIN: linear_chain(size); break;
-        case TG_BINARY_TREE: binary_tree(size); break;
-        default: graph_traversal(size); break;
-        }
+        tg_build(&builders, b, size);
         tg_record(b, &lg, t0, samples, r);
     }
     tg_release(b, &lg, stencil);
