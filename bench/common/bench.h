@@ -131,6 +131,13 @@ static inline void bench_die(const char *what, int err)
     exit(1);
 }
 
+/* Dies as bench_die does where rc, what a call returned, is an error. */
+static inline void bench_ok(int rc, const char *what)
+{
+    if (rc != 0)
+        bench_die(what, rc);
+}
+
 static inline int bench_parse_list(const char *s, bench_list *out)
 {
     out->len = 0;
@@ -417,6 +424,47 @@ static inline void bench_fib_sweeps(const bench_opts *o, const char *impl, bench
     for (int ni = 0; ni < o->n.len; ni++)
         bench_fib_sweep(o, impl, o->n.v[ni], bench_fib_serial_report(o, impl, o->n.v[ni]).median,
                         run, arg);
+}
+
+/* Times loop(n) reps times into samples, in ns per iteration. */
+static inline void bench_time_per_op(const bench_opts *o, void (*loop)(long n), long n,
+                                     double *samples)
+{
+    for (int r = 0; r < o->reps; r++) {
+        uint64_t t0 = bench_now_ns();
+        loop(n);
+        samples[r] = (double)(bench_now_ns() - t0) / (double)n;
+    }
+}
+
+/* The create+join baselines: for every -w, run(o, w, n, samples) fills
+ * samples with ns per create+join over n iterations (-n, default 100000),
+ * reported as bench=create_join param=empty. */
+typedef void (*bench_cj_run_fn)(const bench_opts *o, long w, long n, double *samples);
+
+static inline void bench_cj_sweep(const bench_opts *o, const char *impl, bench_cj_run_fn run)
+{
+    long n = bench_size(o, 100000);
+    if (n < 1)
+        n = 1;
+    for (int wi = 0; wi < o->workers.len; wi++) {
+        double samples[BENCH_MAX_RUNS];
+        long w = o->workers.v[wi];
+        run(o, w, n, samples);
+        bench_report(o, "create_join", impl, w, "empty", samples, o->reps, "ns/op");
+    }
+}
+
+/* The main of a fib baseline with no options of its own: -n defaults to
+ * dflt_n, and every -n is swept (bench_fib_sweeps). */
+static inline int bench_fib_main(int argc, char **argv, const char *usage, long dflt_n,
+                                 const char *impl, bench_fib_run_fn run)
+{
+    bench_opts o;
+    bench_parse(argc, argv, &o, usage);
+    bench_default_n(&o, dflt_n);
+    bench_fib_sweeps(&o, impl, run, 0);
+    return 0;
 }
 
 #ifdef __cplusplus

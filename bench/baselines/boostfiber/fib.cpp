@@ -18,9 +18,8 @@ static long fib_fiber(long n)
     return a + b;
 }
 
-static double run(const bench_opts *o, long n, long w, int unused)
+static double run(const bench_opts *o, long n, long w, int /* unused */)
 {
-    (void)unused;
     double samples[BENCH_MAX_RUNS];
     int bad = 0;
     with_threads(w, [&] { bad = bench_fib_time(o, fib_fiber, n, 15, samples); });

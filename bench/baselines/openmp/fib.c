@@ -33,9 +33,5 @@ static double run(const bench_opts *o, long n, long w, int unused)
 
 int main(int argc, char **argv)
 {
-    bench_opts o;
-    bench_parse(argc, argv, &o, "  default -n 30\n");
-    bench_default_n(&o, 30);
-    bench_fib_sweeps(&o, "openmp", run, 0);
-    return 0;
+    return bench_fib_main(argc, argv, "  default -n 30\n", 30, "openmp", run);
 }

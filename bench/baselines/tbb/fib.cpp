@@ -20,9 +20,8 @@ static long fib_task(long n)
     return a + b;
 }
 
-static double run(const bench_opts *o, long n, long w, int unused)
+static double run(const bench_opts *o, long n, long w, int /* unused */)
 {
-    (void)unused;
     double samples[BENCH_MAX_RUNS];
     int bad = 0;
     tbb::task_arena arena(w);
@@ -32,9 +31,5 @@ static double run(const bench_opts *o, long n, long w, int unused)
 
 int main(int argc, char **argv)
 {
-    bench_opts o;
-    bench_parse(argc, argv, &o, "  default -n 30\n");
-    bench_default_n(&o, 30);
-    bench_fib_sweeps(&o, "tbb", run, 0);
-    return 0;
+    return bench_fib_main(argc, argv, "  default -n 30\n", 30, "tbb", run);
 }
