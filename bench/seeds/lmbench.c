@@ -214,7 +214,7 @@ int main(int argc, char **argv)
     bench_opts o;
     bench_parse(argc, argv, &o, "  [-b create|ring|all]; default -k 50,100,200 -w 1,2\n");
     static const long k[] = { 50, 100, 200 };
-    seeds_defaults(&o, k, 3);
+    seeds_defaults(&o, k, 3, NULL, 0);
     double samples[BENCH_MAX_RUNS];
     for (seeds_iter it = SEEDS_ITER_INIT; seeds_next(&o, &it);) {
         enum seeds_impl impl = (enum seeds_impl)it.impl;

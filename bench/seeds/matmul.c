@@ -113,8 +113,7 @@ int main(int argc, char **argv)
     bench_parse(argc, argv, &o,
                 "  [-s dynamic|fixed|both]; default -n 512,1024 -w 1,2 -k 1,2,4,8\n");
     static const long k[] = { 1, 2, 4, 8 }, sizes[] = { 512, 1024 };
-    seeds_defaults(&o, k, 4);
-    bench_default_list(&o.n, o.n.len > 0, sizes, 2);
+    seeds_defaults(&o, k, 4, sizes, 2);
     double samples[BENCH_MAX_RUNS];
     for (int ni = 0; ni < o.n.len; ni++) {
         int n = (int)o.n.v[ni];

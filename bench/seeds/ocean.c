@@ -123,8 +123,7 @@ int main(int argc, char **argv)
     bench_opts o;
     bench_parse(argc, argv, &o, "  default -n 258,514 -w 1,2 -k 2,4,8,16 (total threads)\n");
     static const long k[] = { 2, 4, 8, 16 }, sizes[] = { 258, 514 };
-    seeds_defaults(&o, k, 4);
-    bench_default_list(&o.n, o.n.len > 0, sizes, 2);
+    seeds_defaults(&o, k, 4, sizes, 2);
     double samples[BENCH_MAX_RUNS];
     for (int ni = 0; ni < o.n.len; ni++) {
         int side = (int)o.n.v[ni];

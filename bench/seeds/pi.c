@@ -57,7 +57,7 @@ int main(int argc, char **argv)
     bench_opts o;
     bench_parse(argc, argv, &o, "  default -n 20000000 -w 1,2 -k 1..8\n");
     static const long k[] = { 1, 2, 3, 4, 5, 6, 7, 8 };
-    seeds_defaults(&o, k, 8);
+    seeds_defaults(&o, k, 8, NULL, 0);
     long steps = bench_size(&o, 20000000);
     double samples[BENCH_MAX_RUNS];
     for (seeds_iter it = SEEDS_ITER_INIT; seeds_next(&o, &it);) {

@@ -282,13 +282,16 @@ static inline const char *seeds_take_opt(int *argc, char **argv, const char *fla
     return dflt;
 }
 
-/* The seeds' defaults where the command line left them out: -w 1,2 and
- * -k the nk values of k. */
-static inline void seeds_defaults(bench_opts *o, const long *k, int nk)
+/* The seeds' defaults where the command line left them out: -w 1,2, -k
+ * the nk values of k and, where nsizes > 0, -n the values of sizes. */
+static inline void seeds_defaults(bench_opts *o, const long *k, int nk, const long *sizes,
+                                  int nsizes)
 {
     static const long w12[] = { 1, 2 };
     bench_default_list(&o->workers, o->workers_given, w12, 2);
     bench_default_list(&o->threads, o->threads_given, k, nk);
+    if (nsizes > 0)
+        bench_default_list(&o->n, o->n.len > 0, sizes, nsizes);
 }
 
 /* ---- the configurations a program runs ------------------------------------------------ */
