@@ -24,26 +24,19 @@ BENCH_NOINLINE void bench_loop_boostfiber(long n)
     }
 }
 
+static void run(const bench_opts *o, long w, long n, double *samples)
+{
+    with_threads(w, [&] {
+        bench_loop_boostfiber(warmup);
+        bench_time_per_op(o, bench_loop_boostfiber, n, samples);
+    });
+}
+
 int main(int argc, char **argv)
 {
     bench_opts o;
     bench_parse(argc, argv, &o, NULL);
     bench_boost_workers(&o);
-    long n = bench_size(&o, 100000);
-    if (n < 1)
-        n = 1;
-    for (int wi = 0; wi < o.workers.len; wi++) {
-        double samples[BENCH_MAX_RUNS];
-        long w = o.workers.v[wi];
-        with_threads(w, [&] {
-            bench_loop_boostfiber(warmup);
-            for (int r = 0; r < o.reps; r++) {
-                uint64_t t0 = bench_now_ns();
-                bench_loop_boostfiber(n);
-                samples[r] = (double)(bench_now_ns() - t0) / (double)n;
-            }
-        });
-        bench_report(&o, "create_join", "boostfiber", w, "empty", samples, o.reps, "ns/op");
-    }
+    bench_cj_sweep(&o, "boostfiber", run);
     return 0;
 }

@@ -26,27 +26,20 @@ BENCH_NOINLINE void bench_loop_openmp(long n)
     }
 }
 
+static void run(const bench_opts *o, long w, long n, double *samples)
+{
+#pragma omp parallel num_threads((int)w)
+#pragma omp single
+    {
+        bench_loop_openmp(WARMUP);
+        bench_time_per_op(o, bench_loop_openmp, n, samples);
+    }
+}
+
 int main(int argc, char **argv)
 {
     bench_opts o;
     bench_parse(argc, argv, &o, NULL);
-    long n = bench_size(&o, 100000);
-    if (n < 1)
-        n = 1;
-    for (int wi = 0; wi < o.workers.len; wi++) {
-        double samples[BENCH_MAX_RUNS];
-        int w = (int)o.workers.v[wi];
-#pragma omp parallel num_threads(w)
-#pragma omp single
-        {
-            bench_loop_openmp(WARMUP);
-            for (int r = 0; r < o.reps; r++) {
-                uint64_t t0 = bench_now_ns();
-                bench_loop_openmp(n);
-                samples[r] = (double)(bench_now_ns() - t0) / (double)n;
-            }
-        }
-        bench_report(&o, "create_join", "openmp", w, "empty", samples, o.reps, "ns/op");
-    }
+    bench_cj_sweep(&o, "openmp", run);
     return 0;
 }

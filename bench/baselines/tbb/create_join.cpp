@@ -26,27 +26,24 @@ BENCH_NOINLINE void bench_loop_tbb(tbb::task_group &g, long n)
     }
 }
 
+static void run(const bench_opts *o, long w, long n, double *samples)
+{
+    tbb::task_arena arena((int)w);
+    arena.execute([&] {
+        tbb::task_group g;
+        bench_loop_tbb(g, warmup);
+        for (int r = 0; r < o->reps; r++) {
+            uint64_t t0 = bench_now_ns();
+            bench_loop_tbb(g, n);
+            samples[r] = (double)(bench_now_ns() - t0) / (double)n;
+        }
+    });
+}
+
 int main(int argc, char **argv)
 {
     bench_opts o;
     bench_parse(argc, argv, &o, NULL);
-    long n = bench_size(&o, 100000);
-    if (n < 1)
-        n = 1;
-    for (int wi = 0; wi < o.workers.len; wi++) {
-        double samples[BENCH_MAX_RUNS];
-        int w = (int)o.workers.v[wi];
-        tbb::task_arena arena(w);
-        arena.execute([&] {
-            tbb::task_group g;
-            bench_loop_tbb(g, warmup);
-            for (int r = 0; r < o.reps; r++) {
-                uint64_t t0 = bench_now_ns();
-                bench_loop_tbb(g, n);
-                samples[r] = (double)(bench_now_ns() - t0) / (double)n;
-            }
-        });
-        bench_report(&o, "create_join", "tbb", w, "empty", samples, o.reps, "ns/op");
-    }
+    bench_cj_sweep(&o, "tbb", run);
     return 0;
 }
