@@ -8,6 +8,9 @@
 #include "bench.h"
 #include "weft.h"
 
+/* policy BENCH_POLICY_ENV: the environment's (weft_config_default). */
+#define BENCH_POLICY_ENV (-1)
+
 /* weft_init with the environment's defaults but workers and policy; dies on
  * an error. */
 static inline void bench_weft_init(long workers, int policy)
@@ -15,10 +18,10 @@ static inline void bench_weft_init(long workers, int policy)
     weft_config cfg;
     weft_config_default(&cfg);
     cfg.workers = (int)workers;
-    cfg.spawn_policy = policy;
+    if (policy != BENCH_POLICY_ENV)
+        cfg.spawn_policy = policy;
     int rc = weft_init(&cfg);
-    if (rc != 0)
-        bench_die("weft_init", rc);
+    bench_ok(rc, "weft_init");
 }
 
 /* fib(n) with one weft_spawn per call and the join that matches it (n in
@@ -31,12 +34,10 @@ static inline void *bench_weft_fib(void *arg)
     weft_thread *t;
     void *a;
     int rc = weft_spawn(&t, bench_weft_fib, (void *)(intptr_t)(n - 1), NULL);
-    if (rc != 0)
-        bench_die("weft_spawn", rc);
+    bench_ok(rc, "weft_spawn");
     long b = (long)(intptr_t)bench_weft_fib((void *)(intptr_t)(n - 2));
     rc = weft_join(t, &a);
-    if (rc != 0)
-        bench_die("weft_join", rc);
+    bench_ok(rc, "weft_join");
     return (void *)(intptr_t)((long)(intptr_t)a + b);
 }
 

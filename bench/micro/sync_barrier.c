@@ -28,6 +28,7 @@
  * Each run starts with a warm-up of 2% of its episodes (at least 1000).
  */
 #include "bench.h"
+#include "bench_weft.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -190,17 +191,13 @@ static void run_once(struct run *r, const char *impl, long workers)
     mm_init(&r->m[1]);
     r->warmup = r->episodes / 50 > 1000 ? r->episodes / 50 : 1000;
     if (strcmp(impl, "weft") == 0) {
-        weft_config cfg;
-        weft_config_default(&cfg);
-        cfg.workers = (int)workers;
-        int e = weft_init(&cfg);
-        if (e)
-            bench_die("weft_init", e);
+        bench_weft_init(workers, BENCH_POLICY_ENV);
         weft_barrier b;
         weft_barrier_init(&b, 2);
         r->bar = &b;
         r->wait = weft_wait;
         weft_thread *t[2];
+        int e;
         for (int i = 0; i < 2; i++)
             if ((e = weft_spawn(&t[i], weft_participant, &p[i], NULL)) != 0)
                 bench_die("weft_spawn", e);

@@ -7,54 +7,13 @@
  *   impl=pthread   two pthreads on one CPU (workers=1) and unpinned (all)
  */
 #include "bench.h"
+#include "sync_ops.h"
 
 #include <pthread.h>
 #include <weft.h>
 
-struct ops {
-    int (*lock)(void *);
-    int (*unlock)(void *);
-    int (*wait)(void *, void *);
-    int (*signal)(void *);
-};
-
-static int wl(void *m)
-{
-    return weft_mutex_lock(m);
-}
-static int wu(void *m)
-{
-    return weft_mutex_unlock(m);
-}
-static int ww(void *c, void *m)
-{
-    return weft_cond_wait(c, m);
-}
-static int ws(void *c)
-{
-    return weft_cond_signal(c);
-}
-static int pl(void *m)
-{
-    return pthread_mutex_lock(m);
-}
-static int pu(void *m)
-{
-    return pthread_mutex_unlock(m);
-}
-static int pw(void *c, void *m)
-{
-    return pthread_cond_wait(c, m);
-}
-static int ps(void *c)
-{
-    return pthread_cond_signal(c);
-}
-
-static const struct ops weft_ops = { wl, wu, ww, ws }, pthread_ops = { pl, pu, pw, ps };
-
 struct ho {
-    const struct ops *ops;
+    const struct bench_sync_ops *ops;
     void *m;
     void *c[2];
     int turn; /* under m */
@@ -71,7 +30,7 @@ static void *play(void *arg)
 {
     struct player *p = arg;
     struct ho *h = p->h;
-    const struct ops *o = h->ops;
+    const struct bench_sync_ops *o = h->ops;
     uint64_t t0 = bench_now_ns();
     for (long r = 0; r < h->rounds; r++) {
         o->lock(h->m);
@@ -101,7 +60,7 @@ static double handoff_weft(long workers, long rounds)
         bench_die("weft_init", e);
     weft_mutex m = WEFT_MUTEX_INIT;
     weft_cond c[2] = { WEFT_COND_INIT, WEFT_COND_INIT };
-    struct ho h = { &weft_ops, &m, { &c[0], &c[1] }, 0, rounds, 0 };
+    struct ho h = { &bench_weft_sync, &m, { &c[0], &c[1] }, 0, rounds, 0 };
     struct player p[2] = { { &h, 0 }, { &h, 1 } };
     weft_thread *t[2];
     for (int i = 0; i < 2; i++)
@@ -116,7 +75,7 @@ static double handoff_pthread(int one_cpu, long rounds)
 {
     pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
     pthread_cond_t c[2] = { PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER };
-    struct ho h = { &pthread_ops, &m, { &c[0], &c[1] }, 0, rounds, 0 };
+    struct ho h = { &bench_pthread_sync, &m, { &c[0], &c[1] }, 0, rounds, 0 };
     struct player p[2] = { { &h, 0 }, { &h, 1 } };
     cpu_set_t old;
     if (one_cpu && bench_pin_one_cpu(&old) != 0)

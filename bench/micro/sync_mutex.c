@@ -18,41 +18,19 @@
  *   impl=pthread   K pthreads (unpinned)
  */
 #include "bench.h"
+#include "bench_weft.h"
+#include "sync_ops.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
 #include <weft.h>
 
-/* ---- a lock interface over both implementations ------------------------------ */
-
-struct ops {
-    int (*lock)(void *);
-    int (*unlock)(void *);
-};
-
-static int wl(void *m)
-{
-    return weft_mutex_lock(m);
-}
-static int wu(void *m)
-{
-    return weft_mutex_unlock(m);
-}
-static int pl(void *m)
-{
-    return pthread_mutex_lock(m);
-}
-static int pu(void *m)
-{
-    return pthread_mutex_unlock(m);
-}
-
-static const struct ops weft_ops = { wl, wu }, pthread_ops = { pl, pu };
+/* the lock interface over both implementations: sync_ops.h */
 
 /* ---- ping-pong ------------------------------------------------------------------ */
 
 struct pp {
-    const struct ops *ops;
+    const struct bench_sync_ops *ops;
     void *m[3];
     long rounds;
     _Atomic int a_ready, b_ready;
@@ -110,19 +88,14 @@ static void *weft_pp_b(void *arg)
 
 static void weft_start(long workers)
 {
-    weft_config cfg;
-    weft_config_default(&cfg);
-    cfg.workers = (int)workers;
-    int e = weft_init(&cfg);
-    if (e)
-        bench_die("weft_init", e);
+    bench_weft_init(workers, BENCH_POLICY_ENV);
 }
 
 static double pingpong_weft(long workers, long rounds)
 {
     weft_start(workers);
     weft_mutex m[3];
-    struct pp p = { &weft_ops, { &m[0], &m[1], &m[2] }, rounds, 0, 0, 0 };
+    struct pp p = { &bench_weft_sync, { &m[0], &m[1], &m[2] }, rounds, 0, 0, 0 };
     for (int i = 0; i < 3; i++)
         weft_mutex_init(&m[i]);
     weft_thread *a, *b;
@@ -137,7 +110,7 @@ static double pingpong_weft(long workers, long rounds)
 static double pingpong_pthread(int one_cpu, long rounds)
 {
     pthread_mutex_t m[3];
-    struct pp p = { &pthread_ops, { &m[0], &m[1], &m[2] }, rounds, 0, 0, 0 };
+    struct pp p = { &bench_pthread_sync, { &m[0], &m[1], &m[2] }, rounds, 0, 0, 0 };
     for (int i = 0; i < 3; i++)
         pthread_mutex_init(&m[i], NULL);
     cpu_set_t old;
@@ -156,7 +129,7 @@ static double pingpong_pthread(int one_cpu, long rounds)
 /* ---- uncontended ------------------------------------------------------------------- */
 
 struct un {
-    const struct ops *ops;
+    const struct bench_sync_ops *ops;
     void *m;
     long n;
     double ns;
@@ -186,9 +159,9 @@ static double uncontended(const char *impl, long n)
 {
     weft_mutex wm = WEFT_MUTEX_INIT;
     pthread_mutex_t pm = PTHREAD_MUTEX_INITIALIZER;
-    struct un u = { &weft_ops, &wm, n, 0 };
+    struct un u = { &bench_weft_sync, &wm, n, 0 };
     if (strcmp(impl, "pthread") == 0) {
-        u.ops = &pthread_ops;
+        u.ops = &bench_pthread_sync;
         u.m = &pm;
     }
     if (strcmp(impl, "weft") == 0) {
@@ -206,7 +179,7 @@ static double uncontended(const char *impl, long n)
 /* ---- contended counter --------------------------------------------------------------- */
 
 struct cc {
-    const struct ops *ops;
+    const struct bench_sync_ops *ops;
     void *m;
     long per;
     long counter;
@@ -232,7 +205,7 @@ static double contended_weft(long workers, long k, long per)
 {
     weft_start(workers);
     weft_mutex m = WEFT_MUTEX_INIT;
-    struct cc c = { &weft_ops, &m, per, 0 };
+    struct cc c = { &bench_weft_sync, &m, per, 0 };
     weft_thread **t = calloc((size_t)k, sizeof *t);
     uint64_t t0 = bench_now_ns();
     for (long i = 0; i < k; i++)
@@ -252,7 +225,7 @@ static double contended_weft(long workers, long k, long per)
 static double contended_pthread(long k, long per)
 {
     pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
-    struct cc c = { &pthread_ops, &m, per, 0 };
+    struct cc c = { &bench_pthread_sync, &m, per, 0 };
     pthread_t *t = calloc((size_t)k, sizeof *t);
     uint64_t t0 = bench_now_ns();
     for (long i = 0; i < k; i++)
