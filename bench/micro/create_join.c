@@ -38,11 +38,9 @@ BENCH_NOINLINE void bench_loop_weft(long n)
     for (long i = 0; i < n; i++) {
         weft_thread *t;
         int rc = weft_spawn(&t, empty_weft, NULL, NULL);
-        if (rc != 0)
-            bench_die("weft_spawn", rc);
+        bench_ok(rc, "weft_spawn");
         rc = weft_join(t, NULL);
-        if (rc != 0)
-            bench_die("weft_join", rc);
+        bench_ok(rc, "weft_join");
     }
 }
 
@@ -51,11 +49,9 @@ BENCH_NOINLINE void bench_loop_pthread(long n)
     for (long i = 0; i < n; i++) {
         pthread_t t;
         int rc = pthread_create(&t, NULL, empty_pthread, NULL);
-        if (rc != 0)
-            bench_die("pthread_create", rc);
+        bench_ok(rc, "pthread_create");
         rc = pthread_join(t, NULL);
-        if (rc != 0)
-            bench_die("pthread_join", rc);
+        bench_ok(rc, "pthread_join");
     }
 }
 
@@ -70,8 +66,7 @@ static void run_weft(const bench_opts *o, long n, long workers, int policy)
         samples[r] = (double)(bench_now_ns() - t0) / (double)n;
     }
     int rc = weft_finalize();
-    if (rc != 0)
-        bench_die("weft_finalize", rc);
+    bench_ok(rc, "weft_finalize");
     bench_report(o, "create_join", policy == WEFT_HELP_FIRST ? "weft-hf" : "weft", workers, "empty",
                  samples, o->reps, "ns/op");
 }

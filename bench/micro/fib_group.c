@@ -64,12 +64,10 @@ static long fib_group(long n)
     weft_group g = WEFT_GROUP_INIT;
     struct fib_arg a = { n - 1, 0 };
     int rc = weft_group_spawn(&g, member, &a, 0, NULL);
-    if (rc != 0)
-        bench_die("weft_group_spawn", rc);
+    bench_ok(rc, "weft_group_spawn");
     long b = fib_group(n - 2);
     rc = weft_group_wait(&g);
-    if (rc != 0)
-        bench_die("weft_group_wait", rc);
+    bench_ok(rc, "weft_group_wait");
     return a.result + b;
 }
 
@@ -81,12 +79,10 @@ static long fib_group_copy(long n)
     long a;
     struct fib_copy c = { n - 1, &a };
     int rc = weft_group_spawn(&g, member_copy, &c, sizeof c, NULL);
-    if (rc != 0)
-        bench_die("weft_group_spawn", rc);
+    bench_ok(rc, "weft_group_spawn");
     long b = fib_group_copy(n - 2);
     rc = weft_group_wait(&g);
-    if (rc != 0)
-        bench_die("weft_group_wait", rc);
+    bench_ok(rc, "weft_group_wait");
     return a + b;
 }
 
@@ -125,8 +121,7 @@ static long fib_timed(int impl, long n, double *ns)
     if (rc == 0)
         rc = weft_join(t, NULL);
     *ns = (double)(bench_now_ns() - t0);
-    if (rc != 0)
-        bench_die("root", rc);
+    bench_ok(rc, "root");
     return r.result;
 }
 
@@ -164,8 +159,7 @@ int main(int argc, char **argv)
                 }
             }
             int rc = weft_finalize();
-            if (rc != 0)
-                bench_die("weft_finalize", rc);
+            bench_ok(rc, "weft_finalize");
             double med[NIMPL] = { 0 };
             for (int i = 0; i < NIMPL; i++)
                 if (bench_wants(&o, impl_names[i]))

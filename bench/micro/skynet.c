@@ -82,8 +82,7 @@ static void node(long num, long size, long *out, weft_task *up)
         f->r[i] = i;
         rc = weft_task_create(NULL, child_fn, &f->r[i], 0);
     }
-    if (rc != 0)
-        bench_die("weft_task_create", rc);
+    bench_ok(rc, "weft_task_create");
 }
 
 static void child_fn(void *arg)
@@ -107,8 +106,7 @@ static long skynet_tasks(long leaves)
     long result = -1;
     weft_task *top;
     int rc = weft_task_create(&top, done_fn, NULL, 1);
-    if (rc != 0)
-        bench_die("weft_task_create", rc);
+    bench_ok(rc, "weft_task_create");
     node(0, leaves, &result, top);
     weft_sem_wait(&done);
     return result;
@@ -129,15 +127,13 @@ static void *skynet_thread(void *arg)
     for (int i = 0; i < DIV; i++) {
         kids[i] = (struct range){ n->num + i * sub, sub };
         int rc = weft_spawn(&t[i], skynet_thread, &kids[i], NULL);
-        if (rc != 0)
-            bench_die("weft_spawn", rc);
+        bench_ok(rc, "weft_spawn");
     }
     long sum = 0;
     for (int i = 0; i < DIV; i++) {
         void *v;
         int rc = weft_join(t[i], &v);
-        if (rc != 0)
-            bench_die("weft_join", rc);
+        bench_ok(rc, "weft_join");
         sum += (long)(intptr_t)v;
     }
     return (void *)(intptr_t)sum;
@@ -173,8 +169,7 @@ static double run(const bench_opts *o, long leaves, long workers, int tasks)
     }
     weft_sem_destroy(&done);
     int rc = weft_finalize();
-    if (rc != 0)
-        bench_die("weft_finalize", rc);
+    bench_ok(rc, "weft_finalize");
     snprintf(param, sizeof param, "%ld", leaves);
     return bench_report(o, "skynet", tasks ? "weft-tasks" : "weft-threads", workers, param, samples,
                         o->reps, "ns/node")

@@ -37,14 +37,12 @@ static BENCH_NOINLINE void spawn_loop(long iters)
     for (long i = 0; i < COUNT; i++) {
         int rc = weft_spawn(&threads[i], leaf,
                             (void *)(uintptr_t)((uint64_t)iters << 32 | (uint64_t)i), NULL);
-        if (rc != 0)
-            bench_die("weft_spawn", rc);
+        bench_ok(rc, "weft_spawn");
     }
     for (long i = 0; i < COUNT; i++) {
         void *r;
         int rc = weft_join(threads[i], &r);
-        if (rc != 0)
-            bench_die("weft_join", rc);
+        bench_ok(rc, "weft_join");
         BENCH_SINK(r);
     }
 }
@@ -64,8 +62,7 @@ static double run(const bench_opts *o, long iters, long workers, int policy)
     if (weft_stats_get(&st) == 0 && !o->callgrind)
         printf("  (%ld workers: %llu steals)\n", workers, (unsigned long long)st.steals);
     int rc = weft_finalize();
-    if (rc != 0)
-        bench_die("weft_finalize", rc);
+    bench_ok(rc, "weft_finalize");
     snprintf(param, sizeof param, "%ld", iters);
     return bench_report(o, "spawn_loop", policy == WEFT_HELP_FIRST ? "weft-hf" : "weft", workers,
                         param, samples, o->reps, "ns")

@@ -99,14 +99,12 @@ static void *search_weft(void *arg)
         for (int i = 0; i < k; i++) {
             uts_child(n, i, &child[i]);
             int rc = weft_spawn(&t[i], search_weft, &child[i], g_attr);
-            if (rc != 0)
-                bench_die("weft_spawn", rc);
+            bench_ok(rc, "weft_spawn");
         }
         for (int i = 0; i < k; i++) {
             void *sub;
             int rc = weft_join(t[i], &sub);
-            if (rc != 0)
-                bench_die("weft_join", rc);
+            bench_ok(rc, "weft_join");
             count += (long)(intptr_t)sub;
         }
     }
@@ -136,12 +134,10 @@ static void *search_group(void *arg)
             struct group_arg c = { .out = &sub[i] };
             uts_child(&a->node, i, &c.node);
             int rc = weft_group_spawn(&g, search_group, &c, sizeof c, g_attr);
-            if (rc != 0)
-                bench_die("weft_group_spawn", rc);
+            bench_ok(rc, "weft_group_spawn");
         }
         int rc = weft_group_wait(&g);
-        if (rc != 0)
-            bench_die("weft_group_wait", rc);
+        bench_ok(rc, "weft_group_wait");
         for (int i = 0; i < k; i++)
             count += sub[i];
     }
@@ -169,11 +165,9 @@ static long search_weft_root(const uts_tree *tree, int grouped)
     struct group_arg ga = { root, &nodes };
     int rc = grouped ? weft_spawn(&t, search_group, &ga, &attr)
                      : weft_spawn(&t, search_weft, &root, &attr);
-    if (rc != 0)
-        bench_die("weft_spawn", rc);
+    bench_ok(rc, "weft_spawn");
     rc = weft_join(t, &count);
-    if (rc != 0)
-        bench_die("weft_join", rc);
+    bench_ok(rc, "weft_join");
     return grouped ? nodes : (long)(intptr_t)count;
 }
 
@@ -298,8 +292,7 @@ static double run_weft(uts_run *u, long workers, int policy, int grouped, int pa
     if (weft_stats_get(&s1) != 0)
         s1 = s0;
     int rc = weft_finalize();
-    if (rc != 0)
-        bench_die("weft_finalize", rc);
+    bench_ok(rc, "weft_finalize");
     char extra[128];
     int n = snprintf(extra, sizeof extra, ", %.0f steals/run",
                      (double)(s1.steals - s0.steals) / u->o->reps);

@@ -21,12 +21,10 @@ static void *fib_thread(void *arg)
     pthread_t t;
     void *a;
     int rc = pthread_create(&t, &attr, fib_thread, (void *)(intptr_t)(n - 1));
-    if (rc != 0)
-        bench_die("pthread_create", rc);
+    bench_ok(rc, "pthread_create");
     long b = (long)(intptr_t)fib_thread((void *)(intptr_t)(n - 2));
     rc = pthread_join(t, &a);
-    if (rc != 0)
-        bench_die("pthread_join", rc);
+    bench_ok(rc, "pthread_join");
     return (void *)(intptr_t)((long)(intptr_t)a + b);
 }
 
