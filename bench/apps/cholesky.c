@@ -32,8 +32,7 @@ static void op_task(void *arg)
 int main(int argc, char **argv)
 {
     bench_opts o;
-    bench_parse(argc, argv, &o, "  -n N (a multiple of 256; default 4096)\n");
-    ch_init(bench_size(&o, 4096), TILE);
+    ch_main_init(argc, argv, &o, TILE);
     for (int wi = 0; wi < o.workers.len; wi++) {
         double samples[BENCH_MAX_RUNS];
         bench_weft_init(o.workers.v[wi], WEFT_WORK_FIRST);

@@ -183,6 +183,14 @@ static inline void ch_init(long n, long b)
 }
 
 /* The input again, before each run. */
+/* The start of a cholesky program: its options (-n N, a multiple of the
+ * tile, default 4096) and the matrix, in tiles of `tile`. */
+static inline void ch_main_init(int argc, char **argv, bench_opts *o, long tile)
+{
+    bench_parse(argc, argv, o, "  -n N (a multiple of 256; default 4096)\n");
+    ch_init(bench_size(o, 4096), tile);
+}
+
 static inline void ch_reset(void)
 {
     for (long i = 0; i < ch_nt; i++)

@@ -42,6 +42,19 @@ static long uts_serial(const uts_node *n)
     return count;
 }
 
+/* Joins the k threads; the sum of their results (counts). */
+static long join_sum(weft_thread **t, int k)
+{
+    long count = 0;
+    for (int i = 0; i < k; i++) {
+        void *sub;
+        if (weft_join(t[i], &sub) != 0)
+            abort();
+        count += (long)(intptr_t)sub;
+    }
+    return count;
+}
+
 static void *uts_thread(void *arg)
 {
     uts_node n = *(const uts_node *)arg; /* the copy on our own stack */
@@ -55,12 +68,7 @@ static void *uts_thread(void *arg)
             if (weft_spawn_copy(&t[i], uts_thread, &child, sizeof child, NULL) != 0)
                 abort();
         }
-        for (int i = 0; i < k; i++) {
-            void *sub;
-            if (weft_join(t[i], &sub) != 0)
-                abort();
-            count += (long)(intptr_t)sub;
-        }
+        count += join_sum(t, k);
     }
     return (void *)(intptr_t)count;
 }
@@ -116,14 +124,7 @@ static void *queens_thread(void *arg)
             if (weft_spawn_copy(&t[k++], queens_thread, &next, sizeof next, NULL) != 0)
                 abort();
         }
-    long count = 0;
-    for (int i = 0; i < k; i++) {
-        void *sub;
-        if (weft_join(t[i], &sub) != 0)
-            abort();
-        count += (long)(intptr_t)sub;
-    }
-    return (void *)(intptr_t)count;
+    return (void *)(intptr_t)join_sum(t, k);
 }
 
 static const long queens_solutions[MAX_QUEENS + 1] = { 1,     1,     0,      0,       2,       10,

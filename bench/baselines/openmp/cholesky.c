@@ -48,8 +48,7 @@ static void factorise(void)
 int main(int argc, char **argv)
 {
     bench_opts o;
-    bench_parse(argc, argv, &o, "  -n N (a multiple of 256; default 4096)\n");
-    ch_init(bench_size(&o, 4096), TILE);
+    ch_main_init(argc, argv, &o, TILE);
     for (int wi = 0; wi < o.workers.len; wi++) {
         double samples[BENCH_MAX_RUNS];
         omp_set_num_threads((int)o.workers.v[wi]);
