@@ -32,11 +32,17 @@ static void spin_yields(int n)
         weft_yield();
 }
 
+/* Yields n times, then counts the calling thread finished. */
+static void spin_then_finish(int n)
+{
+    spin_yields(n);
+    atomic_fetch_add(&finished, 1);
+}
+
 static void *grandchild(void *arg)
 {
     (void)arg;
-    spin_yields(2000);
-    atomic_fetch_add(&finished, 1);
+    spin_then_finish(2000);
     return NULL;
 }
 
@@ -58,8 +64,7 @@ static void *detached_main(void *arg)
 static void *never_joined(void *arg)
 {
     (void)arg;
-    spin_yields(3000);
-    atomic_fetch_add(&finished, 1);
+    spin_then_finish(3000);
     return NULL;
 }
 
@@ -78,8 +83,7 @@ static void *joiner(void *arg)
 static void *joined(void *arg)
 {
     (void)arg;
-    spin_yields(4000);
-    atomic_fetch_add(&finished, 1);
+    spin_then_finish(4000);
     return (void *)0x5;
 }
 
