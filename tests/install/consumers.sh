@@ -24,6 +24,30 @@ prefix=$work/prefix
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
+# cmake_consumer DIR PROJECT SRC NAME LIB WHAT: a find_package(weft) project
+# in $work/DIR that builds $work/SRC as NAME_shared (linked with weft::LIB)
+# and NAME_static (weft::LIB_static) in $work/DIR/build, configured and
+# built against the prefix (log: $work/DIR.log); fails naming WHAT.
+cmake_consumer() {
+    local dir=$work/$1
+    mkdir -p "$dir"
+    cp "$work/$3" "$dir/$3"
+    cat >"$dir/CMakeLists.txt" <<CM
+cmake_minimum_required(VERSION 3.20)
+project($2 C)
+find_package(weft REQUIRED)
+add_executable($4_shared $3)
+target_link_libraries($4_shared PRIVATE weft::$5)
+add_executable($4_static $3)
+target_link_libraries($4_static PRIVATE weft::$5_static)
+CM
+    "$cmake" -S "$dir" -B "$dir/build" -DCMAKE_PREFIX_PATH="$prefix" \
+        -DCMAKE_C_COMPILER="$cc" -DCMAKE_C_FLAGS="$sanflags" >"$dir.log" 2>&1 ||
+        { cat "$dir.log" >&2; fail "configure $6"; }
+    "$cmake" --build "$dir/build" >>"$dir.log" 2>&1 ||
+        { cat "$dir.log" >&2; fail "build $6"; }
+}
+
 "$cmake" --install "$build" --prefix "$prefix" >"$work/install.log" 2>&1 ||
     { cat "$work/install.log" >&2; fail "cmake --install"; }
 
@@ -124,22 +148,7 @@ fi
 expect_ok "pkg-config, static" "$work/prog_pc_static"
 
 # CMake: find_package(weft), weft::weft and weft::weft_static.
-mkdir -p "$work/cm"
-cp "$work/prog.c" "$work/cm/prog.c"
-cat >"$work/cm/CMakeLists.txt" <<'CM'
-cmake_minimum_required(VERSION 3.20)
-project(weft_consumer C)
-find_package(weft REQUIRED)
-add_executable(prog_shared prog.c)
-target_link_libraries(prog_shared PRIVATE weft::weft)
-add_executable(prog_static prog.c)
-target_link_libraries(prog_static PRIVATE weft::weft_static)
-CM
-"$cmake" -S "$work/cm" -B "$work/cm/build" -DCMAKE_PREFIX_PATH="$prefix" \
-    -DCMAKE_C_COMPILER="$cc" -DCMAKE_C_FLAGS="$sanflags" >"$work/cm.log" 2>&1 ||
-    { cat "$work/cm.log" >&2; fail "configure a find_package(weft) consumer"; }
-"$cmake" --build "$work/cm/build" >>"$work/cm.log" 2>&1 ||
-    { cat "$work/cm.log" >&2; fail "build a find_package(weft) consumer"; }
+cmake_consumer cm weft_consumer prog.c prog weft "a find_package(weft) consumer"
 expect_ok "find_package, weft::weft" "$work/cm/build/prog_shared"
 expect_ok "find_package, weft::weft_static" "$work/cm/build/prog_static"
 
@@ -223,22 +232,7 @@ PROG
         [ "$(echo "$out" | grep -o weft-consumer-ok | wc -l)" = 2 ] ||
             { echo "$out" >&2; fail "mpiexec -n 2: unexpected output"; }
     fi
-    mkdir -p "$work/cmd"
-    cp "$work/dist.c" "$work/cmd/dist.c"
-    cat >"$work/cmd/CMakeLists.txt" <<'CM'
-cmake_minimum_required(VERSION 3.20)
-project(weft_dist_consumer C)
-find_package(weft REQUIRED)
-add_executable(dist_shared dist.c)
-target_link_libraries(dist_shared PRIVATE weft::dist)
-add_executable(dist_static dist.c)
-target_link_libraries(dist_static PRIVATE weft::dist_static)
-CM
-    "$cmake" -S "$work/cmd" -B "$work/cmd/build" -DCMAKE_PREFIX_PATH="$prefix" \
-        -DCMAKE_C_COMPILER="$cc" -DCMAKE_C_FLAGS="$sanflags" >"$work/cmd.log" 2>&1 ||
-        { cat "$work/cmd.log" >&2; fail "configure a weft::dist consumer"; }
-    "$cmake" --build "$work/cmd/build" >>"$work/cmd.log" 2>&1 ||
-        { cat "$work/cmd.log" >&2; fail "build a weft::dist consumer"; }
+    cmake_consumer cmd weft_dist_consumer dist.c dist dist "a weft::dist consumer"
     expect_dist "find_package, weft::dist" "$work/cmd/build/dist_shared"
     expect_dist "find_package, weft::dist_static" "$work/cmd/build/dist_static"
 fi
