@@ -185,8 +185,7 @@ static void *incr(void *arg)
         atomic_fetch_sub(&inside, 1);
         CHECK_EQ(weft_mutex_unlock(&cm), 0);
     }
-    if (arg)
-        atomic_fetch_add(&plain_done, 1);
+    st_plain_done(&plain_done);
     return NULL;
 }
 
@@ -196,7 +195,7 @@ static void exclusion(void)
     atomic_store(&plain_done, 0);
     weft_thread *u[ME_USERS];
     pthread_t p[ME_PLAIN];
-    st_pthreads(p, ME_PLAIN, incr, 1, 0);
+    st_pthreads(p, ME_PLAIN, incr, 0, 0);
     st_spawns(u, ME_USERS, incr, 0, 0);
     st_join_mixed(u, ME_USERS, p, ME_PLAIN, &plain_done);
     CHECK_EQ(counter, (long)(ME_USERS + ME_PLAIN) * ME_ITERS);
