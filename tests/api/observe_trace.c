@@ -10,7 +10,7 @@
  * count is said on stderr and in the file, and the time stamps the
  * conversion rebuilds from the records' low bits still give ordered,
  * non-overlapping slices within the run. Neither of the last two under
- * ThreadSanitizer (under_tsan). */
+ * ThreadSanitizer (TEST_TSAN). */
 #define _GNU_SOURCE
 #include <stdatomic.h>
 #include <stdio.h>
@@ -117,20 +117,6 @@ static int child_preempt(void)
     for (int i = 0; i < 2; i++)
         CHECK_EQ(weft_join(t[i], NULL), 0);
     CHECK_EQ(weft_finalize(), 0);
-    return 0;
-}
-
-/* ThreadSanitizer builds stay cooperative (no preemption), and their
- * switches are too slow to fill a ring in a test's time. */
-static int under_tsan(void)
-{
-#if defined(__SANITIZE_THREAD__)
-    return 1;
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-    return 1;
-#endif
-#endif
     return 0;
 }
 
@@ -265,10 +251,7 @@ int main(int argc, char **argv)
     snprintf(env, sizeof env, "WEFT_TRACE=%s", path);
     const char *const e[] = { env, "WEFT_WORKERS=2", NULL };
     test_child r;
-    test_run_self(&r, "child", NULL, e, NULL);
-    if (!WIFEXITED(r.status) || WEXITSTATUS(r.status) != 0)
-        fprintf(stderr, "child: status %d\nout:\n%s\nerr:\n%s\n", r.status, r.out, r.err);
-    CHECK(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0);
+    test_run_self_ok(&r, "child", e);
     unsigned long long waiter = 0;
     CHECK(sscanf(r.out, "waiter %llu", &waiter) == 1);
     char line[400];
@@ -295,13 +278,10 @@ int main(int argc, char **argv)
     CHECK(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0);
     CHECK(strstr(r.err, "WEFT_TRACE: cannot write") != NULL);
 
-    if (!under_tsan()) {
+    if (!TEST_TSAN) { /* cooperative: no preemption */
         snprintf(env, sizeof env, "WEFT_TRACE=%s", path);
         const char *const e1[] = { env, NULL };
-        test_run_self(&r, "preempt", NULL, e1, NULL);
-        if (!WIFEXITED(r.status) || WEXITSTATUS(r.status) != 0)
-            fprintf(stderr, "preempt child: status %d\nerr:\n%s\n", r.status, r.err);
-        CHECK(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0);
+        test_run_self_ok(&r, "preempt", e1);
         f = fopen(py, "w");
         CHECK(f != NULL);
         fputs(preempt_py, f);
@@ -312,16 +292,13 @@ int main(int argc, char **argv)
         unlink(path);
     }
 
-    if (under_tsan()) {
+    if (TEST_TSAN) { /* its switches are too slow to fill a ring */
         rmdir(dir);
         return 0;
     }
     snprintf(env, sizeof env, "WEFT_TRACE=%s", path);
     const char *const e2[] = { env, NULL };
-    test_run_self(&r, "wrap", NULL, e2, NULL);
-    if (!WIFEXITED(r.status) || WEXITSTATUS(r.status) != 0)
-        fprintf(stderr, "wrap child: status %d\nerr:\n%s\n", r.status, r.err);
-    CHECK(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0);
+    test_run_self_ok(&r, "wrap", e2);
     double run_us = 0;
     CHECK(sscanf(r.out, "run %lf", &run_us) == 1);
     unsigned long long events = 0, dropped = 0;

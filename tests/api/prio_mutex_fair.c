@@ -65,24 +65,13 @@ static void *looper(void *arg)
     return NULL;
 }
 
-/* The SPEC's preemption needs signals, which ThreadSanitizer's builds do
- * not use (the runtime stays cooperative there). */
-static int preemption_possible(void)
-{
-    return !TEST_TSAN;
-}
-
 int main(void)
 {
     test_clear_env();
     alarm(60);
-    if (!preemption_possible())
+    if (!test_preemption_possible())
         return 77;
-    weft_config cfg;
-    weft_config_default(&cfg);
-    cfg.workers = 1;
-    cfg.quantum_us = 1000;
-    CHECK_EQ(weft_init(&cfg), 0);
+    test_init_quantum(1, 1000);
     CHECK_EQ(weft_mutex_init(&mu), 0);
     weft_thread *t[NT];
     for (int i = 0; i < NT; i++)

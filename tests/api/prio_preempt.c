@@ -37,66 +37,9 @@
 #include "testutil.h"
 
 #define QUANTUM_US 1000
-#define NSPIN      3
-#define ROUNDS     50 /* each spinner's rounds that the others must see */
+#define PT_ROUNDS  50 /* each spinner's rounds that the others must see */
 
-static void init_one(long quantum_us)
-{
-    weft_config cfg;
-    weft_config_default(&cfg);
-    cfg.workers = 1;
-    cfg.quantum_us = quantum_us;
-    CHECK_EQ(weft_init(&cfg), 0);
-}
-
-static int preemption_possible(void)
-{
-#if defined(__SANITIZE_THREAD__)
-    return 0; /* the runtime stays cooperative under ThreadSanitizer */
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-    return 0;
-#endif
-#endif
-    return 1;
-}
-
-/* ---- spinners that call nothing ---------------------------------------------- */
-
-static atomic_int progress[NSPIN];
-
-static int all_reached(int n)
-{
-    for (int i = 0; i < NSPIN; i++)
-        if (atomic_load_explicit(&progress[i], memory_order_relaxed) < n)
-            return 0;
-    return 1;
-}
-
-static void *spin_nothing(void *arg)
-{
-    int me = (int)(intptr_t)arg;
-    volatile uint64_t x = 0;
-    for (int r = 1; r <= ROUNDS; r++) {
-        for (int k = 0; k < 20000; k++)
-            x++;
-        atomic_store_explicit(&progress[me], r, memory_order_relaxed);
-    }
-    while (!all_reached(ROUNDS))
-        x++; /* only another thread's progress ends this loop */
-    return NULL;
-}
-
-static void spinners(weft_fn fn)
-{
-    for (int i = 0; i < NSPIN; i++)
-        atomic_store(&progress[i], 0);
-    weft_thread *t[NSPIN];
-    for (int i = 0; i < NSPIN; i++)
-        CHECK_EQ(weft_spawn(&t[i], fn, (void *)(intptr_t)i, NULL), 0);
-    for (int i = 0; i < NSPIN; i++)
-        CHECK_EQ(weft_join(t[i], NULL), 0);
-}
+#include "preempt_test.h" /* the spinners that call nothing: pt_spin_nothing */
 
 /* ---- malloc, free, snprintf ------------------------------------------------------- */
 
@@ -116,9 +59,9 @@ static void *spin_libc(void *arg)
         for (size_t k = 0; k < n; k++)
             CHECK(p[k] == tag);
         free(p);
-        if (r <= ROUNDS)
-            atomic_store_explicit(&progress[me], r, memory_order_relaxed);
-        else if (all_reached(ROUNDS))
+        if (r <= PT_ROUNDS)
+            atomic_store_explicit(&pt_progress[me], r, memory_order_relaxed);
+        else if (pt_all_reached(PT_ROUNDS))
             break;
     }
     return NULL;
@@ -138,18 +81,18 @@ static __attribute__((noinline, noipa)) double third(void)
 static void *keep_state(void *arg)
 {
     int me = (int)(intptr_t)arg;
-    static const int modes[NSPIN] = { FE_UPWARD, FE_DOWNWARD, FE_TOWARDZERO };
+    static const int modes[PT_NSPIN] = { FE_UPWARD, FE_DOWNWARD, FE_TOWARDZERO };
     fesetround(modes[me]);
     errno = 1000 + me;
     volatile uint64_t x = 0;
-    for (int r = 1; r <= ROUNDS; r++) {
+    for (int r = 1; r <= PT_ROUNDS; r++) {
         for (int k = 0; k < 20000; k++)
             x++;
         if (errno != 1000 + me || fegetround() != modes[me])
             atomic_store(&fp_bad, 10 + me);
-        atomic_store_explicit(&progress[me], r, memory_order_relaxed);
+        atomic_store_explicit(&pt_progress[me], r, memory_order_relaxed);
     }
-    while (!all_reached(ROUNDS))
+    while (!pt_all_reached(PT_ROUNDS))
         x++;
     if (errno != 1000 + me || fegetround() != modes[me])
         atomic_store(&fp_bad, 20 + me);
@@ -449,8 +392,8 @@ static void rescued_syscalls(void)
 static int off_child(void)
 {
     alarm(2);
-    init_one(-1);
-    spinners(spin_nothing); /* hangs: the alarm ends it */
+    test_init_quantum(1, -1);
+    pt_spinners(pt_spin_nothing); /* hangs: the alarm ends it */
     return 0;
 }
 
@@ -459,7 +402,7 @@ static int env_child(void)
 {
     alarm(2);
     CHECK_EQ(weft_init(NULL), 0);
-    spinners(spin_nothing);
+    pt_spinners(pt_spin_nothing);
     CHECK_EQ(weft_finalize(), 0);
     printf("done\n");
     return 0;
@@ -471,18 +414,18 @@ int main(int argc, char **argv)
         return off_child();
     if (argc > 1 && strcmp(argv[1], "env") == 0)
         return env_child();
-    if (!preemption_possible())
+    if (!test_preemption_possible())
         SKIP("no preemption under ThreadSanitizer");
     test_clear_env();
     alarm(60);
 
-    init_one(QUANTUM_US);
-    spinners(spin_nothing);
+    test_init_quantum(1, QUANTUM_US);
+    pt_spinners(pt_spin_nothing);
     weft_stats st;
     CHECK_EQ(weft_stats_get(&st), 0);
     CHECK(st.preempt_quantum > 0);
-    spinners(spin_libc);
-    spinners(keep_state);
+    pt_spinners(spin_libc);
+    pt_spinners(keep_state);
     CHECK_EQ(atomic_load(&fp_bad), 0);
     priority_preemption();
     inheritance();
@@ -492,8 +435,8 @@ int main(int argc, char **argv)
     CHECK_EQ(weft_finalize(), 0);
 
     /* the default quantum (10 ms) preempts too */
-    init_one(0);
-    spinners(spin_nothing);
+    test_init_quantum(1, 0);
+    pt_spinners(pt_spin_nothing);
     CHECK_EQ(weft_finalize(), 0);
 
     static test_child r;

@@ -20,21 +20,13 @@
 #include <weft.h>
 
 #include "check.h"
+#include "testutil.h"
+
+#define PT_ROUNDS 20 /* each spinner's rounds that the others must see */
+#include "preempt_test.h"
 
 #define QUANTUM_US 1000
-#define NSPIN      3
-#define ROUNDS     20 /* each spinner's rounds that the others must see */
 #define RUNS       3
-
-static atomic_int progress[NSPIN];
-
-static int all_reached(int n)
-{
-    for (int i = 0; i < NSPIN; i++)
-        if (atomic_load_explicit(&progress[i], memory_order_relaxed) < n)
-            return 0;
-    return 1;
-}
 
 /* Almost all of its time in clock_gettime: it is caught in its own code
  * only between two calls. */
@@ -42,13 +34,13 @@ static void *spin_clock(void *arg)
 {
     int me = (int)(intptr_t)arg;
     struct timespec ts;
-    for (int r = 1; r <= ROUNDS; r++) {
+    for (int r = 1; r <= PT_ROUNDS; r++) {
         for (int k = 0; k < 20000; k++)
             clock_gettime(CLOCK_MONOTONIC, &ts);
-        atomic_store_explicit(&progress[me], r, memory_order_relaxed);
+        atomic_store_explicit(&pt_progress[me], r, memory_order_relaxed);
         /* a round counts once every other spinner had one: only
          * preemption lets them run on the one worker */
-        while (!all_reached(r))
+        while (!pt_all_reached(r))
             clock_gettime(CLOCK_MONOTONIC, &ts);
     }
     return NULL;
@@ -74,37 +66,15 @@ static int preempt_timers(void)
     return n;
 }
 
-static int preemption_possible(void)
-{
-#if defined(__SANITIZE_THREAD__)
-    return 0; /* the runtime stays cooperative under ThreadSanitizer */
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-    return 0;
-#endif
-#endif
-    return 1;
-}
-
 int main(void)
 {
-    if (!preemption_possible() || preempt_timers() < 0)
+    if (!test_preemption_possible() || preempt_timers() < 0)
         return 77;
     alarm(60);
     int seen = 0;
     for (int run = 0; run < RUNS; run++) {
-        weft_config cfg;
-        weft_config_default(&cfg);
-        cfg.workers = 1;
-        cfg.quantum_us = QUANTUM_US;
-        CHECK_EQ(weft_init(&cfg), 0);
-        weft_thread *t[NSPIN];
-        for (int i = 0; i < NSPIN; i++)
-            atomic_store(&progress[i], 0); /* before any runs: spawns run the child first */
-        for (int i = 0; i < NSPIN; i++)
-            CHECK_EQ(weft_spawn(&t[i], spin_clock, (void *)(intptr_t)i, NULL), 0);
-        for (int i = 0; i < NSPIN; i++)
-            CHECK_EQ(weft_join(t[i], NULL), 0);
+        test_init_quantum(1, QUANTUM_US);
+        pt_spinners(spin_clock);
         weft_stats st;
         CHECK_EQ(weft_stats_get(&st), 0);
         CHECK(st.preempt_quantum > 0);

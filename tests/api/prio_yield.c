@@ -34,15 +34,6 @@ static void *high_body(void *arg)
     return NULL;
 }
 
-static void init_one(long quantum_us)
-{
-    weft_config cfg;
-    weft_config_default(&cfg);
-    cfg.workers = 1;
-    cfg.quantum_us = quantum_us;
-    CHECK_EQ(weft_init(&cfg), 0);
-}
-
 /* A spawned HIGH thread with a NORMAL one ready behind it. */
 static void spawned_high(void)
 {
@@ -98,7 +89,7 @@ int main(void)
     alarm(60);
     long quanta[] = { -1, 1000 };
     for (int i = 0; i < 2; i++) {
-        init_one(quanta[i]);
+        test_init_quantum(1, quanta[i]);
         spawned_high();
         initial_high();
         finalize_high();

@@ -82,28 +82,6 @@ static uint64_t quantum_preemptions(void)
     return st.preempt_quantum;
 }
 
-static int preemption_possible(void)
-{
-#if defined(__SANITIZE_THREAD__)
-    return 0; /* the runtime stays cooperative under ThreadSanitizer */
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-    return 0;
-#endif
-#endif
-    return 1;
-}
-
-static void init(int workers, long quantum_us)
-{
-    test_clear_env();
-    weft_config cfg;
-    weft_config_default(&cfg);
-    cfg.workers = workers;
-    cfg.quantum_us = quantum_us;
-    CHECK_EQ(weft_init(&cfg), 0);
-}
-
 static void run(int n, void *(*fn)(void *), long expect)
 {
     counter = 0;
@@ -119,18 +97,19 @@ int main(void)
 {
     st_watchdog(60);
 
-    init(1, 1000);
+    test_clear_env();
+    test_init_quantum(1, 1000);
     run(NHOLD, holder_spin, NHOLD * rounds_for());
     uint64_t after_spin = quantum_preemptions();
-    if (preemption_possible())
+    if (test_preemption_possible())
         CHECK(after_spin > 0); /* the holders were preempted, between their sections */
     CHECK_EQ(mltp_lock_init(&mlock, MLTP_LOCK_SPIN), 0);
     run(NHOLD, holder_mltp, NHOLD * rounds_for());
-    if (preemption_possible())
+    if (test_preemption_possible())
         CHECK(quantum_preemptions() > after_spin);
     CHECK_EQ(weft_finalize(), 0);
 
-    init(2, 1000);
+    test_init_quantum(2, 1000);
     run(NBIG, bump, (long)NBIG * BIG_ROUNDS);
     CHECK_EQ(weft_finalize(), 0);
     return 0;

@@ -71,6 +71,23 @@ static inline void test_init(int workers, int policy)
     CHECK_EQ(weft_init(&cfg), 0);
 }
 
+/* weft_init with the defaults (and environment) but for the worker count
+ * and the preemption quantum (quantum_us: < 0 off, 0 the default). */
+static inline void test_init_quantum(int workers, long quantum_us)
+{
+    weft_config cfg;
+    weft_config_default(&cfg);
+    cfg.workers = workers;
+    cfg.quantum_us = quantum_us;
+    CHECK_EQ(weft_init(&cfg), 0);
+}
+
+/* Whether the runtime can preempt: ThreadSanitizer builds stay cooperative. */
+static inline int test_preemption_possible(void)
+{
+    return !TEST_TSAN;
+}
+
 /* Removes every variable weft reads, so a test starts from the defaults
  * whatever the environment ctest was started in. */
 static inline void test_clear_env(void)
@@ -229,6 +246,14 @@ static inline void test_child_dump(const char *what, const test_child *r)
             CHECK(!why);                                                                           \
         }                                                                                          \
     } while (0)
+
+/* test_run_self(mode) with env and no argument or mask; checks that the
+ * child exited 0 (else prints its status and output and fails). */
+static inline void test_run_self_ok(test_child *r, const char *mode, const char *const *env)
+{
+    test_run_self(r, mode, NULL, env, NULL);
+    CHECK_CHILD(WIFEXITED(r->status) && WEXITSTATUS(r->status) == 0, mode, r, "exit 0");
+}
 
 /* test_run_self(mode) with no argument, environment or mask, into a
  * test_child the caller frees. */

@@ -16,10 +16,8 @@
 #include "testutil.h"
 #include "weft.h"
 
-#define NSPIN  3
-#define ROUNDS 20
-
-static atomic_int progress[NSPIN];
+#define PT_ROUNDS 20
+#include "preempt_test.h"
 
 static void raw_sleep_ms(long ms)
 {
@@ -28,49 +26,11 @@ static void raw_sleep_ms(long ms)
         ; /* EINTR from a preemption signal (signal(7)): sleep the rest */
 }
 
-static int all_reached(int n)
-{
-    for (int i = 0; i < NSPIN; i++)
-        if (atomic_load_explicit(&progress[i], memory_order_relaxed) < n)
-            return 0;
-    return 1;
-}
-
-static void *spin_nothing(void *arg)
-{
-    int me = (int)(intptr_t)arg;
-    volatile uint64_t x = 0;
-    for (int r = 1; r <= ROUNDS; r++) {
-        for (int k = 0; k < 20000; k++)
-            x++;
-        atomic_store_explicit(&progress[me], r, memory_order_relaxed);
-    }
-    while (!all_reached(ROUNDS))
-        x++; /* only another thread's progress ends this loop */
-    return NULL;
-}
-
-static int preemption_possible(void)
-{
-#if defined(__SANITIZE_THREAD__)
-    return 0;
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-    return 0;
-#endif
-#endif
-    return 1;
-}
-
 int main(void)
 {
     alarm(120);
     test_clear_env();
-    weft_config cfg;
-    weft_config_default(&cfg);
-    cfg.workers = 2;
-    cfg.quantum_us = 1000;
-    CHECK_EQ(weft_init(&cfg), 0);
+    test_init_quantum(2, 1000);
 
     raw_sleep_ms(200); /* worker 1 reaches its sleep, the monitor its back-off */
     uint64_t l0 = atomic_load(&weft__monitor_looks);
@@ -81,13 +41,8 @@ int main(void)
         CHECK(looks <= 20);
     }
 
-    if (preemption_possible()) {
-        weft_thread *t[NSPIN];
-        for (int i = 0; i < NSPIN; i++)
-            CHECK_EQ(weft_spawn(&t[i], spin_nothing, (void *)(intptr_t)i, NULL), 0);
-        for (int i = 0; i < NSPIN; i++)
-            CHECK_EQ(weft_join(t[i], NULL), 0);
-    }
+    if (test_preemption_possible())
+        pt_spinners(pt_spin_nothing);
     CHECK_EQ(weft_finalize(), 0);
     return 0;
 }
