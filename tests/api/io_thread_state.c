@@ -21,6 +21,7 @@
 #include <weft.h>
 
 #include "check.h"
+#include "dump_test.h"
 #include "io_test.h"
 #include "testutil.h"
 
@@ -71,23 +72,10 @@ static void *blocker(void *arg)
 /* The first line of t's entry in the dump. */
 static void dump_line(weft_thread *t, char *line, size_t n)
 {
-    int fd = memfd_create("dump", 0);
-    CHECK(fd >= 0);
-    CHECK_EQ(weft_dump(fd), 0);
-    off_t len = lseek(fd, 0, SEEK_END);
-    char *s = calloc(1, (size_t)len + 1);
-    CHECK(s != NULL);
-    CHECK_EQ(pread(fd, s, (size_t)len, 0), len);
-    close(fd);
-    char key[64];
-    snprintf(key, sizeof key, "thread %llu ", (unsigned long long)weft_thread_id(t));
-    const char *p = strstr(s, key);
+    char *s = dump_text();
+    const char *p = dump_thread(s, weft_thread_id(t));
     CHECK(p != NULL);
-    size_t k = strcspn(p, "\n");
-    if (k >= n)
-        k = n - 1;
-    memcpy(line, p, k);
-    line[k] = '\0';
+    dump_copy_line(p, line, n);
     free(s);
 }
 

@@ -26,6 +26,7 @@
 #include <weft.h>
 
 #include "check.h"
+#include "dump_test.h"
 #include "testutil.h"
 
 #define CASE_ALARM_S 60
@@ -39,44 +40,18 @@ static weft_sem go, held;
 static weft_thread *ta, *tb, *tc, *td, *te;
 static atomic_int release;
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* ---- reading the dump ---------------------------------------------------- */
-
-static char *dump_text(void)
-{
-    int fd = memfd_create("dump", 0);
-    CHECK(fd >= 0);
-    CHECK_EQ(weft_dump(fd), 0);
-    off_t len = lseek(fd, 0, SEEK_END);
-    CHECK(len > 0);
-    char *s = calloc(1, (size_t)len + 1);
-    CHECK(s != NULL);
-    CHECK_EQ(pread(fd, s, (size_t)len, 0), len);
-    close(fd);
-    return s;
-}
 
 /* The first line of thread t in dump d, into line. */
 static void thread_line(const char *d, weft_thread *t, char *line, size_t n)
 {
-    char key[64];
-    snprintf(key, sizeof key, "\nthread %llu ", (unsigned long long)weft_thread_id(t));
-    const char *p = strstr(d, key);
+    const char *p = dump_thread(d, weft_thread_id(t));
     if (!p)
         fprintf(stderr, "no line for thread %llu in:\n%s", (unsigned long long)weft_thread_id(t),
                 d);
     CHECK(p != NULL);
-    p++;
-    size_t k = strcspn(p, "\n");
-    CHECK(k < n);
-    memcpy(line, p, k);
-    line[k] = '\0';
+    CHECK(strcspn(p, "\n") < n);
+    dump_copy_line(p, line, n);
 }
 
 /* Thread t's line ends with ", <what> <id of u>". */
@@ -159,15 +134,37 @@ static int same_cycle(const struct cycle *c, weft_thread *const *ts, int k)
  * their waits), at most WAIT_NS; returns the last dump. */
 static char *dump_when(int want, struct cycle *c, int *n)
 {
-    uint64_t t0 = now_ns();
+    uint64_t t0 = check_now_ns();
     for (;;) {
         char *d = dump_text();
         *n = parse_cycles(d, c, MAX_CYCLE);
-        if (*n >= want || now_ns() - t0 > WAIT_NS)
+        if (*n >= want || check_now_ns() - t0 > WAIT_NS)
             return d;
         free(d);
         weft_sleep_ns(1000000);
     }
+}
+
+/* The dump d shows one cycle (c[0] of n parsed), cyc[0] -> ... -> cyc[k-1]
+ * -> cyc[0]. */
+static void expect_one_cycle(const char *d, const struct cycle *c, int n, weft_thread *const *cyc,
+                             int k)
+{
+    if (n != 1)
+        fprintf(stderr, "want one deadlock line:\n%s", d);
+    CHECK_EQ(n, 1);
+    CHECK(same_cycle(&c[0], cyc, k));
+}
+
+/* Dumps until the dump shows a cycle; checks it is the one of cyc (as
+ * expect_one_cycle); returns the dump. */
+static char *dump_one_cycle(weft_thread *const *cyc, int k)
+{
+    struct cycle c[MAX_CYCLE];
+    int n;
+    char *d = dump_when(1, c, &n);
+    expect_one_cycle(d, c, n, cyc, k);
+    return d;
 }
 
 /* The program goes on after the dump: a spawn and a join still work. */
@@ -221,20 +218,20 @@ static void *d_m1(void *a)
     return a;
 }
 
-static int case_mutex2(void)
+/* a holds m1 and waits for m2, b the other way round; d waits for m1. */
+static void start_mutex2(void)
 {
     CHECK_EQ(weft_barrier_init(&bar, 3), 0);
     spawn(&ta, a_m1_m2);
     spawn(&tb, b_m2_m1);
     spawn(&td, d_m1);
-    struct cycle c[MAX_CYCLE];
-    int n;
-    char *d = dump_when(1, c, &n);
-    if (n != 1)
-        fprintf(stderr, "want one deadlock line:\n%s", d);
-    CHECK_EQ(n, 1);
+}
+
+static int case_mutex2(void)
+{
+    start_mutex2();
     weft_thread *cyc[] = { ta, tb };
-    CHECK(same_cycle(&c[0], cyc, 2));
+    char *d = dump_one_cycle(cyc, 2);
     expect_edge(d, ta, "owner", tb);
     expect_edge(d, tb, "owner", ta);
     /* d waits for a but is on no cycle; it is named, not reported */
@@ -247,10 +244,7 @@ static int case_mutex2(void)
 
 static int case_signal(void)
 {
-    CHECK_EQ(weft_barrier_init(&bar, 3), 0);
-    spawn(&ta, a_m1_m2);
-    spawn(&tb, b_m2_m1);
-    spawn(&td, d_m1);
+    start_mutex2();
     int fd = memfd_create("stderr", 0);
     CHECK(fd >= 0);
     int saved = dup(2);
@@ -259,29 +253,23 @@ static int case_signal(void)
     struct cycle c[MAX_CYCLE];
     int n = 0;
     char *d = NULL;
-    uint64_t t0 = now_ns();
-    while (n == 0 && now_ns() - t0 < WAIT_NS) {
+    uint64_t t0 = check_now_ns();
+    while (n == 0 && check_now_ns() - t0 < WAIT_NS) {
         CHECK_EQ(ftruncate(fd, 0), 0);
         CHECK_EQ(lseek(fd, 0, SEEK_SET), 0);
         CHECK_EQ(kill(getpid(), SIGUSR1), 0);
         for (;;) { /* until the dump's end line */
             free(d);
-            off_t len = lseek(fd, 0, SEEK_END);
-            d = calloc(1, (size_t)len + 1);
-            CHECK(d != NULL);
-            CHECK_EQ(pread(fd, d, (size_t)len, 0), len);
-            if (strstr(d, "weft dump end\n") || now_ns() - t0 > WAIT_NS)
+            d = dump_read(fd);
+            if (strstr(d, "weft dump end\n") || check_now_ns() - t0 > WAIT_NS)
                 break;
             weft_sleep_ns(1000000);
         }
         n = parse_cycles(d, c, MAX_CYCLE);
     }
     CHECK_EQ(dup2(saved, 2), 2);
-    if (n != 1)
-        fprintf(stderr, "want one deadlock line:\n%s", d);
-    CHECK_EQ(n, 1);
     weft_thread *cyc[] = { ta, tb };
-    CHECK(same_cycle(&c[0], cyc, 2));
+    expect_one_cycle(d, c, n, cyc, 2);
     expect_edge(d, td, "owner", ta);
     return goes_on_and_exits(d);
 }
@@ -318,14 +306,8 @@ static int case_mutex3(void)
     spawn(&ta, c3a);
     spawn(&tb, c3b);
     spawn(&tc, c3c);
-    struct cycle c[MAX_CYCLE];
-    int n;
-    char *d = dump_when(1, c, &n);
-    if (n != 1)
-        fprintf(stderr, "want one deadlock line:\n%s", d);
-    CHECK_EQ(n, 1);
     weft_thread *cyc[] = { ta, tb, tc };
-    CHECK(same_cycle(&c[0], cyc, 3));
+    char *d = dump_one_cycle(cyc, 3);
     expect_edge(d, ta, "owner", tb);
     expect_edge(d, tb, "owner", tc);
     expect_edge(d, tc, "owner", ta);
@@ -355,14 +337,8 @@ static int case_join2(void)
     spawn(&tb, join_a);
     CHECK_EQ(weft_sem_post(&go), 0); /* both handles are set */
     CHECK_EQ(weft_sem_post(&go), 0);
-    struct cycle c[MAX_CYCLE];
-    int n;
-    char *d = dump_when(1, c, &n);
-    if (n != 1)
-        fprintf(stderr, "want one deadlock line:\n%s", d);
-    CHECK_EQ(n, 1);
     weft_thread *cyc[] = { ta, tb };
-    CHECK(same_cycle(&c[0], cyc, 2));
+    char *d = dump_one_cycle(cyc, 2);
     expect_edge(d, ta, "joins", tb);
     expect_edge(d, tb, "joins", ta);
     return goes_on_and_exits(d);
@@ -497,7 +473,7 @@ static int case_nocycle(void)
     spawn(&tc, nc_c);
     spawn(&td, nc_d);
     CHECK_EQ(weft_sem_post(&go), 0);
-    uint64_t t0 = now_ns();
+    uint64_t t0 = check_now_ns();
     char *d = NULL;
     for (;;) { /* until every edge is in place */
         free(d);
@@ -507,7 +483,7 @@ static int case_nocycle(void)
         thread_line(d, tc, lc, sizeof lc);
         thread_line(d, td, ld, sizeof ld);
         if ((strstr(lb, ", owner ") && strstr(lc, ", owner ") && strstr(ld, ", joins ")) ||
-            now_ns() - t0 > WAIT_NS)
+            check_now_ns() - t0 > WAIT_NS)
             break;
         weft_sleep_ns(1000000);
     }

@@ -16,9 +16,8 @@
 #include <weft.h>
 
 #include "check.h"
+#include "gdb_test.h"
 #include "testutil.h"
-
-#define GDB "/usr/bin/gdb"
 
 static weft_mutex ma = WEFT_MUTEX_INIT, mb = WEFT_MUTEX_INIT, mm = WEFT_MUTEX_INIT;
 static weft_barrier bar;
@@ -124,27 +123,6 @@ static int target(const char *path)
     _exit(0); /* gdb kills us first; the stuck threads stay stuck */
 }
 
-static char *run(const char *cmd)
-{
-    FILE *p = popen(cmd, "r");
-    CHECK(p != NULL);
-    size_t cap = 1 << 16, len = 0;
-    char *s = malloc(cap);
-    CHECK(s != NULL);
-    size_t k;
-    while ((k = fread(s + len, 1, cap - len - 1, p)) > 0) {
-        len += k;
-        if (len + 1 == cap) {
-            cap *= 2;
-            s = realloc(s, cap);
-            CHECK(s != NULL);
-        }
-    }
-    s[len] = '\0';
-    pclose(p);
-    return s;
-}
-
 /* The line of out that starts with start (NULL if none), as a copy. */
 static char *line_starting(const char *out, const char *start)
 {
@@ -215,14 +193,9 @@ int main(int argc, char **argv)
         snprintf(here, sizeof here, "%s", __FILE__);
         snprintf(script, sizeof script, "%s/../../share/weft/weft-gdb.py", dirname(here));
     }
-    if (TEST_SANITIZED || access(GDB, X_OK) != 0 || access(script, R_OK) != 0) {
-        fprintf(stderr, "skipped: gdb, the script or a Release build is missing\n");
-        return 77;
-    }
+    gdb_need(script);
     char exe[4096];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    CHECK(n > 0);
-    exe[n] = '\0';
+    gdb_self_exe(exe, sizeof exe);
     char dir[] = "/tmp/weft-dlgdb-XXXXXX";
     CHECK(mkdtemp(dir) != NULL);
     char core[4200], want[4200], cmd[32768];
@@ -236,11 +209,8 @@ int main(int argc, char **argv)
              "-ex 'run' -ex 'source %s' -ex 'info weft-threads' -ex 'gcore %s' -ex 'kill' "
              "--args %s target %s 2>&1",
              script, core, exe, want);
-    char *out = run(cmd);
-    if (strstr(out, "ptrace") && strstr(out, "not permitted")) {
-        fprintf(stderr, "skipped: no ptrace here\n%s", out);
-        return 77;
-    }
+    char *out = gdb_run(cmd);
+    gdb_skip_without_ptrace(out);
     if (access(want, R_OK) != 0) {
         fprintf(stderr, "the target did not reach its breakpoint:\n%s\n", out);
         CHECK(0);
@@ -255,7 +225,7 @@ int main(int argc, char **argv)
                  "timeout 120 " GDB " -nx -batch -ex 'set debuginfod enabled off' %s %s "
                  "-ex 'source %s' -ex 'info weft-threads' 2>&1",
                  exe, core, script);
-        out = run(cmd);
+        out = gdb_run(cmd);
         check_output(out, w);
         free(out);
         unlink(core);

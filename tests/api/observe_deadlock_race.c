@@ -21,6 +21,7 @@
 #include <weft.h>
 
 #include "check.h"
+#include "dump_test.h"
 #include "testutil.h"
 
 #define RUN_NS  (1500 * 1000000ull)
@@ -31,13 +32,6 @@
 static weft_mutex mx[NMUTEX] = { WEFT_MUTEX_INIT, WEFT_MUTEX_INIT };
 static atomic_int stop;
 static atomic_long false_cycles, dumps;
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static void *locker(void *arg)
 {
@@ -86,11 +80,8 @@ static void dump_once(int fd)
     CHECK_EQ(ftruncate(fd, 0), 0);
     CHECK_EQ(lseek(fd, 0, SEEK_SET), 0);
     CHECK_EQ(weft_dump(fd), 0);
-    off_t len = lseek(fd, 0, SEEK_END);
-    CHECK(len > 0);
-    char *s = calloc(1, (size_t)len + 1);
-    CHECK(s != NULL);
-    CHECK_EQ(pread(fd, s, (size_t)len, 0), len);
+    CHECK(lseek(fd, 0, SEEK_END) > 0);
+    char *s = dump_read(fd);
     CHECK(strstr(s, "weft dump end\n") != NULL);
     for (const char *p = s; (p = strstr(p, "\ndeadlock:")) != NULL; p++) {
         fprintf(stderr, "false deadlock: %.*s\n", (int)strcspn(p + 1, "\n"), p + 1);
@@ -124,8 +115,8 @@ int main(void)
     CHECK_EQ(pthread_create(&p, NULL, pthread_dumper, NULL), 0);
     int fd = memfd_create("dump", 0);
     CHECK(fd >= 0);
-    uint64_t t0 = now_ns();
-    while (now_ns() - t0 < RUN_NS)
+    uint64_t t0 = check_now_ns();
+    while (check_now_ns() - t0 < RUN_NS)
         dump_once(fd);
     atomic_store(&stop, 1);
     close(fd);

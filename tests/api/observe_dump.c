@@ -14,6 +14,7 @@
 #include <weft.h>
 
 #include "check.h"
+#include "dump_test.h"
 #include "testutil.h"
 
 static weft_mutex mu = WEFT_MUTEX_INIT;
@@ -122,43 +123,16 @@ static const char *const frames[NT] = { "park_mutex",   "park_cond",      "park_
                                         "park_barrier", "park_sem",       "park_io",
                                         "park_join",    "park_sem_ready", NULL };
 
-/* The dump, read back from a memory file. */
-static char *dump_text(void)
-{
-    int fd = memfd_create("dump", 0);
-    CHECK(fd >= 0);
-    CHECK_EQ(weft_dump(fd), 0);
-    off_t len = lseek(fd, 0, SEEK_END);
-    CHECK(len > 0);
-    char *s = calloc(1, (size_t)len + 1);
-    CHECK(s != NULL);
-    CHECK_EQ(pread(fd, s, (size_t)len, 0), len);
-    close(fd);
-    return s;
-}
-
 /* The header line of thread id and the backtrace lines after it. */
 static char *thread_block(const char *dump, uint64_t id)
 {
-    char key[64];
-    snprintf(key, sizeof key, "\nthread %llu ", (unsigned long long)id);
-    const char *p = strstr(dump, key);
+    const char *p = dump_thread(dump, id);
     if (!p)
         return NULL;
-    p++;
     const char *end = strstr(p + 1, "\nthread ");
     if (!end)
         end = p + strlen(p);
     return strndup(p, (size_t)(end - p));
-}
-
-static void first_line(const char *block, char *line, size_t n)
-{
-    size_t k = strcspn(block, "\n");
-    if (k >= n)
-        k = n - 1;
-    memcpy(line, block, k);
-    line[k] = '\0';
 }
 
 int main(void)
@@ -222,7 +196,7 @@ int main(void)
         if (!b)
             fprintf(stderr, "no thread %s in:\n%s", names[i], d);
         CHECK(b != NULL);
-        first_line(b, line, sizeof line);
+        dump_copy_line(b, line, sizeof line);
         CHECK(strstr(line, names[i]) != NULL);
         CHECK(strstr(line, words[i]) != NULL);
         CHECK(strstr(line, "worker -1") != NULL);
@@ -238,13 +212,13 @@ int main(void)
     /* the sleeper (a child of p-join) sleeps */
     char *b = thread_block(d, weft_thread_id(sleeper_child));
     CHECK(b != NULL);
-    first_line(b, line, sizeof line);
+    dump_copy_line(b, line, sizeof line);
     CHECK(strstr(line, "sleep") != NULL);
     free(b);
     /* the caller: running on worker 0, its live stack */
     b = thread_block(d, weft_thread_id(weft_self()));
     CHECK(b != NULL);
-    first_line(b, line, sizeof line);
+    dump_copy_line(b, line, sizeof line);
     CHECK(strstr(line, "running") != NULL);
     CHECK(strstr(line, "worker 0") != NULL);
     CHECK(strstr(b, "main") != NULL);

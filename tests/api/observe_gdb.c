@@ -11,9 +11,8 @@
 #include <weft.h>
 
 #include "check.h"
+#include "gdb_test.h"
 #include "testutil.h"
-
-#define GDB "/usr/bin/gdb"
 
 static weft_mutex mu = WEFT_MUTEX_INIT;
 static weft_sem sem;
@@ -61,28 +60,6 @@ static int target(void)
     return 0;
 }
 
-/* Runs cmd, returns its output (stdout and stderr). */
-static char *run(const char *cmd)
-{
-    FILE *p = popen(cmd, "r");
-    CHECK(p != NULL);
-    size_t cap = 1 << 16, len = 0;
-    char *s = malloc(cap);
-    CHECK(s != NULL);
-    size_t k;
-    while ((k = fread(s + len, 1, cap - len - 1, p)) > 0) {
-        len += k;
-        if (len + 1 == cap) {
-            cap *= 2;
-            s = realloc(s, cap);
-            CHECK(s != NULL);
-        }
-    }
-    s[len] = '\0';
-    pclose(p);
-    return s;
-}
-
 static void expect(const char *out, const char *what)
 {
     if (!strstr(out, what)) {
@@ -101,14 +78,9 @@ int main(int argc, char **argv)
     if (argc == 2 && strcmp(argv[1], "target") == 0)
         return target();
     const char *script = getenv("WEFT_GDB_SCRIPT");
-    if (TEST_SANITIZED || !script || access(GDB, X_OK) != 0 || access(script, R_OK) != 0) {
-        fprintf(stderr, "skipped: gdb, the script or a Release build is missing\n");
-        return 77;
-    }
+    gdb_need(script);
     char exe[4096];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    CHECK(n > 0);
-    exe[n] = '\0';
+    gdb_self_exe(exe, sizeof exe);
     char dir[] = "/tmp/weft-gdb-XXXXXX";
     CHECK(mkdtemp(dir) != NULL);
     char core[4200], checks[8192], cmd[32768];
@@ -121,11 +93,8 @@ int main(int argc, char **argv)
              " -nx -batch -ex 'set debuginfod enabled off' -ex 'break observe_gdb_stop' "
              "-ex 'run' %s -ex 'gcore %s' -ex 'kill' --args %s target 2>&1",
              checks, core, exe);
-    char *out = run(cmd);
-    if (strstr(out, "ptrace") && strstr(out, "not permitted")) {
-        fprintf(stderr, "skipped: no ptrace here\n%s", out);
-        return 77;
-    }
+    char *out = gdb_run(cmd);
+    gdb_skip_without_ptrace(out);
     expect(out, "3 weft user threads");
     expect(out, "\"main\": running, worker 0");
     expect(out, "\"gdb-mutex\": parked on mutex, worker -1");
@@ -140,7 +109,7 @@ int main(int argc, char **argv)
         snprintf(cmd, sizeof cmd,
                  "timeout 120 " GDB " -nx -batch -ex 'set debuginfod enabled off' %s %s %s 2>&1",
                  exe, core, checks);
-        out = run(cmd);
+        out = gdb_run(cmd);
         expect(out, "\"gdb-mutex\": parked on mutex");
         expect(out, "in gdb_parked_on_mutex");
         free(out);

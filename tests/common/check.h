@@ -40,6 +40,14 @@ static inline double check_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* CLOCK_MONOTONIC in nanoseconds. */
+static inline unsigned long long check_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
+}
+
 /* The number a one-number file holds (such as /proc/sys/vm/max_map_count),
  * or dflt where it cannot be opened or read. */
 static inline long check_read_long(const char *path, long dflt)

@@ -1,0 +1,67 @@
+/* gdb_test.h: helpers shared by the tests that run share/weft/weft-gdb.py
+ * in real gdb (batch mode) on this binary: the skips, this binary's path
+ * and a command's output. Include after testutil.h (which wants
+ * _GNU_SOURCE first). */
+#ifndef WEFT_TEST_GDB_TEST_H
+#define WEFT_TEST_GDB_TEST_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "testutil.h"
+
+#define GDB "/usr/bin/gdb"
+
+/* Exits 77 (skipped) without gdb or the script (script: its path, or
+ * NULL), or in a sanitizer build (the extension is for the Release build). */
+static inline void gdb_need(const char *script)
+{
+    if (TEST_SANITIZED || !script || access(GDB, X_OK) != 0 || access(script, R_OK) != 0) {
+        fprintf(stderr, "skipped: gdb, the script or a Release build is missing\n");
+        exit(77);
+    }
+}
+
+/* This binary's path (from /proc/self/exe), into exe. */
+static inline void gdb_self_exe(char *exe, size_t n)
+{
+    ssize_t k = readlink("/proc/self/exe", exe, n - 1);
+    CHECK(k > 0);
+    exe[k] = '\0';
+}
+
+/* Runs the shell command cmd; returns its output (the caller frees it). */
+static inline char *gdb_run(const char *cmd)
+{
+    FILE *p = popen(cmd, "r");
+    CHECK(p != NULL);
+    size_t cap = 1 << 16, len = 0;
+    char *s = malloc(cap);
+    CHECK(s != NULL);
+    size_t k;
+    while ((k = fread(s + len, 1, cap - len - 1, p)) > 0) {
+        len += k;
+        if (len + 1 == cap) {
+            cap *= 2;
+            s = realloc(s, cap);
+            CHECK(s != NULL);
+        }
+    }
+    s[len] = '\0';
+    pclose(p);
+    return s;
+}
+
+/* Exits 77 (skipped) where gdb's output out says ptrace is not permitted. */
+static inline void gdb_skip_without_ptrace(const char *out)
+{
+    if (strstr(out, "ptrace") && strstr(out, "not permitted")) {
+        fprintf(stderr, "skipped: no ptrace here\n%s", out);
+        exit(77);
+    }
+}
+
+#endif
