@@ -39,6 +39,10 @@ static weft_barrier bar;
 static weft_sem go, held;
 static weft_thread *ta, *tb, *tc, *td, *te;
 static atomic_int release;
+/* the waits of the cases: m1 then m2, m2 then m1, ...; join a, join b */
+static dump_locks l12 = { &m1, &m2, &bar }, l21 = { &m2, &m1, &bar };
+static dump_locks l23 = { &m2, &m3, &bar }, l31 = { &m3, &m1, &bar };
+static dump_join j_a = { &go, &ta }, j_b = { &go, &tb };
 
 /* ---- reading the dump ---------------------------------------------------- */
 
@@ -185,31 +189,15 @@ static int goes_on_and_exits(char *d)
     _exit(0); /* the deadlocked threads stay stuck: no weft_finalize */
 }
 
-static void spawn(weft_thread **t, weft_fn fn)
+static void spawn(weft_thread **t, weft_fn fn, void *arg)
 {
     weft_attr at = WEFT_ATTR_INIT;
     at.name = t == &ta ? "a" : t == &tb ? "b" : t == &tc ? "c" : t == &td ? "d" : "e";
-    CHECK_EQ(weft_spawn(t, fn, NULL, &at), 0);
+    CHECK_EQ(weft_spawn(t, fn, arg, &at), 0);
     weft_thread_id(*t); /* the ids the dump prints */
 }
 
 /* ---- two threads, two mutexes; a third waiter outside the cycle --------- */
-
-static void *a_m1_m2(void *a)
-{
-    CHECK_EQ(weft_mutex_lock(&m1), 0);
-    weft_barrier_wait(&bar);
-    CHECK_EQ(weft_mutex_lock(&m2), 0); /* never returns */
-    return a;
-}
-
-static void *b_m2_m1(void *a)
-{
-    CHECK_EQ(weft_mutex_lock(&m2), 0);
-    weft_barrier_wait(&bar);
-    CHECK_EQ(weft_mutex_lock(&m1), 0);
-    return a;
-}
 
 static void *d_m1(void *a)
 {
@@ -222,9 +210,9 @@ static void *d_m1(void *a)
 static void start_mutex2(void)
 {
     CHECK_EQ(weft_barrier_init(&bar, 3), 0);
-    spawn(&ta, a_m1_m2);
-    spawn(&tb, b_m2_m1);
-    spawn(&td, d_m1);
+    spawn(&ta, dump_lock_meet_lock, &l12);
+    spawn(&tb, dump_lock_meet_lock, &l21);
+    spawn(&td, d_m1, NULL);
 }
 
 static int case_mutex2(void)
@@ -276,36 +264,12 @@ static int case_signal(void)
 
 /* ---- three threads, three mutexes --------------------------------------- */
 
-static void *c3a(void *a)
-{
-    CHECK_EQ(weft_mutex_lock(&m1), 0);
-    weft_barrier_wait(&bar);
-    CHECK_EQ(weft_mutex_lock(&m2), 0);
-    return a;
-}
-
-static void *c3b(void *a)
-{
-    CHECK_EQ(weft_mutex_lock(&m2), 0);
-    weft_barrier_wait(&bar);
-    CHECK_EQ(weft_mutex_lock(&m3), 0);
-    return a;
-}
-
-static void *c3c(void *a)
-{
-    CHECK_EQ(weft_mutex_lock(&m3), 0);
-    weft_barrier_wait(&bar);
-    CHECK_EQ(weft_mutex_lock(&m1), 0);
-    return a;
-}
-
 static int case_mutex3(void)
 {
     CHECK_EQ(weft_barrier_init(&bar, 3), 0);
-    spawn(&ta, c3a);
-    spawn(&tb, c3b);
-    spawn(&tc, c3c);
+    spawn(&ta, dump_lock_meet_lock, &l12);
+    spawn(&tb, dump_lock_meet_lock, &l23);
+    spawn(&tc, dump_lock_meet_lock, &l31);
     weft_thread *cyc[] = { ta, tb, tc };
     char *d = dump_one_cycle(cyc, 3);
     expect_edge(d, ta, "owner", tb);
@@ -316,25 +280,11 @@ static int case_mutex3(void)
 
 /* ---- two threads joining each other -------------------------------------- */
 
-static void *join_b(void *a)
-{
-    CHECK_EQ(weft_sem_wait(&go), 0);
-    CHECK_EQ(weft_join(tb, NULL), 0);
-    return a;
-}
-
-static void *join_a(void *a)
-{
-    CHECK_EQ(weft_sem_wait(&go), 0);
-    CHECK_EQ(weft_join(ta, NULL), 0);
-    return a;
-}
-
 static int case_join2(void)
 {
     CHECK_EQ(weft_sem_init(&go, 0), 0);
-    spawn(&ta, join_b);
-    spawn(&tb, join_a);
+    spawn(&ta, dump_wait_join, &j_b);
+    spawn(&tb, dump_wait_join, &j_a);
     CHECK_EQ(weft_sem_post(&go), 0); /* both handles are set */
     CHECK_EQ(weft_sem_post(&go), 0);
     weft_thread *cyc[] = { ta, tb };
@@ -364,14 +314,6 @@ static void *mix_b(void *a)
     return a;
 }
 
-static void *mix_c(void *a)
-{
-    CHECK_EQ(weft_mutex_lock(&m2), 0);
-    weft_barrier_wait(&bar);
-    CHECK_EQ(weft_mutex_lock(&m1), 0);
-    return a;
-}
-
 static void *mix_d(void *a)
 {
     CHECK_EQ(weft_mutex_lock(&m4), 0);
@@ -393,11 +335,11 @@ static int case_mixed(void)
     CHECK_EQ(weft_barrier_init(&bar, 3), 0);
     CHECK_EQ(weft_sem_init(&go, 0), 0);
     CHECK_EQ(weft_sem_init(&held, 0), 0);
-    spawn(&ta, mix_a);
-    spawn(&tb, mix_b);
-    spawn(&tc, mix_c);
-    spawn(&td, mix_d);
-    spawn(&te, mix_e);
+    spawn(&ta, mix_a, NULL);
+    spawn(&tb, mix_b, NULL);
+    spawn(&tc, dump_lock_meet_lock, &l21);
+    spawn(&td, mix_d, NULL);
+    spawn(&te, mix_e, NULL);
     for (int i = 0; i < 2; i++) /* every handle is set */
         CHECK_EQ(weft_sem_post(&go), 0);
     struct cycle c[MAX_CYCLE];
@@ -450,13 +392,6 @@ static void *nc_c(void *a)
     return a;
 }
 
-static void *nc_d(void *a)
-{
-    CHECK_EQ(weft_sem_wait(&go), 0);
-    CHECK_EQ(weft_join(ta, NULL), 0);
-    return a;
-}
-
 static int state_of(weft_thread *t)
 {
     weft_thread_info info;
@@ -468,10 +403,10 @@ static int case_nocycle(void)
 {
     CHECK_EQ(weft_barrier_init(&bar, 3), 0);
     CHECK_EQ(weft_sem_init(&go, 0), 0);
-    spawn(&ta, nc_a);
-    spawn(&tb, nc_b);
-    spawn(&tc, nc_c);
-    spawn(&td, nc_d);
+    spawn(&ta, nc_a, NULL);
+    spawn(&tb, nc_b, NULL);
+    spawn(&tc, nc_c, NULL);
+    spawn(&td, dump_wait_join, &j_a);
     CHECK_EQ(weft_sem_post(&go), 0);
     uint64_t t0 = check_now_ns();
     char *d = NULL;

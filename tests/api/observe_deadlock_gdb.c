@@ -16,6 +16,7 @@
 #include <weft.h>
 
 #include "check.h"
+#include "dump_test.h"
 #include "gdb_test.h"
 #include "testutil.h"
 
@@ -23,36 +24,9 @@ static weft_mutex ma = WEFT_MUTEX_INIT, mb = WEFT_MUTEX_INIT, mm = WEFT_MUTEX_IN
 static weft_barrier bar;
 static weft_sem go;
 static weft_thread *ta, *tb, *tc, *td, *te;
-
-static void *a_fn(void *x)
-{
-    CHECK_EQ(weft_mutex_lock(&ma), 0);
-    weft_barrier_wait(&bar);
-    CHECK_EQ(weft_mutex_lock(&mb), 0);
-    return x;
-}
-
-static void *b_fn(void *x)
-{
-    CHECK_EQ(weft_mutex_lock(&mb), 0);
-    weft_barrier_wait(&bar);
-    CHECK_EQ(weft_mutex_lock(&ma), 0);
-    return x;
-}
-
-static void *c_fn(void *x)
-{
-    CHECK_EQ(weft_sem_wait(&go), 0);
-    CHECK_EQ(weft_join(td, NULL), 0);
-    return x;
-}
-
-static void *d_fn(void *x)
-{
-    CHECK_EQ(weft_sem_wait(&go), 0);
-    CHECK_EQ(weft_join(tc, NULL), 0);
-    return x;
-}
+/* a: ma then mb, b: mb then ma; c joins d, d joins c */
+static dump_locks l_ab = { &ma, &mb, &bar }, l_ba = { &mb, &ma, &bar };
+static dump_join j_c = { &go, &tc }, j_d = { &go, &td };
 
 static void *e_fn(void *x)
 {
@@ -72,11 +46,11 @@ static unsigned long long id(weft_thread *t)
     return (unsigned long long)weft_thread_id(t);
 }
 
-static void spawn(weft_thread **t, weft_fn fn, const char *name)
+static void spawn(weft_thread **t, weft_fn fn, void *arg, const char *name)
 {
     weft_attr at = WEFT_ATTR_INIT;
     at.name = name;
-    CHECK_EQ(weft_spawn(t, fn, NULL, &at), 0);
+    CHECK_EQ(weft_spawn(t, fn, arg, &at), 0);
     weft_thread_id(*t);
 }
 
@@ -87,11 +61,11 @@ static int target(const char *path)
     CHECK_EQ(weft_barrier_init(&bar, 2), 0);
     CHECK_EQ(weft_sem_init(&go, 0), 0);
     CHECK_EQ(weft_mutex_lock(&mm), 0);
-    spawn(&ta, a_fn, "a");
-    spawn(&tb, b_fn, "b");
-    spawn(&tc, c_fn, "c");
-    spawn(&td, d_fn, "d");
-    spawn(&te, e_fn, "e");
+    spawn(&ta, dump_lock_meet_lock, &l_ab, "a");
+    spawn(&tb, dump_lock_meet_lock, &l_ba, "b");
+    spawn(&tc, dump_wait_join, &j_d, "c");
+    spawn(&td, dump_wait_join, &j_c, "d");
+    spawn(&te, e_fn, NULL, "e");
     CHECK_EQ(weft_sem_post(&go), 0);
     CHECK_EQ(weft_sem_post(&go), 0);
     weft_thread *all[] = { ta, tb, tc, td, te };
@@ -198,18 +172,13 @@ int main(int argc, char **argv)
     gdb_self_exe(exe, sizeof exe);
     char dir[] = "/tmp/weft-dlgdb-XXXXXX";
     CHECK(mkdtemp(dir) != NULL);
-    char core[4200], want[4200], cmd[32768];
+    char core[4200], want[4200], ex[4200], args[8400];
     snprintf(core, sizeof core, "%s/core", dir);
     snprintf(want, sizeof want, "%s/want", dir);
+    snprintf(ex, sizeof ex, "-ex 'source %s' -ex 'info weft-threads'", script);
+    snprintf(args, sizeof args, "%s target %s", exe, want);
 
-    /* live; the mprotect guard keeps every slab page readable for gcore */
-    snprintf(cmd, sizeof cmd,
-             "WEFT_STACK_GUARD=mprotect WEFT_WORKERS=1 timeout 120 " GDB
-             " -nx -batch -ex 'set debuginfod enabled off' -ex 'break observe_deadlock_gdb_stop' "
-             "-ex 'run' -ex 'source %s' -ex 'info weft-threads' -ex 'gcore %s' -ex 'kill' "
-             "--args %s target %s 2>&1",
-             script, core, exe, want);
-    char *out = gdb_run(cmd);
+    char *out = gdb_live("observe_deadlock_gdb_stop", ex, core, args);
     gdb_skip_without_ptrace(out);
     if (access(want, R_OK) != 0) {
         fprintf(stderr, "the target did not reach its breakpoint:\n%s\n", out);
@@ -219,18 +188,11 @@ int main(int argc, char **argv)
     check_output(out, w);
     free(out);
 
-    /* the core file */
-    if (access(core, R_OK) == 0) {
-        snprintf(cmd, sizeof cmd,
-                 "timeout 120 " GDB " -nx -batch -ex 'set debuginfod enabled off' %s %s "
-                 "-ex 'source %s' -ex 'info weft-threads' 2>&1",
-                 exe, core, script);
-        out = gdb_run(cmd);
+    out = gdb_on_core(exe, core, ex);
+    if (out) {
         check_output(out, w);
         free(out);
         unlink(core);
-    } else {
-        fprintf(stderr, "note: gcore wrote no core file; core check skipped\n");
     }
     free(w);
     unlink(want);

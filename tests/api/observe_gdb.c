@@ -83,17 +83,13 @@ int main(int argc, char **argv)
     gdb_self_exe(exe, sizeof exe);
     char dir[] = "/tmp/weft-gdb-XXXXXX";
     CHECK(mkdtemp(dir) != NULL);
-    char core[4200], checks[8192], cmd[32768];
+    char core[4200], checks[8192];
     snprintf(core, sizeof core, "%s/core", dir);
     snprintf(checks, sizeof checks, gdb_checks, script);
+    char args[4200 + 8];
+    snprintf(args, sizeof args, "%s target", exe);
 
-    /* live; the mprotect guard keeps every slab page readable for gcore */
-    snprintf(cmd, sizeof cmd,
-             "WEFT_STACK_GUARD=mprotect WEFT_WORKERS=1 timeout 120 " GDB
-             " -nx -batch -ex 'set debuginfod enabled off' -ex 'break observe_gdb_stop' "
-             "-ex 'run' %s -ex 'gcore %s' -ex 'kill' --args %s target 2>&1",
-             checks, core, exe);
-    char *out = gdb_run(cmd);
+    char *out = gdb_live("observe_gdb_stop", checks, core, args);
     gdb_skip_without_ptrace(out);
     expect(out, "3 weft user threads");
     expect(out, "\"main\": running, worker 0");
@@ -104,18 +100,12 @@ int main(int argc, char **argv)
     expect(out, "lock_slow");
     free(out);
 
-    /* the core file */
-    if (access(core, R_OK) == 0) {
-        snprintf(cmd, sizeof cmd,
-                 "timeout 120 " GDB " -nx -batch -ex 'set debuginfod enabled off' %s %s %s 2>&1",
-                 exe, core, checks);
-        out = gdb_run(cmd);
+    out = gdb_on_core(exe, core, checks);
+    if (out) {
         expect(out, "\"gdb-mutex\": parked on mutex");
         expect(out, "in gdb_parked_on_mutex");
         free(out);
         unlink(core);
-    } else {
-        fprintf(stderr, "note: gcore wrote no core file; core check skipped\n");
     }
     rmdir(dir);
     return 0;

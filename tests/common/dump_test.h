@@ -1,6 +1,6 @@
 /* dump_test.h: helpers shared by the tests that read weft_dump's text:
- * reading a memory file back, dumping into one, and finding a thread's
- * line. Include after testutil.h (which wants _GNU_SOURCE first). */
+ * reading a memory file back, dumping into one, finding a thread's line,
+ * and thread bodies that wait in the ways a deadlock is made of. Include after testutil.h (which wants _GNU_SOURCE first). */
 #ifndef WEFT_TEST_DUMP_TEST_H
 #define WEFT_TEST_DUMP_TEST_H
 
@@ -54,6 +54,41 @@ static inline void dump_copy_line(const char *p, char *line, size_t n)
         k = n - 1;
     memcpy(line, p, k);
     line[k] = '\0';
+}
+
+/* ---- the waits of a deadlock --------------------------------------------- */
+
+/* What dump_lock_meet_lock takes: two mutexes and where to meet between. */
+typedef struct dump_locks {
+    weft_mutex *first, *then;
+    weft_barrier *bar;
+} dump_locks;
+
+/* A thread body (arg: a dump_locks): locks first, meets the others at bar
+ * (so that every first lock is held), then locks then, which never
+ * returns where that closes a cycle. */
+static __attribute__((unused)) void *dump_lock_meet_lock(void *arg)
+{
+    const dump_locks *l = arg;
+    CHECK_EQ(weft_mutex_lock(l->first), 0);
+    weft_barrier_wait(l->bar);
+    CHECK_EQ(weft_mutex_lock(l->then), 0);
+    return arg;
+}
+
+/* What dump_wait_join takes: a semaphore posted once *target is set. */
+typedef struct dump_join {
+    weft_sem *go;
+    weft_thread **target;
+} dump_join;
+
+/* A thread body (arg: a dump_join): waits for go, then joins *target. */
+static __attribute__((unused)) void *dump_wait_join(void *arg)
+{
+    const dump_join *j = arg;
+    CHECK_EQ(weft_sem_wait(j->go), 0);
+    CHECK_EQ(weft_join(*j->target, NULL), 0);
+    return arg;
 }
 
 #endif

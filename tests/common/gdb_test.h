@@ -1,6 +1,6 @@
 /* gdb_test.h: helpers shared by the tests that run share/weft/weft-gdb.py
- * in real gdb (batch mode) on this binary: the skips, this binary's path
- * and a command's output. Include after testutil.h (which wants
+ * in real gdb (batch mode) on this binary: the skips, this binary's path,
+ * a command's output, and gdb on the live process and on its core file. Include after testutil.h (which wants
  * _GNU_SOURCE first). */
 #ifndef WEFT_TEST_GDB_TEST_H
 #define WEFT_TEST_GDB_TEST_H
@@ -62,6 +62,37 @@ static inline void gdb_skip_without_ptrace(const char *out)
         fprintf(stderr, "skipped: no ptrace here\n%s", out);
         exit(77);
     }
+}
+
+/* gdb's output where it runs "exe_args" (this binary and its arguments)
+ * with one worker to the breakpoint stop, runs the commands ex there,
+ * writes the core file core and kills the process. The mprotect guard
+ * keeps every slab page readable for gcore. */
+static inline char *gdb_live(const char *stop, const char *ex, const char *core,
+                             const char *exe_args)
+{
+    char cmd[32768];
+    snprintf(cmd, sizeof cmd,
+             "WEFT_STACK_GUARD=mprotect WEFT_WORKERS=1 timeout 120 " GDB
+             " -nx -batch -ex 'set debuginfod enabled off' -ex 'break %s' "
+             "-ex 'run' %s -ex 'gcore %s' -ex 'kill' --args %s 2>&1",
+             stop, ex, core, exe_args);
+    return gdb_run(cmd);
+}
+
+/* gdb's output for the commands ex on the core file core of exe, or NULL
+ * (with a note on stderr) where gcore wrote none. */
+static inline char *gdb_on_core(const char *exe, const char *core, const char *ex)
+{
+    if (access(core, R_OK) != 0) {
+        fprintf(stderr, "note: gcore wrote no core file; core check skipped\n");
+        return NULL;
+    }
+    char cmd[32768];
+    snprintf(cmd, sizeof cmd,
+             "timeout 120 " GDB " -nx -batch -ex 'set debuginfod enabled off' %s %s %s 2>&1", exe,
+             core, ex);
+    return gdb_run(cmd);
 }
 
 #endif
