@@ -31,6 +31,7 @@
 #include <unistd.h>
 #include <weft.h>
 
+#include "io_test.h"
 #include "testutil.h"
 
 #define GIB       ((size_t)1 << 30)
@@ -137,29 +138,6 @@ static void mk_unix_peer_gone(struct fx *f)
     f->fd = s[0];
 }
 
-static struct sockaddr_in loopback(void)
-{
-    struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-    return a;
-}
-
-static void tcp_pair(int *a, int *b)
-{
-    int l = socket(AF_INET, SOCK_STREAM, 0);
-    CHECK(l >= 0);
-    struct sockaddr_in addr = loopback();
-    CHECK_EQ(bind(l, (struct sockaddr *)&addr, sizeof addr), 0);
-    socklen_t len = sizeof addr;
-    CHECK_EQ(getsockname(l, (struct sockaddr *)&addr, &len), 0);
-    CHECK_EQ(listen(l, 1), 0);
-    *a = socket(AF_INET, SOCK_STREAM, 0);
-    CHECK(*a >= 0);
-    CHECK_EQ(connect(*a, (struct sockaddr *)&addr, sizeof addr), 0);
-    *b = accept(l, NULL, NULL);
-    CHECK(*b >= 0);
-    close(l);
-}
-
 /* data arrives asynchronously on loopback TCP: wait until it is there */
 static void wait_readable(int fd)
 {
@@ -169,14 +147,14 @@ static void wait_readable(int fd)
 
 static void mk_tcp(struct fx *f)
 {
-    tcp_pair(&f->fd, &f->peer);
+    io_tcp_pair(&f->fd, &f->peer);
     put(f->peer, "hello");
     wait_readable(f->fd);
 }
 
 static void mk_tcp_empty_nb(struct fx *f)
 {
-    tcp_pair(&f->fd, &f->peer);
+    io_tcp_pair(&f->fd, &f->peer);
     nonblock(f->fd);
 }
 
@@ -184,7 +162,7 @@ static void mk_tcp_listener(struct fx *f)
 {
     f->fd = socket(AF_INET, SOCK_STREAM, 0);
     CHECK(f->fd >= 0);
-    struct sockaddr_in addr = loopback();
+    struct sockaddr_in addr = io_loopback();
     CHECK_EQ(bind(f->fd, (struct sockaddr *)&addr, sizeof addr), 0);
     CHECK_EQ(listen(f->fd, 1), 0);
     nonblock(f->fd);
@@ -195,7 +173,7 @@ static void udp_pair(int *a, int *b)
     *a = socket(AF_INET, SOCK_DGRAM, 0);
     *b = socket(AF_INET, SOCK_DGRAM, 0);
     CHECK(*a >= 0 && *b >= 0);
-    struct sockaddr_in aa = loopback(), ba = loopback();
+    struct sockaddr_in aa = io_loopback(), ba = io_loopback();
     CHECK_EQ(bind(*a, (struct sockaddr *)&aa, sizeof aa), 0);
     CHECK_EQ(bind(*b, (struct sockaddr *)&ba, sizeof ba), 0);
     socklen_t len = sizeof aa;

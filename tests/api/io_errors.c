@@ -23,10 +23,7 @@ static struct sockaddr_in closed_port(void)
 {
     int s = socket(AF_INET, SOCK_STREAM, 0);
     CHECK(s >= 0);
-    struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-    CHECK_EQ(bind(s, (struct sockaddr *)&a, sizeof a), 0);
-    socklen_t l = sizeof a;
-    CHECK_EQ(getsockname(s, (struct sockaddr *)&a, &l), 0);
+    struct sockaddr_in a = io_bind_loopback(s);
     close(s); /* bound then closed: connecting is refused */
     return a;
 }

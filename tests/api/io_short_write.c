@@ -76,23 +76,6 @@ static void transfer(int wfd, int rfd, enum how how, unsigned char *data)
     CHECK_EQ(weft_join(tr, NULL), 0);
 }
 
-static void tcp_pair(int *a, int *b)
-{
-    int l = socket(AF_INET, SOCK_STREAM, 0);
-    CHECK(l >= 0);
-    struct sockaddr_in addr = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-    CHECK_EQ(bind(l, (struct sockaddr *)&addr, sizeof addr), 0);
-    socklen_t len = sizeof addr;
-    CHECK_EQ(getsockname(l, (struct sockaddr *)&addr, &len), 0);
-    CHECK_EQ(listen(l, 1), 0);
-    *a = socket(AF_INET, SOCK_STREAM, 0);
-    CHECK(*a >= 0);
-    CHECK_EQ(connect(*a, (struct sockaddr *)&addr, sizeof addr), 0);
-    *b = accept(l, NULL, NULL);
-    CHECK(*b >= 0);
-    close(l);
-}
-
 /* ---- the peer goes away while a blocking send waits ------------------- */
 
 static atomic_int sigpipes;
@@ -178,7 +161,7 @@ static void run(int workers)
     close(s[0]);
     close(s[1]);
 
-    tcp_pair(&s[0], &s[1]);
+    io_tcp_pair(&s[0], &s[1]);
     transfer(s[0], s[1], BY_SEND, data);
     transfer(s[1], s[0], BY_WRITE, data);
     close(s[0]);

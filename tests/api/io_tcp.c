@@ -121,10 +121,7 @@ static void body(void)
     CHECK(listener >= 0);
     int one = 1;
     setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    addr = (struct sockaddr_in){ .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-    CHECK_EQ(bind(listener, (struct sockaddr *)&addr, sizeof addr), 0);
-    socklen_t l = sizeof addr;
-    CHECK_EQ(getsockname(listener, (struct sockaddr *)&addr, &l), 0);
+    addr = io_bind_loopback(listener);
     CHECK_EQ(listen(listener, 4096), 0);
 
     weft_thread *acc;

@@ -1,11 +1,15 @@
 /* io_test.h: runs an I/O test body twice: through io_uring, then again in a
- * child process with WEFT_IO=blocking (the spare-thread path). */
+ * child process with WEFT_IO=blocking (the spare-thread path); loopback
+ * sockets for the tests. */
 #ifndef WEFT_TEST_IO_H
 #define WEFT_TEST_IO_H
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <weft.h>
@@ -64,6 +68,40 @@ static inline void io_test_both_modes(int argc, char **argv, void (*body)(void))
     int st;
     CHECK_EQ(waitpid(pid, &st, 0), pid);
     CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
+/* ---- loopback sockets ------------------------------------------------------ */
+
+/* 127.0.0.1, port 0 (bind picks a free one). */
+static inline struct sockaddr_in io_loopback(void)
+{
+    struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+    return a;
+}
+
+/* Binds socket s to a free loopback port; returns the address it got. */
+static inline struct sockaddr_in io_bind_loopback(int s)
+{
+    struct sockaddr_in a = io_loopback();
+    CHECK_EQ(bind(s, (struct sockaddr *)&a, sizeof a), 0);
+    socklen_t len = sizeof a;
+    CHECK_EQ(getsockname(s, (struct sockaddr *)&a, &len), 0);
+    return a;
+}
+
+/* A connected loopback TCP pair: *a connected, *b accepted. */
+static inline void io_tcp_pair(int *a, int *b)
+{
+    int l = socket(AF_INET, SOCK_STREAM, 0);
+    CHECK(l >= 0);
+    struct sockaddr_in addr = io_bind_loopback(l);
+    CHECK_EQ(listen(l, 1), 0);
+    *a = socket(AF_INET, SOCK_STREAM, 0);
+    CHECK(*a >= 0);
+    CHECK_EQ(connect(*a, (struct sockaddr *)&addr, sizeof addr), 0);
+    *b = accept(l, NULL, NULL);
+    CHECK(*b >= 0);
+    close(l);
 }
 
 #endif
