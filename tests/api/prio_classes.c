@@ -34,15 +34,6 @@ static void *record(void *arg)
     return NULL;
 }
 
-static weft_thread *spawn_prio(int prio, weft_fn fn, void *arg)
-{
-    weft_attr a = WEFT_ATTR_INIT;
-    a.priority = prio;
-    weft_thread *t;
-    CHECK_EQ(weft_spawn(&t, fn, arg, &a), 0);
-    return t;
-}
-
 static void *outside(void *arg)
 {
     (void)arg;
@@ -88,7 +79,7 @@ static void api_checks(void)
     CHECK_EQ(weft_spawn(&t, child_prio, &seen, NULL), 0);
     CHECK_EQ(weft_join(t, NULL), 0);
     CHECK_EQ(seen, WEFT_PRIO_NORMAL);
-    CHECK_EQ(weft_priority(t = spawn_prio(WEFT_PRIO_BACKGROUND, record, (void *)0)),
+    CHECK_EQ(weft_priority(t = test_spawn_prio(WEFT_PRIO_BACKGROUND, record, (void *)0)),
              WEFT_PRIO_BACKGROUND);
     CHECK_EQ(weft_join(t, NULL), 0);
     CHECK_EQ(weft_set_priority(NULL, WEFT_PRIO_NORMAL), 0);
@@ -106,7 +97,7 @@ static void class_order(void)
          * those as HIGH and raise them while queued (a queued thread moves
          * to its new class) */
         int p = order[i] == WEFT_PRIO_URGENT ? WEFT_PRIO_HIGH : order[i];
-        t[i] = spawn_prio(p, record, (void *)(intptr_t)order[i]);
+        t[i] = test_spawn_prio(p, record, (void *)(intptr_t)order[i]);
         if (order[i] == WEFT_PRIO_URGENT)
             CHECK_EQ(weft_set_priority(t[i], WEFT_PRIO_URGENT), 0);
     }
@@ -128,11 +119,11 @@ static void spawn_rules(void)
 {
     weft_thread *t;
     atomic_store(&ran, 0);
-    t = spawn_prio(WEFT_PRIO_HIGH, mark, NULL);
+    t = test_spawn_prio(WEFT_PRIO_HIGH, mark, NULL);
     CHECK_EQ(atomic_load(&ran), 1); /* higher: at once */
     CHECK_EQ(weft_join(t, NULL), 0);
     atomic_store(&ran, 0);
-    t = spawn_prio(WEFT_PRIO_BACKGROUND, mark, NULL);
+    t = test_spawn_prio(WEFT_PRIO_BACKGROUND, mark, NULL);
     CHECK_EQ(atomic_load(&ran), 0); /* lower: queued under work-first */
     CHECK_EQ(weft_join(t, NULL), 0);
     CHECK_EQ(atomic_load(&ran), 1);
@@ -160,9 +151,9 @@ static void yield_within_class(void)
 {
     weft_thread *bg, *a, *b;
     CHECK_EQ(weft_set_priority(NULL, WEFT_PRIO_URGENT), 0);
-    bg = spawn_prio(WEFT_PRIO_BACKGROUND, yielder, (void *)0);
-    a = spawn_prio(WEFT_PRIO_HIGH, yielder, (void *)1);
-    b = spawn_prio(WEFT_PRIO_HIGH, yielder, (void *)2);
+    bg = test_spawn_prio(WEFT_PRIO_BACKGROUND, yielder, (void *)0);
+    a = test_spawn_prio(WEFT_PRIO_HIGH, yielder, (void *)1);
+    b = test_spawn_prio(WEFT_PRIO_HIGH, yielder, (void *)2);
     CHECK_EQ(weft_set_priority(NULL, WEFT_PRIO_BACKGROUND), 0);
     CHECK_EQ(weft_join(a, NULL), 0);
     CHECK_EQ(weft_join(b, NULL), 0);
@@ -198,8 +189,9 @@ static void steal_highest(void)
         ;
     weft_thread *t[5];
     for (int i = 0; i < 4; i++)
-        t[i] = spawn_prio(WEFT_PRIO_BACKGROUND, record, (void *)(intptr_t)WEFT_PRIO_BACKGROUND);
-    t[4] = spawn_prio(WEFT_PRIO_HIGH, record, (void *)(intptr_t)WEFT_PRIO_HIGH);
+        t[i] =
+            test_spawn_prio(WEFT_PRIO_BACKGROUND, record, (void *)(intptr_t)WEFT_PRIO_BACKGROUND);
+    t[4] = test_spawn_prio(WEFT_PRIO_HIGH, record, (void *)(intptr_t)WEFT_PRIO_HIGH);
     atomic_store(&release_blocker, 1);
     while (atomic_load(&log_cls[0]) == UNSET)
         ; /* the initial thread keeps worker 0: worker 1 runs them */
@@ -228,7 +220,7 @@ int main(void)
     cfg.spawn_policy = WEFT_HELP_FIRST;
     CHECK_EQ(weft_init(&cfg), 0);
     atomic_store(&ran, 0);
-    weft_thread *t = spawn_prio(WEFT_PRIO_HIGH, mark, NULL);
+    weft_thread *t = test_spawn_prio(WEFT_PRIO_HIGH, mark, NULL);
     CHECK_EQ(atomic_load(&ran), 1); /* higher: at once under help-first too */
     CHECK_EQ(weft_join(t, NULL), 0);
     CHECK_EQ(weft_finalize(), 0);

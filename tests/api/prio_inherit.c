@@ -32,20 +32,13 @@ static atomic_int waiter_got;   /* the HIGH waiter holds its mutex */
 static atomic_int spinning;     /* the spinner runs */
 static atomic_int spin_timeout; /* the spinner gave up: the waiter waited behind it */
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static void *spinner(void *arg)
 {
     (void)arg;
     atomic_store(&spinning, 1);
-    uint64_t end = now_ns() + SPIN_MAX_NS;
+    unsigned long long end = check_now_ns() + SPIN_MAX_NS;
     while (!atomic_load(&waiter_got)) {
-        if (now_ns() >= end) {
+        if (check_now_ns() >= end) {
             atomic_store(&spin_timeout, 1);
             break;
         }
@@ -75,57 +68,32 @@ static void *waiter_on(void *arg)
     return NULL;
 }
 
-/* Holds m1 across a wait on s1. */
-static void *hold_m1_wait_s1(void *arg)
+/* What hold_wait_lock does: holds hold across a wait on wait (unless
+ * NULL), then takes then (unless NULL) too. */
+struct hold {
+    weft_mutex *hold;
+    weft_sem *wait;
+    weft_mutex *then;
+};
+
+static void *hold_wait_lock(void *arg)
 {
-    (void)arg;
-    CHECK_EQ(weft_mutex_lock(&m1), 0);
-    CHECK_EQ(weft_sem_wait(&s1), 0);
-    CHECK_EQ(weft_mutex_unlock(&m1), 0);
+    const struct hold *h = arg;
+    CHECK_EQ(weft_mutex_lock(h->hold), 0);
+    if (h->wait)
+        CHECK_EQ(weft_sem_wait(h->wait), 0);
+    if (h->then) {
+        CHECK_EQ(weft_mutex_lock(h->then), 0);
+        CHECK_EQ(weft_mutex_unlock(h->then), 0);
+    }
+    CHECK_EQ(weft_mutex_unlock(h->hold), 0);
     return NULL;
 }
 
-/* Holds m2 while it waits for m1. */
-static void *hold_m2_lock_m1(void *arg)
-{
-    (void)arg;
-    CHECK_EQ(weft_mutex_lock(&m2), 0);
-    CHECK_EQ(weft_mutex_lock(&m1), 0);
-    CHECK_EQ(weft_mutex_unlock(&m1), 0);
-    CHECK_EQ(weft_mutex_unlock(&m2), 0);
-    return NULL;
-}
-
-/* Holds m2 across a wait on s2. */
-static void *hold_m2_wait_s2(void *arg)
-{
-    (void)arg;
-    CHECK_EQ(weft_mutex_lock(&m2), 0);
-    CHECK_EQ(weft_sem_wait(&s2), 0);
-    CHECK_EQ(weft_mutex_unlock(&m2), 0);
-    return NULL;
-}
-
-/* Holds m1, waits on s1, then takes m2 too. */
-static void *hold_m1_wait_s1_lock_m2(void *arg)
-{
-    (void)arg;
-    CHECK_EQ(weft_mutex_lock(&m1), 0);
-    CHECK_EQ(weft_sem_wait(&s1), 0);
-    CHECK_EQ(weft_mutex_lock(&m2), 0);
-    CHECK_EQ(weft_mutex_unlock(&m2), 0);
-    CHECK_EQ(weft_mutex_unlock(&m1), 0);
-    return NULL;
-}
-
-static weft_thread *spawn_at(int prio, weft_fn fn, void *arg)
-{
-    weft_attr a = WEFT_ATTR_INIT;
-    a.priority = prio;
-    weft_thread *t;
-    CHECK_EQ(weft_spawn(&t, fn, arg, &a), 0);
-    return t;
-}
+static struct hold hold_m1_wait_s1 = { &m1, &s1, NULL };
+static struct hold hold_m2_lock_m1 = { &m2, NULL, &m1 };
+static struct hold hold_m2_wait_s2 = { &m2, &s2, NULL };
+static struct hold hold_m1_wait_s1_lock_m2 = { &m1, &s1, &m2 };
 
 /* Waits (the caller is URGENT: it sleeps to let the others run) until t is
  * parked. */
@@ -155,7 +123,7 @@ static void reset(void)
 /* Starts the spinner and the poster of sem, then joins everything. */
 static void race(weft_sem *sem, weft_thread **ts, int n)
 {
-    weft_thread *sp = spawn_at(WEFT_PRIO_NORMAL, spinner, NULL);
+    weft_thread *sp = test_spawn_prio(WEFT_PRIO_NORMAL, spinner, NULL);
     pthread_t pt;
     CHECK_EQ(pthread_create(&pt, NULL, poster, sem), 0);
     CHECK_EQ(weft_join(sp, NULL), 0);
@@ -170,9 +138,9 @@ static void parked_holder(void)
 {
     reset();
     weft_thread *t[2];
-    t[0] = spawn_at(WEFT_PRIO_BACKGROUND, hold_m1_wait_s1, NULL);
+    t[0] = test_spawn_prio(WEFT_PRIO_BACKGROUND, hold_wait_lock, &hold_m1_wait_s1);
     wait_parked(t[0]); /* on s1, holding m1 */
-    t[1] = spawn_at(WEFT_PRIO_HIGH, waiter_on, &m1);
+    t[1] = test_spawn_prio(WEFT_PRIO_HIGH, waiter_on, &m1);
     wait_parked(t[1]);
     race(&s1, t, 2);
 }
@@ -181,11 +149,11 @@ static void chain_of_three(void)
 {
     reset();
     weft_thread *t[3];
-    t[0] = spawn_at(WEFT_PRIO_BACKGROUND, hold_m1_wait_s1, NULL);
+    t[0] = test_spawn_prio(WEFT_PRIO_BACKGROUND, hold_wait_lock, &hold_m1_wait_s1);
     wait_parked(t[0]); /* on s1, holding m1 */
-    t[1] = spawn_at(WEFT_PRIO_BACKGROUND, hold_m2_lock_m1, NULL);
+    t[1] = test_spawn_prio(WEFT_PRIO_BACKGROUND, hold_wait_lock, &hold_m2_lock_m1);
     wait_parked(t[1]); /* on m1, holding m2 */
-    t[2] = spawn_at(WEFT_PRIO_HIGH, waiter_on, &m2);
+    t[2] = test_spawn_prio(WEFT_PRIO_HIGH, waiter_on, &m2);
     wait_parked(t[2]);
     race(&s1, t, 3);
 }
@@ -194,11 +162,11 @@ static void raised_then_waits(void)
 {
     reset();
     weft_thread *t[3];
-    t[0] = spawn_at(WEFT_PRIO_BACKGROUND, hold_m2_wait_s2, NULL);
+    t[0] = test_spawn_prio(WEFT_PRIO_BACKGROUND, hold_wait_lock, &hold_m2_wait_s2);
     wait_parked(t[0]); /* on s2, holding m2 */
-    t[1] = spawn_at(WEFT_PRIO_BACKGROUND, hold_m1_wait_s1_lock_m2, NULL);
+    t[1] = test_spawn_prio(WEFT_PRIO_BACKGROUND, hold_wait_lock, &hold_m1_wait_s1_lock_m2);
     wait_parked(t[1]); /* on s1, holding m1 */
-    t[2] = spawn_at(WEFT_PRIO_HIGH, waiter_on, &m1);
+    t[2] = test_spawn_prio(WEFT_PRIO_HIGH, waiter_on, &m1);
     wait_parked(t[2]); /* raises t[1], parked */
     CHECK_EQ(weft_sem_post(&s1), 0);
     wait_parked(t[1]); /* now on m2, at HIGH: raises t[0] */
@@ -209,11 +177,7 @@ int main(void)
 {
     test_clear_env();
     alarm(60);
-    weft_config cfg;
-    weft_config_default(&cfg);
-    cfg.workers = 1;
-    cfg.quantum_us = 1000;
-    CHECK_EQ(weft_init(&cfg), 0);
+    test_init_quantum(1, 1000);
     CHECK_EQ(weft_set_priority(NULL, WEFT_PRIO_URGENT), 0);
     parked_holder();
     chain_of_three();

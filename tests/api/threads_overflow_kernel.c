@@ -61,21 +61,7 @@ static void check_overflow(const char *mode, const char *name)
     test_child *r = malloc(sizeof *r);
     CHECK(r != NULL);
     test_run_self(r, mode, NULL, NULL, NULL);
-    unsigned long long id = 0;
-    size_t size = 0;
-    char want_id[32], want_size[48];
-    int got = sscanf(r->out, "id=%llu size=%zu", &id, &size) == 2;
-    int ok = got && WIFSIGNALED(r->status) && WTERMSIG(r->status) == SIGABRT;
-    snprintf(want_id, sizeof want_id, "thread %llu ", id);
-    snprintf(want_size, sizeof want_size, "stack size %zu bytes", size);
-    ok = ok && test_count_lines(r->err) == 1 && strstr(r->err, "overflow") &&
-         strstr(r->err, name) && strstr(r->err, want_id) && strstr(r->err, want_size);
-    if (!ok) {
-        test_child_dump(mode, r);
-        fprintf(stderr, "expected SIGABRT and one line with \"overflow\", \"%s\", \"%s\", \"%s\"\n",
-                name, want_id, want_size);
-        CHECK(!"bad stack overflow report");
-    }
+    test_expect_overflow_report(r, mode, name);
     printf("%s: %s", mode, r->err);
     free(r);
 }

@@ -80,22 +80,7 @@ static void check_overflow(const char *mode)
         free(r);
         return;
     }
-    unsigned long long id = 0;
-    size_t size = 0;
-    char want_id[32], want_size[48];
-    int got = sscanf(r->out, "id=%llu size=%zu", &id, &size) == 2;
-    int ok = got && WIFSIGNALED(r->status) && WTERMSIG(r->status) == SIGABRT;
-    snprintf(want_id, sizeof want_id, "thread %llu ", id);
-    snprintf(want_size, sizeof want_size, "stack size %zu bytes", size);
-    ok = ok && test_count_lines(r->err) == 1 && strstr(r->err, "overflow") &&
-         strstr(r->err, "\"main\"") && strstr(r->err, want_id) && strstr(r->err, want_size);
-    if (!ok) {
-        test_child_dump(mode, r);
-        fprintf(stderr,
-                "expected SIGABRT and one line with \"overflow\", \"main\", \"%s\", \"%s\"\n",
-                want_id, want_size);
-        CHECK(!"bad stack overflow report");
-    }
+    test_expect_overflow_report(r, mode, "\"main\"");
     printf("%s: %s", mode, r->err);
     free(r);
 }

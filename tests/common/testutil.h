@@ -108,6 +108,16 @@ static inline int test_affinity_cpus(void)
     return CPU_COUNT(&set);
 }
 
+/* Spawns fn(arg) at priority prio (the other attributes the defaults). */
+static inline weft_thread *test_spawn_prio(int prio, weft_fn fn, void *arg)
+{
+    weft_attr a = WEFT_ATTR_INIT;
+    a.priority = prio;
+    weft_thread *t;
+    CHECK_EQ(weft_spawn(&t, fn, arg, &a), 0);
+    return t;
+}
+
 /* ---- plain threads ----------------------------------------------------- */
 
 /* pthread_join for a caller that may be a user thread: the initial thread
@@ -253,6 +263,30 @@ static inline void test_run_self_ok(test_child *r, const char *mode, const char 
 {
     test_run_self(r, mode, NULL, env, NULL);
     CHECK_CHILD(WIFEXITED(r->status) && WEXITSTATUS(r->status) == 0, mode, r, "exit 0");
+}
+
+/* The overflow report of a kernel thread's stack: the child r (run as
+ * mode) printed "id=N size=S" on stdout, died of SIGABRT, and wrote one
+ * line on stderr with "overflow", name (the thread's name, quoted),
+ * "thread N " and "stack size S bytes". Else prints what it got and fails. */
+static inline void test_expect_overflow_report(const test_child *r, const char *mode,
+                                               const char *name)
+{
+    unsigned long long id = 0;
+    size_t size = 0;
+    char want_id[32], want_size[48];
+    int got = sscanf(r->out, "id=%llu size=%zu", &id, &size) == 2;
+    int ok = got && WIFSIGNALED(r->status) && WTERMSIG(r->status) == SIGABRT;
+    snprintf(want_id, sizeof want_id, "thread %llu ", id);
+    snprintf(want_size, sizeof want_size, "stack size %zu bytes", size);
+    ok = ok && test_count_lines(r->err) == 1 && strstr(r->err, "overflow") &&
+         strstr(r->err, name) && strstr(r->err, want_id) && strstr(r->err, want_size);
+    if (!ok) {
+        test_child_dump(mode, r);
+        fprintf(stderr, "expected SIGABRT and one line with \"overflow\", \"%s\", \"%s\", \"%s\"\n",
+                name, want_id, want_size);
+        CHECK(!"bad stack overflow report");
+    }
 }
 
 /* test_run_self(mode) with no argument, environment or mask, into a
