@@ -134,43 +134,42 @@ static void race(weft_sem *sem, weft_thread **ts, int n)
     CHECK_EQ(atomic_load(&spin_timeout), 0); /* the holder ran ahead of the spinner */
 }
 
-static void parked_holder(void)
-{
-    reset();
-    weft_thread *t[2];
-    t[0] = test_spawn_prio(WEFT_PRIO_BACKGROUND, hold_wait_lock, &hold_m1_wait_s1);
-    wait_parked(t[0]); /* on s1, holding m1 */
-    t[1] = test_spawn_prio(WEFT_PRIO_HIGH, waiter_on, &m1);
-    wait_parked(t[1]);
-    race(&s1, t, 2);
-}
+/* A case: the holders (BACKGROUND, each parked before the next starts),
+ * then the HIGH waiter on mutex waits_on (parked); then, where set, a post
+ * of post that moves the last holder on to its next wait (at HIGH by then,
+ * it raises the one before); last the race with the poster of race_on. */
+struct inherit_case {
+    const struct hold *holders[2];
+    int n;
+    weft_mutex *waits_on;
+    weft_sem *post, *race_on;
+};
 
-static void chain_of_three(void)
+static const struct inherit_case cases[] = {
+    /* parked holder: on s1, holding m1 */
+    { { &hold_m1_wait_s1 }, 1, &m1, NULL, &s1 },
+    /* a chain of three: on s1 holding m1; on m1 holding m2; on m2 */
+    { { &hold_m1_wait_s1, &hold_m2_lock_m1 }, 2, &m2, NULL, &s1 },
+    /* raised, then waits: on s2 holding m2; on s1 holding m1, raised by
+     * the waiter on m1, then posted on to m2 */
+    { { &hold_m2_wait_s2, &hold_m1_wait_s1_lock_m2 }, 2, &m1, &s1, &s2 },
+};
+
+static void run_case(const struct inherit_case *c)
 {
     reset();
     weft_thread *t[3];
-    t[0] = test_spawn_prio(WEFT_PRIO_BACKGROUND, hold_wait_lock, &hold_m1_wait_s1);
-    wait_parked(t[0]); /* on s1, holding m1 */
-    t[1] = test_spawn_prio(WEFT_PRIO_BACKGROUND, hold_wait_lock, &hold_m2_lock_m1);
-    wait_parked(t[1]); /* on m1, holding m2 */
-    t[2] = test_spawn_prio(WEFT_PRIO_HIGH, waiter_on, &m2);
-    wait_parked(t[2]);
-    race(&s1, t, 3);
-}
-
-static void raised_then_waits(void)
-{
-    reset();
-    weft_thread *t[3];
-    t[0] = test_spawn_prio(WEFT_PRIO_BACKGROUND, hold_wait_lock, &hold_m2_wait_s2);
-    wait_parked(t[0]); /* on s2, holding m2 */
-    t[1] = test_spawn_prio(WEFT_PRIO_BACKGROUND, hold_wait_lock, &hold_m1_wait_s1_lock_m2);
-    wait_parked(t[1]); /* on s1, holding m1 */
-    t[2] = test_spawn_prio(WEFT_PRIO_HIGH, waiter_on, &m1);
-    wait_parked(t[2]); /* raises t[1], parked */
-    CHECK_EQ(weft_sem_post(&s1), 0);
-    wait_parked(t[1]); /* now on m2, at HIGH: raises t[0] */
-    race(&s2, t, 3);
+    for (int i = 0; i < c->n; i++) {
+        t[i] = test_spawn_prio(WEFT_PRIO_BACKGROUND, hold_wait_lock, (void *)c->holders[i]);
+        wait_parked(t[i]);
+    }
+    t[c->n] = test_spawn_prio(WEFT_PRIO_HIGH, waiter_on, c->waits_on);
+    wait_parked(t[c->n]);
+    if (c->post) {
+        CHECK_EQ(weft_sem_post(c->post), 0);
+        wait_parked(t[c->n - 1]);
+    }
+    race(c->race_on, t, c->n + 1);
 }
 
 int main(void)
@@ -179,9 +178,8 @@ int main(void)
     alarm(60);
     test_init_quantum(1, 1000);
     CHECK_EQ(weft_set_priority(NULL, WEFT_PRIO_URGENT), 0);
-    parked_holder();
-    chain_of_three();
-    raised_then_waits();
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        run_case(&cases[i]);
     CHECK_EQ(weft_set_priority(NULL, WEFT_PRIO_NORMAL), 0);
     CHECK_EQ(weft_finalize(), 0);
     return 0;

@@ -139,10 +139,8 @@ static void *poster(void *arg)
 static void priority_preemption(void)
 {
     weft_sem_init(&high_sem, 0);
-    weft_attr a = WEFT_ATTR_INIT;
-    a.priority = WEFT_PRIO_HIGH;
-    weft_thread *h, *s;
-    CHECK_EQ(weft_spawn(&h, high_waiter, NULL, &a), 0); /* runs at once, parks */
+    weft_thread *h = test_spawn_prio(WEFT_PRIO_HIGH, high_waiter, NULL); /* runs at once, parks */
+    weft_thread *s;
     CHECK_EQ(weft_spawn(&s, normal_spinner, NULL, NULL), 0);
     /* the spinner holds the worker; the initial thread is queued behind
      * it and comes back by the quantum, then starts the plain poster */

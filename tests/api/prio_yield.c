@@ -38,14 +38,12 @@ static void *high_body(void *arg)
 static void spawned_high(void)
 {
     atomic_store(&normal_ran, 0);
-    weft_attr a = WEFT_ATTR_INIT;
-    a.priority = WEFT_PRIO_HIGH;
     weft_thread *h, *n;
     /* The initial thread is NORMAL: the HIGH child runs at once, so
      * spawn the NORMAL one first, from the HIGH one's own run order. */
     CHECK_EQ(weft_set_priority(NULL, WEFT_PRIO_URGENT), 0);
     CHECK_EQ(weft_spawn(&n, normal_body, NULL, NULL), 0); /* lower: queued */
-    CHECK_EQ(weft_spawn(&h, high_body, NULL, &a), 0);     /* lower: queued */
+    h = test_spawn_prio(WEFT_PRIO_HIGH, high_body, NULL); /* lower: queued */
     CHECK_EQ(atomic_load(&normal_ran), 0);
     /* Dropping to BACKGROUND lets both run, HIGH first. */
     CHECK_EQ(weft_set_priority(NULL, WEFT_PRIO_BACKGROUND), 0);
@@ -55,13 +53,21 @@ static void spawned_high(void)
     CHECK_EQ(weft_set_priority(NULL, WEFT_PRIO_NORMAL), 0);
 }
 
-/* The initial thread at HIGH yields with a NORMAL child ready. */
-static void initial_high(void)
+/* The initial thread goes HIGH and spawns a NORMAL thread, which stays
+ * queued behind it. */
+static weft_thread *high_with_normal_ready(void)
 {
     atomic_store(&normal_ran, 0);
     CHECK_EQ(weft_set_priority(NULL, WEFT_PRIO_HIGH), 0);
     weft_thread *n;
     CHECK_EQ(weft_spawn(&n, normal_body, NULL, NULL), 0); /* lower: queued */
+    return n;
+}
+
+/* The initial thread at HIGH yields with a NORMAL child ready. */
+static void initial_high(void)
+{
+    weft_thread *n = high_with_normal_ready();
     for (int i = 0; i < YIELDS; i++) {
         weft_yield();
         CHECK_EQ(atomic_load(&normal_ran), 0);
@@ -74,10 +80,7 @@ static void initial_high(void)
 /* weft_finalize from a HIGH initial thread with a NORMAL thread left. */
 static void finalize_high(void)
 {
-    atomic_store(&normal_ran, 0);
-    CHECK_EQ(weft_set_priority(NULL, WEFT_PRIO_HIGH), 0);
-    weft_thread *n;
-    CHECK_EQ(weft_spawn(&n, normal_body, NULL, NULL), 0);
+    weft_thread *n = high_with_normal_ready();
     CHECK_EQ(weft_detach(n), 0);
     CHECK_EQ(weft_finalize(), 0);
     CHECK_EQ(atomic_load(&normal_ran), 1);

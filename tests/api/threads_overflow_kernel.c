@@ -41,13 +41,7 @@ static int child(const char *mode)
         CHECK_EQ(weft_spawn(&t, bound_overflow, NULL, &a), 0);
         CHECK_EQ(weft_join(t, NULL), 0);
     } else if (strcmp(mode, "initial") == 0) {
-        pthread_attr_t pa;
-        void *lo;
-        size_t size;
-        CHECK_EQ(pthread_getattr_np(pthread_self(), &pa), 0);
-        CHECK_EQ(pthread_attr_getstack(&pa, &lo, &size), 0);
-        pthread_attr_destroy(&pa);
-        say_who(size);
+        say_who(test_own_stack_size());
         printf("%ld\n", test_runaway(0));
     } else {
         return 2;

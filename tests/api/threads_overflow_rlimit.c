@@ -18,17 +18,6 @@
 #define MIB   ((rlim_t)1 << 20)
 #define ALARM 30
 
-static size_t main_stack_size(void)
-{
-    pthread_attr_t pa;
-    void *lo;
-    size_t size;
-    CHECK_EQ(pthread_getattr_np(pthread_self(), &pa), 0);
-    CHECK_EQ(pthread_attr_getstack(&pa, &lo, &size), 0);
-    pthread_attr_destroy(&pa);
-    return size;
-}
-
 static void set_stack_limit(rlim_t bytes)
 {
     struct rlimit rl;
@@ -63,7 +52,7 @@ static int child(const char *mode, char **argv)
     test_init(2, WEFT_WORK_FIRST);
     set_stack_limit(after);
     printf("id=%llu size=%zu\n", (unsigned long long)weft_thread_id(weft_self()),
-           main_stack_size());
+           test_own_stack_size());
     fflush(stdout);
     printf("%ld\n", test_runaway(0));
     weft_finalize();

@@ -118,6 +118,18 @@ static inline weft_thread *test_spawn_prio(int prio, weft_fn fn, void *arg)
     return t;
 }
 
+/* The size of the calling kernel thread's stack (pthread_getattr_np). */
+static inline size_t test_own_stack_size(void)
+{
+    pthread_attr_t pa;
+    void *lo;
+    size_t size;
+    CHECK_EQ(pthread_getattr_np(pthread_self(), &pa), 0);
+    CHECK_EQ(pthread_attr_getstack(&pa, &lo, &size), 0);
+    pthread_attr_destroy(&pa);
+    return size;
+}
+
 /* ---- plain threads ----------------------------------------------------- */
 
 /* pthread_join for a caller that may be a user thread: the initial thread
