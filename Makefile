@@ -7,7 +7,7 @@ JOBS       ?= $(shell nproc)
 GENERATOR  := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
 CMAKE_ARGS ?=
 
-.PHONY: all deps build test demo sanitize asan tsan bench-io bench-sync bench-seeds bench-tasks bench-dist bench-prio bench-trace install clean \
+.PHONY: all deps build test demo sanitize asan tsan bench-io bench-sync bench-seeds bench-tasks bench-dist scale-model scale-calibrate bench-prio bench-trace install clean \
         check-format format
 
 all: build
@@ -59,6 +59,20 @@ bench-tasks: deps
 bench-dist: deps
 	@$(MAKE) --no-print-directory build
 	bench/scripts/dist.sh $(BUILD)
+
+# The scale model of weft_dist, 16 to 4,096 ranks (bench/scale/model.py,
+# docs/distributed.md "How far it scales"): the calibration, three checks,
+# the prediction table and $(BUILD)/scale/efficiency.png, from the costs in
+# bench/scale/calibration.txt; scale-calibrate measures them again here.
+# The Python that has matplotlib draws the figure (Debian's python3-matplotlib
+# is for /usr/bin/python3); without it the model writes a plain PNG itself.
+SCALE_PY = $(shell for p in python3 /usr/bin/python3; do $$p -c 'import matplotlib' 2>/dev/null && { echo $$p; exit 0; }; done; echo python3)
+scale-model:
+	$(SCALE_PY) bench/scale/model.py --build $(BUILD)
+
+scale-calibrate: deps
+	@$(MAKE) --no-print-directory build
+	bench/scale/calibrate.sh $(BUILD)
 
 bench-io: deps
 	@scripts/install-deps.sh bench
