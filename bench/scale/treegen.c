@@ -108,7 +108,10 @@ int main(int argc, char **argv)
     static const uts_tree t3 = { UTS_BIN, UTS_SHAPE_LINEAR, 6, 2000.0, 42, 0.124875, 8, 0.5 };
     long total;
     if (argc == 4 && !strcmp(argv[1], "uts")) {
-        tree = !strcmp(argv[2], "T1") ? &t1 : !strcmp(argv[2], "T1L") ? &t1l : !strcmp(argv[2], "T3") ? &t3 : NULL;
+        tree = !strcmp(argv[2], "T1")    ? &t1
+               : !strcmp(argv[2], "T1L") ? &t1l
+               : !strcmp(argv[2], "T3")  ? &t3
+                                         : NULL;
         cut = atol(argv[3]);
         if (!tree || cut < 1)
             goto usage;
