@@ -857,7 +857,8 @@ def main():
     else:
         progs = [("fib(40)", "fib", lambda c, pmax: FibTree(40)),
                  ("UTS T1L", "uts", lambda c, pmax: skeleton(build, "uts", "T1L", 256, "UTS T1L")),
-                 ("N-Queens(15)", "nq", lambda c, pmax: skeleton(build, "nqueens", 15, 256, "N-Queens(15)"))]
+                 ("N-Queens(15)", "nq", lambda c, pmax: skeleton(build, "nqueens", 15, 256, "N-Queens(15)")),
+                 ("UTS T3", "uts", lambda c, pmax: skeleton(build, "uts", "T3", 256, "UTS T3"))]
     net = nets["ib-hdr"]
     table = {}
     sims = {}
@@ -894,6 +895,7 @@ def main():
     P_ = ranks[-1]
     log("== where the time goes at %d ranks (fractions of p x T_p) ==" % P_)
     losses = collections.Counter()
+    progs = progs[:3]
     for name, prog, mk in progs:
         s, T, T1 = sims[(name, P_)]
         b = breakdown(s, T, T1)
