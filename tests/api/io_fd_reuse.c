@@ -45,16 +45,10 @@ static void *call(void *arg)
     return (void *)(intptr_t)n;
 }
 
-/* A thread that keeps its worker busy (the worker always has another
- * thread to run) until the number has been reused. */
+/* Set once the number has been reused: until then a companion thread
+ * (test_yield_until_set) keeps its worker busy, so that the worker always
+ * has another thread to run. */
 static atomic_int busy_stop;
-
-static void *busy(void *arg)
-{
-    while (!atomic_load(&busy_stop))
-        weft_yield();
-    return arg;
-}
 
 /* Lets the call start and wait: it has run and found nothing to do. The
  * pause stalls this worker on purpose (usleep, not weft_sleep_ns): the
@@ -63,7 +57,7 @@ static weft_thread *start(struct pending *p, weft_thread **companion)
 {
     weft_thread *t;
     atomic_store(&busy_stop, 0);
-    CHECK_EQ(weft_spawn(companion, busy, NULL, NULL), 0);
+    CHECK_EQ(weft_spawn(companion, test_yield_until_set, &busy_stop, NULL), 0);
     CHECK_EQ(weft_spawn(&t, call, p, NULL), 0);
     while (!atomic_load(&p->started))
         weft_yield();

@@ -344,14 +344,6 @@ static void *away_sleeper(void *arg)
     return NULL;
 }
 
-static void *away_yielder(void *arg)
-{
-    (void)arg;
-    while (!atomic_load(&away_stop))
-        weft_yield();
-    return NULL;
-}
-
 /* A plain kernel thread: writes the byte once the initial thread ran (the
  * worker was rescued), or when it gives up waiting for that. */
 static void *away_writer(void *arg)
@@ -370,7 +362,7 @@ static void rescued_syscalls(void)
     CHECK_EQ(pthread_create(&pt, NULL, away_writer, NULL), 0);
     weft_thread *s, *y;
     CHECK_EQ(weft_spawn(&s, away_sleeper, NULL, NULL), 0); /* runs at once, blocks */
-    CHECK_EQ(weft_spawn(&y, away_yielder, NULL, NULL), 0);
+    CHECK_EQ(weft_spawn(&y, test_yield_until_set, &away_stop, NULL), 0);
     atomic_store(&away_main_ran, 1);
     CHECK_EQ(weft_join(s, NULL), 0);
     CHECK_EQ(weft_join(y, NULL), 0);

@@ -220,16 +220,6 @@ static void set_flag(void *arg)
     atomic_store(&flag, 1);
 }
 
-/* Another thread that keeps yielding: the waiter never finds its worker
- * without a ready thread. */
-static void *spinner(void *arg)
-{
-    (void)arg;
-    while (!atomic_load(&stop_spinner))
-        weft_yield();
-    return NULL;
-}
-
 static void *kernel_creates(void *arg)
 {
     (void)arg;
@@ -243,7 +233,9 @@ static void yield_until_ran(int from_kernel)
     atomic_store(&flag, 0);
     atomic_store(&stop_spinner, 0);
     weft_thread *sp;
-    CHECK_EQ(weft_spawn(&sp, spinner, NULL, NULL), 0);
+    /* another thread that keeps yielding: the waiter never finds its
+     * worker without a ready thread */
+    CHECK_EQ(weft_spawn(&sp, test_yield_until_set, &stop_spinner, NULL), 0);
     pthread_t k;
     if (from_kernel)
         CHECK_EQ(pthread_create(&k, NULL, kernel_creates, NULL), 0);

@@ -34,13 +34,6 @@ static void *own_name(void *arg)
 }
 
 static atomic_int gate;
-static void *wait_gate(void *arg)
-{
-    while (!atomic_load(&gate))
-        weft_yield();
-    return arg;
-}
-
 int main(void)
 {
     test_clear_env();
@@ -68,7 +61,7 @@ int main(void)
     static weft_thread *live[LIVE];
     atomic_store(&gate, 0);
     for (int i = 0; i < LIVE; i++) {
-        CHECK_EQ(weft_spawn(&live[i], wait_gate, NULL, NULL), 0);
+        CHECK_EQ(weft_spawn(&live[i], test_yield_until_set, &gate, NULL), 0);
         ids[n++] = weft_thread_id(live[i]);
     }
     atomic_store(&gate, 1);
@@ -93,7 +86,7 @@ int main(void)
     weft_thread *t;
     void *res;
     atomic_store(&gate, 0);
-    CHECK_EQ(weft_spawn(&t, wait_gate, NULL, &a), 0);
+    CHECK_EQ(weft_spawn(&t, test_yield_until_set, &gate, &a), 0);
     CHECK(weft_thread_name(t) != NULL);
     CHECK(strcmp(weft_thread_name(t), "alpha-worker") == 0);
     atomic_store(&gate, 1);

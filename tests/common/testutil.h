@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -128,6 +129,15 @@ static inline size_t test_own_stack_size(void)
     CHECK_EQ(pthread_attr_getstack(&pa, &lo, &size), 0);
     pthread_attr_destroy(&pa);
     return size;
+}
+
+/* A thread body that yields until the atomic_int flag (its argument) is
+ * set: it keeps its worker with a ready thread. Returns flag. */
+static __attribute__((unused)) void *test_yield_until_set(void *flag)
+{
+    while (!atomic_load((atomic_int *)flag))
+        weft_yield();
+    return flag;
 }
 
 /* ---- plain threads ----------------------------------------------------- */
