@@ -45,7 +45,7 @@ static void *pthread_basic(void *arg)
     CHECK_EQ(weft_spawn(&t, NULL, NULL, NULL), EINVAL);
     CHECK_EQ(weft_join(NULL, NULL), EINVAL);
     atomic_store(&gate, 0);
-    CHECK_EQ(weft_spawn(&t, wait_gate, NULL, NULL), 0);
+    CHECK_EQ(weft_spawn(&t, test_yield_until_set, &gate, NULL), 0);
     CHECK_EQ(weft_detach(t), 0);
     CHECK_EQ(weft_join(t, NULL), EINVAL);
     atomic_store(&gate, 1);

@@ -18,13 +18,6 @@
 
 static atomic_int stop;
 
-static void *busy(void *arg)
-{
-    while (!atomic_load(&stop))
-        weft_yield();
-    return arg;
-}
-
 static void *overflow(void *arg)
 {
     (void)arg;
@@ -100,7 +93,7 @@ static int child(const char *mode)
         CHECK_EQ(weft_init(&cfg), 0);
         weft_thread *others[8];
         for (int i = 0; i < 8; i++)
-            CHECK_EQ(weft_spawn(&others[i], busy, NULL, NULL), 0);
+            CHECK_EQ(weft_spawn(&others[i], test_yield_until_set, &stop, NULL), 0);
         CHECK_EQ(weft_spawn(&t, spawn_overflow, NULL, NULL), 0);
         CHECK_EQ(weft_join(t, NULL), 0);
         atomic_store(&stop, 1);
