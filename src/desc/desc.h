@@ -141,6 +141,13 @@ struct weft_thread {
         struct weft_thread *prev; /* back link of ->next in a FIFO (base/fifo.h: the thread
                                      queues, the priority pool's lists); under its lock */
     };
+    /* Its C++ exception state while switched out (sched/eh.h): written by
+     * the thread as it leaves, read by it once resumed; never read before
+     * it was written, so a fresh slot needs no store. */
+    struct {
+        void *eh_caught;
+        unsigned eh_uncaught;
+    };
 } WEFT_ALIGNED;
 
 /* What a thread that is not on a CPU waits for (thread->wait): the words

@@ -152,6 +152,19 @@ static void go_home(struct weft__home *h, void **save, void **fake_save, uintptr
     weft__switch_home(h, save, fake_save);
 }
 
+/* go_home for a user thread that any worker resumes later: its C++
+ * exception state leaves with it and comes back where it resumes, as at a
+ * switch (sched/eh.h). */
+static void go_home_thread(struct weft__home *h, struct weft_thread *self)
+{
+    int eh = weft__eh_get != NULL;
+    if (eh)
+        weft__eh_leave(self);
+    go_home(h, &self->sp, &self->san_fake_stack, (uintptr_t)self | HOME_INJECT);
+    if (eh)
+        weft__eh_arrive(self);
+}
+
 void weft__sched_go_home(struct weft__worker *w, uintptr_t reason)
 {
     struct weft__home *h = weft__tls_home;
@@ -574,7 +587,7 @@ int weft__handoff_call(void (*fn)(void *), void *arg)
     /* Leave self to be resumed by any worker (which installs its errno);
      * this machine goes idle. */
     self->err = err;
-    go_home(home, &self->sp, &self->san_fake_stack, (uintptr_t)self | HOME_INJECT);
+    go_home_thread(home, self);
     return 0;
 }
 
@@ -678,7 +691,7 @@ int weft__rescue_settle(void)
     /* Leave self to be resumed by any worker, as a blocking call that
      * returned; this machine goes idle. */
     r.self->err = err;
-    go_home(home, &r.self->sp, &r.self->san_fake_stack, (uintptr_t)r.self | HOME_INJECT);
+    go_home_thread(home, r.self);
     return 2;
 }
 

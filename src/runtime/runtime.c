@@ -108,9 +108,11 @@ static struct weft__worker *worker_new(int id)
     w->id = id;
     w->rng = RNG_SEED_MUL * (uint64_t)(id + 1);
     /* rt.pool is set already: a plug-in pool keeps every pick off the
-     * inlined default pool (sched.h, weft__pick_local). */
-    if (weft__rt.pool)
-        atomic_store_explicit(&w->gate, WEFT__GATE_POOL, memory_order_relaxed);
+     * inlined default pool (sched.h, weft__pick_local); weft__eh_get too: the
+     * C++ runtime's exception state takes the slow paths (sched/eh.h). */
+    uint32_t gate = (weft__rt.pool ? WEFT__GATE_POOL : 0) | (weft__eh_get ? WEFT__GATE_CXX : 0);
+    if (gate)
+        atomic_store_explicit(&w->gate, gate, memory_order_relaxed);
     if (weft__deque_init(&w->dq, DEQUE_SLOTS, weft__deque_overflow) != 0) {
         free(w);
         return NULL;
@@ -281,7 +283,8 @@ static void rt_reset(struct weft__rt *rt, const weft_config *c, const struct wef
     rt->dflt_pool = &weft__pool_ws;
     rt->io = &weft__io_sched;
     rt->task = &weft__task_sched;
-    rt->policy = c->spawn_policy;
+    weft__eh_get = weft__eh_find(); /* the C++ runtime, if loaded (sched/eh.h) */
+    rt->policy = c->spawn_policy | (weft__eh_get ? WEFT__POLICY_CXX : 0);
     rt->stack_size = c->stack_size;
     rt->pool = pool;
     if (pool && pool->init)

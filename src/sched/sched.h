@@ -194,8 +194,15 @@ static inline struct weft_thread *weft__tls_user(void)
 #define WEFT__GATE_TRACE                                                                           \
     8u /* WEFT_TRACE: every pick and exit takes the slow paths, which record
                                 events (sched/events.h); set by weft_init, never cleared */
-/* weft__rt.policy bit while tracing: spawns leave the fast path (sched/events.h) */
+#define WEFT__GATE_CXX                                                                             \
+    16u /* the C++ runtime is loaded: yields, parks and exits take the slow paths,
+                                whose switches carry each thread's exception state (sched/eh.h);
+                                set by weft_init, never cleared */
+/* weft__rt.policy bit while tracing: spawns take spawn_any (sched/events.h) */
 #define WEFT__POLICY_TRACED 0x100
+/* weft__rt.policy bit with the C++ runtime loaded: spawns take spawn_cxx
+ * (thread.c), which carries the spawner's exception state (sched/eh.h) */
+#define WEFT__POLICY_CXX 0x200
 
 /* xfer tags (low bits of a 64-byte aligned descriptor or 8-aligned record).
  * A NULL xfer is no hand-off; EXIT, the most frequent, is the untagged

@@ -20,7 +20,11 @@
  *
  * Steps 2 to 4 are weft__switch_in, the one place where both sides of
  * every switch of a user thread are known before it happens: code that
- * must see every such switch adds its line there. A machine's home is no
+ * must see every such switch adds its line there. The C++ exception state
+ * (sched/eh.h) is not such code: it is carried by the departing thread
+ * itself, around its switch (weft__switch_how), and only where programs
+ * with the C++ runtime switch, so that C programs' fast paths stay as
+ * they are. A machine's home is no
  * worker's context: going home (weft__switch_home) changes no w->current
  * (the departing side left it already).
  */
@@ -34,6 +38,7 @@
 #include "arch/context.h"
 #include "base/base.h"
 #include "desc/desc.h"
+#include "sched/eh.h"
 #include "sched/san.h"
 #include "sched/sched.h"
 
@@ -76,6 +81,17 @@ WEFT_INLINE void weft__switch_out(struct weft__worker *w, struct weft_thread *se
     w->tick++; /* a switch out of a user thread: policy/monitor.c */
 }
 
+/* weft__switch_how's steps 1 to 5, for self. */
+WEFT_INLINE void weft__switch_steps(struct weft__worker *w, struct weft_thread *self,
+                                    struct weft_thread *to, uintptr_t x, unsigned how)
+{
+    weft__switch_out(w, self);
+    void *to_sp = weft__switch_in(w, &self->san_fake_stack, to, how);
+    if (__builtin_constant_p(x) && x == 0)
+        weft__ctx_switch_bare(&self->sp, to_sp, w);
+    else
+        weft__ctx_switch(&self->sp, to_sp, w, (void *)x);
+}
 /* Switches from self (running on w) to `to` (a ready thread, or NULL for
  * w's scheduler context), handing over x. Returns once self is resumed,
  * possibly on another worker; errno is self's again (installed by the
@@ -84,12 +100,17 @@ WEFT_INLINE void weft__switch_out(struct weft__worker *w, struct weft_thread *se
 WEFT_INLINE void weft__switch_how(struct weft__worker *w, struct weft_thread *self,
                                   struct weft_thread *to, uintptr_t x, unsigned how)
 {
-    weft__switch_out(w, self);
-    void *to_sp = weft__switch_in(w, &self->san_fake_stack, to, how);
-    if (__builtin_constant_p(x) && x == 0)
-        weft__ctx_switch_bare(&self->sp, to_sp, w);
-    else
-        weft__ctx_switch(&self->sp, to_sp, w, (void *)x);
+    /* With the C++ runtime loaded, self's exception state leaves with it
+     * and comes back where it resumes (sched/eh.h): one test, no state kept
+     * across the switch. Not on weft__switch_on, the yield fast path, which
+     * such programs never take (WEFT__GATE_CXX). */
+    if ((how & WEFT__SWITCH_MOVE) && WEFT_UNLIKELY(weft__eh_get != NULL)) {
+        weft__eh_leave(self);
+        weft__switch_steps(w, self, to, x, how);
+        weft__eh_arrive(self);
+        return;
+    }
+    weft__switch_steps(w, self, to, x, how);
 }
 
 /* weft__switch_how for any ready `to` (or NULL). */

@@ -97,6 +97,8 @@ static inline __attribute__((always_inline)) void exit_prelude(struct weft__work
     }
     if (WEFT_UNLIKELY(weft__trace_on))
         weft__trace_pending(w, WEFT__RUN_EXITED);
+    if (WEFT_UNLIKELY(weft__eh_get != NULL)) /* every exit, with WEFT__GATE_CXX */
+        weft__eh_clear();
 }
 
 /* A member's exit but for the usual case (thread_exit): a canary to check,
@@ -104,6 +106,14 @@ static inline __attribute__((always_inline)) void exit_prelude(struct weft__work
 static WEFT_NOINLINE __attribute__((noreturn)) void exit_member(struct weft__worker *w,
                                                                 struct weft_thread *self)
 {
+    /* thread_exit's usual case in a program with the C++ runtime loaded
+     * (WEFT__GATE_CXX alone), leaving no exception state (sched/eh.h) */
+    if (atomic_load_explicit(&w->attn_any, memory_order_relaxed) == (uint64_t)WEFT__GATE_CXX
+                                                                        << 32 &&
+        self->guard != WEFT__GUARD_CANARY && weft__group_leave_quick(self->group)) {
+        weft__eh_clear();
+        member_exit_to(w, self, weft__pick_default(w));
+    }
     /* A thread rescued from a blocked worker (policy/machine.c) ends on a
      * kernel thread without one: it rejoins first (its old worker's attn
      * sent it here; w is stale). */
@@ -165,7 +175,13 @@ static WEFT_NOINLINE __attribute__((noreturn)) void exit_attn(struct weft__worke
     /* relaxed, as thread_exit's test: a bit set meanwhile is served at the
      * next switch. attn holds a rescued thread's count (exit_other). A
      * joiner that arrived since thread_exit read RUNNING is met by
-     * exit_to's CAS, as on the fast path. */
+     * exit_to's CAS, as on the fast path. WEFT__GATE_CXX alone: the fast
+     * path's steps, leaving no exception state (sched/eh.h). */
+    if (atomic_load_explicit(&w->attn_any, memory_order_relaxed) == (uint64_t)WEFT__GATE_CXX
+                                                                        << 32) {
+        weft__eh_clear();
+        exit_to(w, self, weft__pick_default(w));
+    }
     if (!weft__trace_on || atomic_load_explicit(&w->attn, memory_order_relaxed) != 0 ||
         atomic_load_explicit(&w->gate, memory_order_relaxed) != WEFT__GATE_TRACE)
         exit_other(self);
@@ -873,9 +889,10 @@ static int plan_run(struct weft__worker *w, const struct spawn_plan *p)
     /* Work-first when the child's class is not lower than the parent's; a
      * higher child runs at once under either policy. */
     int pcls = self ? weft__cls(self) : WEFT_PRIO_NORMAL;
-    if (self && (((weft__rt.policy & ~WEFT__POLICY_TRACED) == WEFT_WORK_FIRST &&
-                  (!main || main_first) && attr->priority >= pcls) ||
-                 attr->priority > pcls)) {
+    if (self &&
+        (((weft__rt.policy & ~(WEFT__POLICY_TRACED | WEFT__POLICY_CXX)) == WEFT_WORK_FIRST &&
+          (!main || main_first) && attr->priority >= pcls) ||
+         attr->priority > pcls)) {
         weft__stack_check(self); /* it is switched out: see stack/stack.c */
         if (traced)
             weft__trace(w, WEFT__EV_RUN, t, WEFT__RUN_SPAWNED);
@@ -890,8 +907,9 @@ static int plan_run(struct weft__worker *w, const struct spawn_plan *p)
 
 /* Every spawn that the fast path does not take: checks its plan once and
  * runs it. A plain kernel thread is counted while it spawns (kernel_spawns). */
-static WEFT_NOINLINE int spawn_slow(weft_thread **out, weft_fn fn, const void *arg, size_t arg_size,
-                                    const weft_attr *attr, _Atomic uintptr_t *group)
+static WEFT_NOINLINE int spawn_planned(weft_thread **out, weft_fn fn, const void *arg,
+                                       size_t arg_size, const weft_attr *attr,
+                                       _Atomic uintptr_t *group)
 {
     struct spawn_plan p = { out, fn, arg, arg_size, attr, group, 0 };
     int rc = plan_check(&p);
@@ -911,6 +929,8 @@ static WEFT_NOINLINE int spawn_slow(weft_thread **out, weft_fn fn, const void *a
 /* ---- the fast path ------------------------------------------------------- */
 
 static int spawn_fast_traced(weft_thread **out, weft_fn fn, const void *arg);
+static int spawn_slow(weft_thread **out, weft_fn fn, const void *arg, size_t arg_size,
+                      const weft_attr *attr, _Atomic uintptr_t *group);
 
 /* The usual spawn: by a user thread that is not the initial thread on
  * several workers, work-first and untraced, with a slot from the worker's
@@ -918,7 +938,7 @@ static int spawn_fast_traced(weft_thread **out, weft_fn fn, const void *arg);
  * names the thread (what a program that sizes its stacks passes at every
  * spawn): the slot then comes from the cache for that size, and a canary
  * to check in the spawning thread takes the slow path. Anything else, or
- * no cached slot (the slow path refills the caches): spawn_slow. arg_size
+ * no cached slot (the slow path refills the caches): the plan. arg_size
  * and group: the copied argument and, for weft_group_spawn, the group. So
  * the only call but tail calls is the switch, and nothing is kept in
  * callee-saved registers. A worker's TLS is set only while the runtime
@@ -929,14 +949,14 @@ static int spawn_fast_traced(weft_thread **out, weft_fn fn, const void *arg);
  * records the child's run and gives the child its id from the worker's
  * block. */
 WEFT_INLINE int spawn_fast(weft_thread **out, weft_fn fn, const void *arg, size_t arg_size,
-                           const weft_attr *attr, _Atomic uintptr_t *group, int traced)
+                           const weft_attr *attr, _Atomic uintptr_t *group, int traced, int eh)
 {
     struct weft__worker *w = weft__tls_worker;
     struct weft_thread *self, *t;
     struct weft__trace_ring *r = NULL;
     size_t size = attr ? attr->stack_size : 0;
-    /* help-first, or WEFT_TRACE's bit: one test */
-    if (!traced && WEFT_UNLIKELY(weft__rt.policy != WEFT_WORK_FIRST)) {
+    /* help-first, WEFT_TRACE's bit or the C++ runtime's: one test */
+    if (!traced && !eh && WEFT_UNLIKELY(weft__rt.policy != WEFT_WORK_FIRST)) {
         if (!attr && !arg_size && !group &&
             weft__rt.policy == (WEFT_WORK_FIRST | WEFT__POLICY_TRACED))
             return spawn_fast_traced(out, fn, arg);
@@ -948,14 +968,14 @@ WEFT_INLINE int spawn_fast(weft_thread **out, weft_fn fn, const void *arg, size_
             !w || !fn || (!group && !out) ||
             (arg_size && (arg_size > WEFT__ARG_COPY_MAX || !arg)) || !(self = w->current) ||
             main_chooses(self) || (attr && self->guard == WEFT__GUARD_CANARY)))
-        return spawn_slow(out, fn, arg, arg_size, attr, group);
+        return spawn_planned(out, fn, arg, arg_size, attr, group);
     /* a worker whose block of ids ran out takes the plan, which draws more */
     if (traced && (r = weft__trace_ring(w), WEFT_UNLIKELY(r->id_next == r->id_end)))
-        return spawn_slow(out, fn, arg, arg_size, attr, group);
+        return spawn_planned(out, fn, arg, arg_size, attr, group);
     t = size == 0 || size == weft__rt.stack_size ? weft__stack_cache_pop(&w->cache)
                                                  : weft__stack_cache_pop_sized(&w->cache, size);
     if (WEFT_UNLIKELY(!t))
-        return spawn_slow(out, fn, arg, arg_size, attr, group);
+        return spawn_planned(out, fn, arg, arg_size, attr, group);
     /* nobody else can name t yet: its id is a plain store */
     init_thread(w, t, fn, (void *)arg, attr ? attr->name : NULL,
                 group ? WEFT__J_MEMBER : WEFT__J_RUNNING, traced ? r->id_next++ : 0);
@@ -972,7 +992,60 @@ WEFT_INLINE int spawn_fast(weft_thread **out, weft_fn fn, const void *arg, size_
 
 static WEFT_NOINLINE int spawn_fast_traced(weft_thread **out, weft_fn fn, const void *arg)
 {
-    return spawn_fast(out, fn, arg, 0, NULL, NULL, 1);
+    return spawn_fast(out, fn, arg, 0, NULL, NULL, 1, 0);
+}
+
+/* The spawn the policy would take without WEFT__POLICY_CXX. */
+WEFT_INLINE int spawn_uncarried(weft_thread **out, weft_fn fn, const void *arg, size_t arg_size,
+                                const weft_attr *attr, _Atomic uintptr_t *group)
+{
+    int policy = weft__rt.policy & ~WEFT__POLICY_CXX;
+    if (policy == (WEFT_WORK_FIRST | WEFT__POLICY_TRACED) && !attr && !arg_size && !group)
+        return spawn_fast_traced(out, fn, arg);
+    if (policy == WEFT_WORK_FIRST)
+        return spawn_fast(out, fn, arg, arg_size, attr, group, 0, 1);
+    return spawn_planned(out, fn, arg, arg_size, attr, group);
+}
+
+/* spawn_cxx for a spawner self with exception state: it leaves with self,
+ * as at a switch, since a work-first child runs at once on this kernel
+ * thread, and comes back once the spawn returns, wherever self resumed. */
+static WEFT_NOINLINE int spawn_carried(struct weft_thread *self, weft_thread **out, weft_fn fn,
+                                       const void *arg, size_t arg_size, const weft_attr *attr,
+                                       _Atomic uintptr_t *group)
+{
+    weft__eh_leave(self);
+    int rc = spawn_uncarried(out, fn, arg, arg_size, attr, group);
+    weft__eh_arrive(self);
+    return rc;
+}
+
+/* Every spawn while the C++ runtime is loaded (WEFT__POLICY_CXX). A user
+ * thread that handles no exception (the usual spawner: its kernel
+ * thread's globals are zero) has nothing to carry: the child starts with
+ * zero globals, and whoever runs before self resumes leaves them zero
+ * (sched/eh.h), so the spawn is the plain one, a tail call. */
+static WEFT_NOINLINE int spawn_cxx(weft_thread **out, weft_fn fn, const void *arg, size_t arg_size,
+                                   const weft_attr *attr, _Atomic uintptr_t *group)
+{
+    struct weft__worker *w = weft__tls_worker;
+    struct weft_thread *self = w ? w->current : NULL; /* NULL: nothing switches */
+    if (self) {
+        struct weft__eh_globals *g = weft__eh_here();
+        if (WEFT_UNLIKELY(g->caught || g->uncaught))
+            return spawn_carried(self, out, fn, arg, arg_size, attr, group);
+    }
+    return spawn_uncarried(out, fn, arg, arg_size, attr, group);
+}
+
+/* Every spawn that the fast path's first test turns away: the C++
+ * runtime's (spawn_cxx), or the plan. */
+static WEFT_NOINLINE int spawn_slow(weft_thread **out, weft_fn fn, const void *arg, size_t arg_size,
+                                    const weft_attr *attr, _Atomic uintptr_t *group)
+{
+    if (WEFT_UNLIKELY(weft__rt.policy & WEFT__POLICY_CXX))
+        return spawn_cxx(out, fn, arg, arg_size, attr, group);
+    return spawn_planned(out, fn, arg, arg_size, attr, group);
 }
 
 /* spawn_fast for a given attr, out of line so that the default one's
@@ -981,7 +1054,7 @@ static WEFT_NOINLINE int spawn_fast_attr(weft_thread **out, weft_fn fn, const vo
                                          size_t arg_size, const weft_attr *attr,
                                          _Atomic uintptr_t *group)
 {
-    return spawn_fast(out, fn, arg, arg_size, attr, group, 0);
+    return spawn_fast(out, fn, arg, arg_size, attr, group, 0, 0);
 }
 
 WEFT_INLINE int spawn_into(weft_thread **out, weft_fn fn, const void *arg, size_t arg_size,
@@ -989,7 +1062,7 @@ WEFT_INLINE int spawn_into(weft_thread **out, weft_fn fn, const void *arg, size_
 {
     if (attr)
         return spawn_fast_attr(out, fn, arg, arg_size, attr, group);
-    return spawn_fast(out, fn, arg, arg_size, NULL, group, 0);
+    return spawn_fast(out, fn, arg, arg_size, NULL, group, 0, 0);
 }
 
 int weft_spawn(weft_thread **out, weft_fn fn, void *arg, const weft_attr *attr)
@@ -1157,13 +1230,42 @@ int weft_detach(weft_thread *t)
     }
 }
 
+/* weft_yield's rotation of w's yield FIFO (see there): self goes in behind
+ * the tail; returns the head, which self switches to, or NULL when self is
+ * alone on w. */
+WEFT_INLINE struct weft_thread *yield_rotate(struct weft__worker *w, struct weft_thread *self)
+{
+    struct weft_thread *tail = w->yq;
+    if (!tail)
+        return NULL;
+    struct weft_thread *next = tail->next;
+    tail->next = self;
+    self->next = next->next;
+    __atomic_store_n(&w->yq, self, __ATOMIC_RELAXED); /* racy hint for thieves */
+    return next;
+}
+
 /* weft_yield but for the inlined common case below. */
 static WEFT_NOINLINE void yield_slow(void)
 {
     struct weft__worker *w = weft__tls_worker;
-    struct weft_thread *self;
+    struct weft_thread *self, *next;
     if (WEFT_UNLIKELY(!w || !(self = w->current))) {
         sched_yield();
+        return;
+    }
+    /* The fast path's case in a program with the C++ runtime loaded
+     * (WEFT__GATE_CXX alone): its rotation, with the exception state
+     * carried across the switch (sched/eh.h). attn_any: attn in the low
+     * half, gate in the high one. relaxed: as weft_yield's test. */
+    if (atomic_load_explicit(&w->attn_any, memory_order_relaxed) == (uint64_t)WEFT__GATE_CXX
+                                                                        << 32 &&
+        weft__deque_size_hint(&w->dq) == 0) {
+        if ((next = yield_rotate(w, self))) {
+            weft__eh_leave(self);
+            weft__switch_on(w, self, next, 0);
+            weft__eh_arrive(self);
+        }
         return;
     }
     /* tasks readied here wait for the scheduler context: it runs them, then
@@ -1172,7 +1274,7 @@ static WEFT_NOINLINE void yield_slow(void)
         weft__switch(w, self, NULL, (uintptr_t)self | XF_YIELD);
         return;
     }
-    struct weft_thread *next = weft__pick_local(w);
+    next = weft__pick_local(w);
     if (!next) {
         /* worker 0 is claimed back (machine.c): leave through the scheduler */
         if (WEFT_UNLIKELY(weft__reclaimed(w)))
@@ -1204,16 +1306,12 @@ void weft_yield(void)
         yield_slow();
         return;
     }
-    struct weft_thread *tail = w->yq;
-    if (!tail)
-        return; /* alone on this worker */
     /* rotate: self goes in behind the tail and becomes the tail, the head
      * leaves. With one queued thread (next == tail) the first store makes
      * next->next self, so self closes the circle on itself: no branch. */
-    struct weft_thread *next = tail->next;
-    tail->next = self;
-    self->next = next->next;
-    __atomic_store_n(&w->yq, self, __ATOMIC_RELAXED); /* racy hint for thieves */
+    struct weft_thread *next = yield_rotate(w, self);
+    if (!next)
+        return; /* alone on this worker */
     weft__switch_on(w, self, next, 0);
 }
 
