@@ -35,12 +35,14 @@
  * catch exceptions inside fn and pass them out through arg.
  *
  * C++: exceptions thrown and caught within one user thread work, and a
- * thread may switch (and move to another worker) inside a try block, but
- * not inside a catch block: the C++ runtime keeps the exceptions being
- * handled per kernel thread, so end the catch block (copy what it needs)
- * before any call that may switch. An exception that leaves the thread
- * function finds no handler and ends in std::terminate. weft_exit unwinds
- * as pthread_exit does (destructors run).
+ * thread may switch, be preempted and move to another worker anywhere,
+ * inside try and catch blocks and in destructors that run while an
+ * exception unwinds the stack: each user thread has its own C++ exception
+ * state (std::current_exception, std::uncaught_exceptions), carried with
+ * it at every switch when the C++ runtime is loaded at weft_init. An
+ * exception that leaves the thread function finds no handler and ends in
+ * std::terminate (weft.hpp's threads carry it to join instead). weft_exit
+ * unwinds as pthread_exit does (destructors run).
  */
 #ifndef WEFT_H
 #define WEFT_H

@@ -3,7 +3,8 @@
 # `cmake --install BUILD --prefix P` lays out the headers, the libraries,
 # weft.pc and the CMake package; a program then builds against P with
 # `cc prog.c $(pkg-config --cflags --libs weft)` and with find_package(weft)
-# (weft::weft, and weft::weft_static for the static library), and runs.
+# (weft::weft, and weft::weft_static for the static library), and runs;
+# a C++ program does the same with weft.hpp.
 # Also: every symbol the libraries export is weft_ (or mltp_, mltp.h's).
 # Usage: consumers.sh BUILD_DIR C_COMPILER CMAKE [SANITIZER_FLAGS]
 # Exits 0 on success, 77 when a tool it needs is missing.
@@ -53,6 +54,7 @@ CM
 
 # ---- layout --------------------------------------------------------------
 [ -f "$prefix/include/weft.h" ] || fail "no include/weft.h"
+[ -f "$prefix/include/weft.hpp" ] || fail "no include/weft.hpp"
 [ -f "$prefix/include/mltp.h" ] || fail "no include/mltp.h"
 pcs=("$prefix"/lib*/pkgconfig/weft.pc "$prefix"/lib*/*/pkgconfig/weft.pc)
 [ ${#pcs[@]} -ge 1 ] || fail "no lib*/pkgconfig/weft.pc"
@@ -151,6 +153,65 @@ expect_ok "pkg-config, static" "$work/prog_pc_static"
 cmake_consumer cm weft_consumer prog.c prog weft "a find_package(weft) consumer"
 expect_ok "find_package, weft::weft" "$work/cm/build/prog_shared"
 expect_ok "find_package, weft::weft_static" "$work/cm/build/prog_static"
+
+# ---- C++: weft.hpp through pkg-config and find_package (weft::weft) -------
+if command -v c++ >/dev/null; then
+    cat >"$work/prog.cpp" <<'PROG'
+#include <cstdio>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <weft.hpp>
+
+int main()
+{
+    weft::runtime rt;
+    long sum = 0;
+    weft::mutex m;
+    {
+        weft::group g;
+        for (int i = 1; i <= 10; i++)
+            g.run([&, i] {
+                std::lock_guard<weft::mutex> lk(m);
+                sum += i;
+            });
+    }
+    std::string s = weft::spawn([](std::string a) { return a + "!"; }, std::string("ok")).join();
+    bool caught = false;
+    try {
+        weft::spawn([] { throw std::runtime_error("x"); }).join();
+    } catch (const std::runtime_error &) {
+        caught = true;
+    }
+    if (sum != 55 || s != "ok!" || !caught)
+        return 1;
+    std::puts("weft-consumer-ok");
+    return 0;
+}
+PROG
+    c++ -std=c++17 -Wall -Wextra -Wshadow -Werror -I"$prefix/include" -c "$work/prog.cpp" \
+        -o "$work/prog_cxx.o" || fail "weft.hpp in C++17"
+    # shellcheck disable=SC2046,SC2086
+    c++ -std=c++17 $sanflags "$work/prog.cpp" $(pkg-config --cflags --libs weft) -o "$work/prog_cxx_pc" ||
+        fail "c++ prog.cpp \$(pkg-config --cflags --libs weft)"
+    expect_ok "pkg-config, C++" env LD_LIBRARY_PATH="$libdir" "$work/prog_cxx_pc"
+    mkdir -p "$work/cmx"
+    cp "$work/prog.cpp" "$work/cmx/prog.cpp"
+    cat >"$work/cmx/CMakeLists.txt" <<'CM'
+cmake_minimum_required(VERSION 3.20)
+project(weft_cxx_consumer CXX)
+find_package(weft REQUIRED)
+add_executable(prog_cxx prog.cpp)
+target_compile_features(prog_cxx PRIVATE cxx_std_17)
+target_link_libraries(prog_cxx PRIVATE weft::weft)
+CM
+    "$cmake" -S "$work/cmx" -B "$work/cmx/build" -DCMAKE_PREFIX_PATH="$prefix" \
+        -DCMAKE_CXX_FLAGS="$sanflags" >"$work/cmx.log" 2>&1 ||
+        { cat "$work/cmx.log" >&2; fail "configure a C++ find_package(weft) consumer"; }
+    "$cmake" --build "$work/cmx/build" >>"$work/cmx.log" 2>&1 ||
+        { cat "$work/cmx.log" >&2; fail "build a C++ find_package(weft) consumer"; }
+    expect_ok "find_package, weft::weft, C++" "$work/cmx/build/prog_cxx"
+fi
 
 # ---- weft_dist (installed where the build found MPI) ----------------------
 if [ -f "$prefix/include/weft_dist.h" ]; then
