@@ -16,14 +16,9 @@
 #include <vector>
 
 #include "check.h"
+#include "cxx_test.hpp"
 #include "weft.hpp"
 
-// Joins a kernel thread from a user thread without holding the worker
-// (weft.h: a plain pthread_join there can wait for the very work it holds).
-static void join_kernel_thread(std::thread &t)
-{
-    CHECK_EQ(weft_blocking([](void *p) { static_cast<std::thread *>(p)->join(); }, &t), 0);
-}
 
 struct custom_error {
     int value;
@@ -210,21 +205,12 @@ static void concurrent_runs()
 
 int main()
 {
-    unsetenv("WEFT_WORKERS");
-    unsetenv("WEFT_SPAWN_POLICY");
-    for (int workers = 1; workers <= 2; workers++) {
-        for (int policy : { WEFT_WORK_FIRST, WEFT_HELP_FIRST }) {
-            weft_config cfg;
-            weft_config_default(&cfg);
-            cfg.workers = workers;
-            cfg.spawn_policy = policy;
-            weft::runtime rt(&cfg);
-            basics();
-            exceptions();
-            destructor();
-            own_group();
-            concurrent_runs();
-        }
-    }
+    for_each_runtime([&](int) {
+    basics();
+    exceptions();
+    destructor();
+    own_group();
+    concurrent_runs();
+    });
     return 0;
 }

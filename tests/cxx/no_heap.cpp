@@ -17,6 +17,7 @@
 #include <string>
 
 #include "check.h"
+#include "cxx_test.hpp"
 #include "weft.hpp"
 
 static std::atomic<long> news{ 0 };
@@ -82,18 +83,9 @@ static void spawns()
 
 int main()
 {
-    unsetenv("WEFT_WORKERS");
-    unsetenv("WEFT_SPAWN_POLICY");
-    for (int workers = 1; workers <= 2; workers++) {
-        for (int policy : { WEFT_WORK_FIRST, WEFT_HELP_FIRST }) {
-            weft_config cfg;
-            weft_config_default(&cfg);
-            cfg.workers = workers;
-            cfg.spawn_policy = policy;
-            weft::runtime rt(&cfg);
-            sink = 0;
-            spawns();
-        }
-    }
+    for_each_runtime([&](int) {
+    sink = 0;
+    spawns();
+    });
     return 0;
 }

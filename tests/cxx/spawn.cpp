@@ -21,26 +21,10 @@
 #include <vector>
 
 #include "check.h"
+#include "cxx_test.hpp"
 #include "weft.hpp"
 
-// Joins a kernel thread from a user thread without holding the worker
-// (weft.h: a plain pthread_join there can wait for the very work it holds).
-static void join_kernel_thread(std::thread &t)
-{
-    CHECK_EQ(weft_blocking([](void *p) { static_cast<std::thread *>(p)->join(); }, &t), 0);
-}
 
-// The error code of the std::system_error that f throws (0: none).
-template <class F> static int system_error_code(F &&f)
-{
-    try {
-        f();
-    } catch (const std::system_error &e) {
-        CHECK(e.code().category() == std::generic_category());
-        return e.code().value();
-    }
-    return 0;
-}
 
 struct custom_error {
     int value;
@@ -357,29 +341,20 @@ static void runtime_errors()
 
 int main()
 {
-    unsetenv("WEFT_WORKERS");
-    unsetenv("WEFT_SPAWN_POLICY");
     weft_config bad;
     weft_config_default(&bad);
     bad.workers = -1;
     CHECK_EQ(system_error_code([&] { weft::runtime rt(&bad); }), EINVAL);
-    for (int workers = 1; workers <= 2; workers++) {
-        for (int policy : { WEFT_WORK_FIRST, WEFT_HELP_FIRST }) {
-            weft_config cfg;
-            weft_config_default(&cfg);
-            cfg.workers = workers;
-            cfg.spawn_policy = policy;
-            weft::runtime rt(&cfg);
-            results();
-            arguments(policy == WEFT_HELP_FIRST);
-            exceptions();
-            handles();
-            attrs();
-            throwing_copies();
-            from_kernel_thread();
-            runtime_errors();
-        }
-    }
+    for_each_runtime([&](int policy) {
+    results();
+    arguments(policy == WEFT_HELP_FIRST);
+    exceptions();
+    handles();
+    attrs();
+    throwing_copies();
+    from_kernel_thread();
+    runtime_errors();
+    });
     // the runtime's destructor finalized: a new one starts
     weft::runtime rt;
     CHECK_EQ(weft::spawn([] { return 1; }).join(), 1);

@@ -18,27 +18,12 @@
 #include <vector>
 
 #include "check.h"
+#include "cxx_test.hpp"
 #include "weft.hpp"
 
 using namespace std::chrono_literals;
 
-// Joins a kernel thread from a user thread without holding the worker
-// (weft.h: a plain pthread_join there can wait for the very work it holds).
-static void join_kernel_thread(std::thread &t)
-{
-    CHECK_EQ(weft_blocking([](void *p) { static_cast<std::thread *>(p)->join(); }, &t), 0);
-}
 
-template <class F> static int system_error_code(F &&f)
-{
-    try {
-        f();
-    } catch (const std::system_error &e) {
-        CHECK(e.code().category() == std::generic_category());
-        return e.code().value();
-    }
-    return 0;
-}
 
 static void mutexes()
 {
@@ -230,21 +215,12 @@ static void yields()
 
 int main()
 {
-    unsetenv("WEFT_WORKERS");
-    unsetenv("WEFT_SPAWN_POLICY");
-    for (int workers = 1; workers <= 2; workers++) {
-        for (int policy : { WEFT_WORK_FIRST, WEFT_HELP_FIRST }) {
-            weft_config cfg;
-            weft_config_default(&cfg);
-            cfg.workers = workers;
-            cfg.spawn_policy = policy;
-            weft::runtime rt(&cfg);
-            mutexes();
-            waits();
-            timed_waits();
-            yields();
-        }
-    }
+    for_each_runtime([&](int) {
+    mutexes();
+    waits();
+    timed_waits();
+    yields();
+    });
     // a mutex and a condition variable are usable as statics (constant init)
     static weft::mutex sm;
     static weft::condition_variable scv;
