@@ -51,7 +51,6 @@
 #include "base/base.h"
 #include "desc/desc.h"
 
-
 /* The head of the C++ runtime's __cxa_eh_globals, the same in libsupc++
  * and libc++abi on x86-64 (ARM's EHABI adds a field we never touch). */
 struct weft__eh_globals {
