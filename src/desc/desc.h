@@ -148,6 +148,11 @@ struct weft_thread {
         void *eh_caught;
         unsigned eh_uncaught;
     };
+#if WEFT_POSIX
+    /* libweft-pthread's build (src/posix): its glibc thread block
+     * (sched/switch.h), NULL: none; set at spawn, then by the thread */
+    void *fs;
+#endif
 } WEFT_ALIGNED;
 
 /* What a thread that is not on a CPU waits for (thread->wait): the words

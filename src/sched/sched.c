@@ -27,10 +27,6 @@
 #include "sched/switch.h"
 
 struct weft__rt weft__rt;
-__thread struct weft__worker *weft__tls_worker __attribute__((tls_model("initial-exec")));
-__thread struct weft_thread *weft__tls_bound __attribute__((tls_model("initial-exec")));
-__thread struct weft_thread *weft__tls_lent __attribute__((tls_model("initial-exec")));
-__thread struct weft__home *weft__tls_home __attribute__((tls_model("initial-exec")));
 
 #define SPIN_NS    50000 /* how long an idle worker looks for work before sleeping */
 #define WAKE_TOKEN 8u    /* a final wait-word value: woken, holding rt.waking */

@@ -154,6 +154,11 @@ extern __thread struct weft_thread *weft__tls_bound __attribute__((tls_model("in
 /* The user thread whose weft_blocking call this kernel thread runs while its
  * worker is lent to another kernel thread (machine.c); NULL otherwise. */
 extern __thread struct weft_thread *weft__tls_lent __attribute__((tls_model("initial-exec")));
+#if WEFT_POSIX
+/* The glibc thread block the next thread this kernel thread spawns runs
+ * on (thread.c: init_thread; NULL: none); set by src/posix around a spawn. */
+extern __thread void *weft__tls_spawn_fs __attribute__((tls_model("initial-exec")));
+#endif
 
 /* The home of the machine (kernel thread) that runs this code, NULL on the
  * main kernel thread and plain ones (policy/machine.c sets it). */

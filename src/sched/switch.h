@@ -27,6 +27,14 @@
  * they are. A machine's home is no
  * worker's context: going home (weft__switch_home) changes no w->current
  * (the departing side left it already).
+ *
+ * libweft-pthread (built from these sources with WEFT_POSIX=1; libweft
+ * has none of this) gives each user thread a glibc thread block of its
+ * own, to->fs, and %fs follows the switch in weft__switch_in: to's block,
+ * or the kernel thread's own block for the scheduler context and for a
+ * thread without one (fs NULL). A block is used by one kernel thread at a
+ * time, so the runtime's kernel-thread locals (the worker, the home, the
+ * kernel thread's own block) are carried into each block switched in.
  */
 #ifndef WEFT_SCHED_SWITCH_H
 #define WEFT_SCHED_SWITCH_H
@@ -41,6 +49,35 @@
 #include "sched/eh.h"
 #include "sched/san.h"
 #include "sched/sched.h"
+
+#if WEFT_POSIX
+/* The kernel thread's own glibc thread block, carried into user threads'
+ * blocks (NULL in a kernel thread's own block: %fs:0 names it; the initial
+ * thread runs on the main kernel thread's block, which may visit another
+ * kernel thread while the main one is lent, and says NULL again once back). */
+extern __thread void *weft__tls_kfs __attribute__((tls_model("initial-exec")));
+extern int weft__fs_wrfsbase; /* 1: the CPU and kernel allow wrfsbase */
+void weft__fs_syscall(void *fs);
+
+/* Points %fs at fs (NULL: this kernel thread's own block) and carries the
+ * kernel-thread locals into it, for worker w. */
+WEFT_INLINE void weft__fs_enter(struct weft__worker *w, void *fs)
+{
+    void *k = weft__tls_kfs;
+    struct weft__home *h = weft__tls_home;
+    if (!k) /* volatile: the kernel thread changes under a loop that switches */
+        __asm__ volatile("movq %%fs:0, %0" : "=r"(k) : : "memory");
+    if (!fs)
+        fs = k;
+    if (WEFT_LIKELY(weft__fs_wrfsbase))
+        __asm__ volatile("wrfsbase %0" : : "r"(fs) : "memory");
+    else
+        weft__fs_syscall(fs);
+    weft__tls_kfs = fs == k ? NULL : k; /* a kernel thread's own block says NULL */
+    weft__tls_home = h;
+    weft__tls_worker = w;
+}
+#endif
 
 /* How the arriving thread comes to w (weft__switch_in's `how`; always a
  * constant, so that each caller keeps only its own steps). */
@@ -60,6 +97,9 @@ WEFT_INLINE void *weft__switch_in(struct weft__worker *w, void **fake_save, stru
                                   unsigned how)
 {
     w->current = to;
+#if WEFT_POSIX
+    weft__fs_enter(w, to ? to->fs : NULL);
+#endif
     if (!to) {
         weft__san_switch_to_sched(fake_save, w);
         return w->sched_sp;
@@ -206,6 +246,9 @@ WEFT_INLINE void weft__switch_to_worker(struct weft__home *h, struct weft__worke
  * ASan fake stack to *fake_save) to this machine's home h. */
 WEFT_INLINE void weft__switch_home(struct weft__home *h, void **save, void **fake_save)
 {
+#if WEFT_POSIX
+    weft__fs_enter(NULL, NULL); /* a machine's home runs on its own block */
+#endif
     weft__san_switch_to_home(fake_save, h);
     weft__ctx_switch_bare(save, h->sp, NULL);
 }

@@ -680,6 +680,9 @@ WEFT_INLINE void init_thread(struct weft__worker *w, struct weft_thread *t, weft
     t->fn = fn;
     t->arg = arg;
     t->name = name;
+#if WEFT_POSIX
+    t->fs = weft__tls_spawn_fs; /* the caller's choice (src/posix) */
+#endif
     /* 0: assigned on first use (weft_thread_id); a traced spawn gives one.
      * relaxed: the monitor and weft_dump read ids of slots racily. */
     __atomic_store_n(&t->id, id, __ATOMIC_RELAXED);
