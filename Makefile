@@ -7,7 +7,7 @@ JOBS       ?= $(shell nproc)
 GENERATOR  := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
 CMAKE_ARGS ?=
 
-.PHONY: all deps build test demo sanitize asan tsan bench-io bench-sync bench-seeds bench-tasks bench-dist scale-model scale-calibrate bench-prio bench-trace install clean \
+.PHONY: all deps build test demo sanitize asan tsan bench-io bench-posix bench-sync bench-seeds bench-tasks bench-dist scale-model scale-calibrate bench-prio bench-trace install clean \
         check-format format
 
 all: build
@@ -55,6 +55,14 @@ bench-tasks: deps
 	@scripts/install-deps.sh bench
 	@$(MAKE) --no-print-directory build
 	bench/scripts/tasks.sh $(BUILD)
+
+# Unmodified Debian programs under the drop-in vs natively (bench/README.md).
+bench-posix: deps
+	@command -v civetweb >/dev/null && command -v wrk >/dev/null && command -v sysbench >/dev/null || \
+		apt-get install -y civetweb wrk sysbench
+	@$(MAKE) --no-print-directory build
+	bench/posix/civetweb.sh $(BUILD)
+	bench/posix/sysbench.sh $(BUILD)
 
 bench-dist: deps
 	@$(MAKE) --no-print-directory build

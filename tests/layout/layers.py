@@ -31,7 +31,7 @@ import sys
 from collections import defaultdict
 
 LAYERS = [["base"], ["desc"], ["os"], ["arch"], ["stack"], ["sched"], ["policy"], ["thread"], ["sync", "io"],
-          ["task"], ["observe"], ["runtime"], ["compat", "mpi"]]
+          ["task"], ["observe"], ["runtime"], ["compat", "mpi", "posix"]]
 RANK = {folder: i for i, group in enumerate(LAYERS) for folder in group}
 
 IDENT_RE = re.compile(r"[A-Za-z_]\w*")

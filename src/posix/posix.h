@@ -1,0 +1,141 @@
+/* posix.h: what the files of libweft-pthread share (src/posix).
+ *
+ * Design
+ * ------
+ * libweft-pthread is weft's core built with WEFT_POSIX=1 (posix.cmake)
+ * plus this layer, which defines the names of <pthread.h>, <threads.h>,
+ * unnamed <semaphore.h> and sched_yield on top of weft's public API and a
+ * few hooks:
+ *  - A thread made by pthread_create is a weft user thread. Its pthread_t is
+ *    the address of a glibc thread block of its own (glibc's struct pthread
+ *    with the static TLS below it, from ld.so's _dl_allocate_tls), so that
+ *    __thread variables, errno, locale, the canary and C++ exception state
+ *    are per user thread and pthread_self() is glibc's own, unchanged.
+ *    The core points %fs at it in weft__switch_in (sched/switch.h).
+ *  - The drop-in's per-thread record (struct pt) is found through a
+ *    __thread variable of this library (pt_tls), hence at a fixed offset
+ *    from any thread block: pthread_t -> record without a table.
+ *  - The runtime starts at the first pthread_create; the caller becomes
+ *    weft's initial user thread (weft_init adopts it) on its own block.
+ *  - Objects keep glibc's sizes; their layouts are in sync.c. Every wait
+ *    that weft's public objects cannot express (timeouts, rwlocks,
+ *    barriers, once, semaphores) waits on a word through park.c, a futex
+ *    for weft: a user thread parks, a kernel thread sleeps.
+ * Rejected: a table from pthread_t to record (a lock or a hash on every
+ * pthread_self-based call); wrapping pthread_self (glibc's internals read
+ * the thread pointer directly, and two identities would disagree).
+ */
+#ifndef WEFT_POSIX_POSIX_H
+#define WEFT_POSIX_POSIX_H
+
+#include <pthread.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "weft.h"
+
+#define PT_API __attribute__((visibility("default")))
+
+/* glibc 2.36 x86-64 thread block fields (sysdeps/x86_64/nptl/tls.h). */
+enum {
+    TCB_TCB = 0x0,            /* void *tcb: the block itself */
+    TCB_SELF = 0x10,          /* struct pthread *self: the block itself */
+    TCB_MULTIPLE = 0x18,      /* int multiple_threads */
+    TCB_STACK_GUARD = 0x28,   /* uintptr_t stack_guard */
+    TCB_POINTER_GUARD = 0x30, /* uintptr_t pointer_guard */
+    TCB_LIST = 0x2c0,         /* list_t list: glibc's stack lists (nptl/descr.h) */
+    TCB_TID = 0x2d0,          /* pid_t tid */
+};
+
+enum { PT_KEYS_MAX = 1024, PT_KEY_BLOCK = 32 };
+
+struct pt_keyval {
+    uint64_t seq; /* the key's generation this value belongs to */
+    void *value;
+};
+
+/* Exit/detach handshake of a user thread's record (pt.state). */
+enum { PT_RUNNING = 0, PT_DETACHED = 1, PT_EXITED = 2 };
+
+/* The drop-in's record of a thread: one per user thread (made by
+ * pthread_create; lives as long as its block), one per other kernel thread
+ * that uses keys or cancellation (made on demand). */
+struct pt {
+    void *tcb;         /* its glibc thread block (= its pthread_t); immutable */
+    weft_thread *h;    /* its weft thread, NULL: not a user thread; immutable */
+    int user;          /* 1: made by pthread_create here; immutable */
+    _Atomic int state; /* PT_*: CAS by the thread's end and by pthread_detach */
+    void *result;      /* set by the thread before its end */
+    struct pt_keyval *keys[PT_KEYS_MAX / PT_KEY_BLOCK]; /* blocks on demand; the thread only */
+    uint32_t keymask;   /* bit i: keys[i] allocated; the thread only */
+    _Atomic int cancel; /* 1: cancellation requested (any thread) */
+    int cancel_state;   /* PTHREAD_CANCEL_ENABLE/DISABLE; the thread only */
+    int cancel_type;    /* deferred/asynchronous (both act as deferred); the thread only */
+    int had_clock;      /* 1: it got a CPU clock slot (thread.c); the getter only */
+    int exiting;        /* 1 once pthread_exit (or the end) began; the thread only */
+    void *cleanup;      /* innermost registered cleanup buffer; the thread only */
+    char name[16];      /* pthread_setname_np; racy reads */
+    size_t stack_size;  /* as asked at creation; immutable */
+    size_t guard_size;  /* as asked at creation; immutable */
+    int sched_policy;   /* kept and returned; the thread and setters, racy */
+    struct sched_param sched_param;
+    void *(*fn)(void *);         /* start routine; immutable */
+    void *arg;                   /* its argument; immutable */
+    _Atomic uint32_t done;       /* 1 once the thread ended (park.c word for timed joins) */
+    _Atomic uint32_t joiners;    /* timed or try joiners parked on done */
+    _Atomic uint64_t sigpending; /* pthread_kill's signals not yet raised: bit sig-1 */
+    void *_Atomic parked;        /* its park.c waiter while parked there, else NULL;
+                                    written under that waiter's bucket lock */
+    cpu_set_t *affinity;         /* recorded by pthread_setaffinity_np; the thread only */
+    struct pt *next_free;        /* recycled records (thread.c); under its lock */
+};
+
+/* ---- tcb.c: glibc thread blocks, the glibc check, the load ---- */
+void weft__posix_real_init(void);
+void weft__posix_check_glibc(void);
+void *weft__posix_tcb_get(void);           /* a fresh block (TLS initialised), NULL: ENOMEM */
+void weft__posix_tcb_put(void *tcb);       /* back to the free list */
+struct pt *weft__posix_pt_of(void *tcb);   /* the record a block's pt_tls names, or NULL */
+struct pt *weft__posix_self(void);         /* the caller's record, made on demand; NULL: ENOMEM */
+struct pt *weft__posix_self_if_any(void);  /* the caller's record, or NULL */
+void weft__posix_thread_end(struct pt *p); /* key destructors (thread.c) */
+extern void (*weft__posix_on_end)(struct pt *p); /* tcb.c calls thread_end through it */
+void weft__posix_set_pt(void *tcb, struct pt *p);
+
+/* ---- thread.c ---- */
+int weft__posix_start(void); /* lazy start of the runtime; 0 or an errno */
+/* 1 in a child of fork once the runtime ran in the parent: threads made
+ * there are glibc's (docs/posix.md). */
+extern int weft__posix_forked;
+/* The initial thread's weft owner token from before the runtime started
+ * (a kernel thread's), 0: unknown; and its record (sync.c: adopt). */
+extern uintptr_t weft__posix_pre_token;
+extern struct pt *weft__posix_main;
+void weft__posix_testcancel(void);
+
+/* ---- park.c: a futex for weft ---- */
+/* Waits while *addr == val, until woken, or the absolute time abs on clock
+ * clk passes (abs NULL: no limit). 0 (woken, or spuriously), EAGAIN
+ * (*addr != val), ETIMEDOUT. Blocks the user thread (or the kernel thread). */
+int weft__posix_park(_Atomic uint32_t *addr, uint32_t val, clockid_t clk,
+                     const struct timespec *abs);
+void weft__posix_unpark(_Atomic uint32_t *addr, int n); /* wakes up to n waiters */
+/* Breaks p's park.c wait off (its weft__posix_park returns EINTR). */
+void weft__posix_interrupt(struct pt *p);
+/* Raises the caller's pending pthread_kill signals on its kernel thread
+ * (their handlers run now, on the caller); 1 if it raised any. */
+int weft__posix_deliver(void);
+
+/* ---- helpers ---- */
+static inline int weft__posix_on_user(void)
+{
+    return weft_self() != NULL;
+}
+void weft__posix_sleep_ns(uint64_t ns);
+int weft__posix_sleep_until(clockid_t clk, const struct timespec *abs); /* 0 or EINTR */
+int weft__posix_timed_out(clockid_t clk, const struct timespec *abs);
+
+#endif

@@ -1,0 +1,845 @@
+/* sync.c: pthread mutexes, condition variables, read-write locks, spin
+ * locks, barriers and unnamed semaphores, in glibc's sizes.
+ *
+ * Layouts (glibc's sizes, checked below):
+ *  - pthread_mutex_t (40): weft_mutex in bytes 0-31 (its owner word makes
+ *    it error-checking for user and kernel threads alike), then a meta
+ *    word (READY | type | flags) and a recursion count. glibc's static
+ *    initialisers put the kind at byte 16, inside weft_mutex: the first
+ *    use of an object whose meta is 0 reads that kind, zeroes it and
+ *    publishes meta (one CAS decides who converts; others wait the few
+ *    instructions it takes).
+ *  - pthread_cond_t (48): a sequence word, a waiter count and the clock;
+ *    futex-style on park.c (so a wait can be broken off by a signal or a
+ *    cancellation).
+ *  - pthread_rwlock_t (56): a word (readers, WRITER), a wake sequence, the
+ *    waiter count and the writer's owner token; futex-style on park.c.
+ *  - pthread_spinlock_t (4), pthread_barrier_t (32), sem_t (32; value in
+ *    the low 32 bits of the first word and waiters in the high, as glibc's,
+ *    so sem_open's objects work too): futex-style on park.c.
+ * Timed mutex locks retry with growing sleeps (weft_mutex has no timed
+ * lock); everything else waits in park.c with its deadline.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <semaphore.h>
+#include <stdatomic.h>
+#include <string.h>
+
+#include "posix/posix.h"
+#include "sync/mutex.h"
+#include "sync/wait.h"
+
+extern __typeof__(sched_yield) weft__real_sched_yield;
+
+/* ---- mutexes ------------------------------------------------------------- */
+
+struct pmutex {
+    weft_mutex m;
+    _Atomic uint32_t meta; /* READY | BUSY | type | flags; 0: not yet converted */
+    uint32_t count;        /* recursive: extra locks held by the owner; owner only */
+};
+_Static_assert(sizeof(struct pmutex) == sizeof(pthread_mutex_t), "glibc's mutex size");
+
+enum {
+    M_TYPE = 3, /* PTHREAD_MUTEX_NORMAL .. ADAPTIVE_NP (0..3) */
+    M_ROBUST = 1u << 4,
+    M_PSHARED = 1u << 7, /* glibc's kind bit for process-shared */
+    M_BUSY = 1u << 30,   /* being converted */
+    M_READY = 1u << 31,
+};
+/* pthread_mutexattr_t (4): type in 0-3, robust 4, protocol 8-9, pshared
+ * 12, prioceiling 16-31. */
+enum { A_ROBUST = 1u << 4, A_PROTO_SHIFT = 8, A_PSHARED = 1u << 12, A_CEIL_SHIFT = 16 };
+
+#define PM(m) ((struct pmutex *)(void *)(m))
+
+WEFT_NOINLINE static uint32_t convert(struct pmutex *m)
+{
+    for (;;) {
+        uint32_t v = atomic_load_explicit(&m->meta, memory_order_acquire);
+        if (v & M_READY)
+            return v;
+        if (v == 0 && atomic_compare_exchange_strong(&m->meta, &v, M_BUSY)) {
+            int kind;
+            memcpy(&kind, (char *)m + 16, sizeof kind);
+            memset((char *)m + 16, 0, sizeof kind);
+            uint32_t meta = M_READY | ((uint32_t)kind & M_TYPE) | ((uint32_t)kind & M_ROBUST);
+            /* release: the zeroed weft_mutex; pairs with the acquire above */
+            atomic_store_explicit(&m->meta, meta, memory_order_release);
+            return meta;
+        }
+        weft__cpu_relax();
+    }
+}
+
+static inline uint32_t meta_of(struct pmutex *m)
+{
+    uint32_t v = atomic_load_explicit(&m->meta, memory_order_acquire);
+    return WEFT_LIKELY(v & M_READY) ? v : convert(m);
+}
+
+PT_API int pthread_mutex_init(pthread_mutex_t *mx, const pthread_mutexattr_t *a)
+{
+    uint32_t at = a ? *(const uint32_t *)(const void *)a : 0;
+    memset(mx, 0, sizeof *mx);
+    atomic_store_explicit(&PM(mx)->meta, M_READY | (at & M_TYPE) | (at & A_ROBUST),
+                          memory_order_release);
+    return 0;
+}
+
+PT_API int pthread_mutex_destroy(pthread_mutex_t *mx)
+{
+    meta_of(PM(mx));
+    return weft_mutex_destroy(&PM(mx)->m);
+}
+
+/* The initial thread may hold mutexes it took before the runtime started,
+ * as a kernel thread, under that kernel thread's owner token; it is a user
+ * thread with a token of its own since. The first time it acts on such a
+ * mutex as its owner, the hold moves to its new token: one CAS of the
+ * owner bits of weft_mutex's word (owner | K | W | L, checked at the start:
+ * thread.c, pre_start_token), once the internal lock bit L is clear. */
+WEFT_NOINLINE static int adopt(struct pmutex *m)
+{
+    uintptr_t pre = weft__posix_pre_token;
+    if (!pre || weft__posix_self_if_any() != weft__posix_main)
+        return 0;
+    _Atomic uint64_t *word = (_Atomic uint64_t *)(void *)&m->m;
+    uint64_t v = atomic_load_explicit(word, memory_order_relaxed);
+    for (;;) {
+        if ((v & ~(uint64_t)7) != pre)
+            return 0;
+        if (v & 1) {
+            weft__cpu_relax();
+            v = atomic_load_explicit(word, memory_order_relaxed);
+            continue;
+        }
+        /* acquire: we hold it, and read what it protects, as its owner */
+        if (atomic_compare_exchange_weak_explicit(word, &v, weft__sync_owner() | (v & 6),
+                                                  memory_order_acquire, memory_order_relaxed))
+            return 1;
+    }
+}
+
+static inline int is_owner(struct pmutex *m)
+{
+    return weft__mutex_held(&m->m, weft__sync_owner()) || (weft__posix_pre_token && adopt(m));
+}
+
+PT_API int pthread_mutex_lock(pthread_mutex_t *mx)
+{
+    struct pmutex *m = PM(mx);
+    uint32_t meta = meta_of(m);
+    if ((meta & M_TYPE) == PTHREAD_MUTEX_RECURSIVE && is_owner(m)) {
+        if (m->count == UINT32_MAX)
+            return EAGAIN;
+        m->count++;
+        return 0;
+    }
+    return weft_mutex_lock(&m->m);
+}
+
+PT_API int pthread_mutex_trylock(pthread_mutex_t *mx)
+{
+    struct pmutex *m = PM(mx);
+    uint32_t meta = meta_of(m);
+    if ((meta & M_TYPE) == PTHREAD_MUTEX_RECURSIVE && is_owner(m)) {
+        if (m->count == UINT32_MAX)
+            return EAGAIN;
+        m->count++;
+        return 0;
+    }
+    int r = weft_mutex_trylock(&m->m);
+    return r == EDEADLK ? EBUSY : r;
+}
+
+PT_API int pthread_mutex_unlock(pthread_mutex_t *mx)
+{
+    struct pmutex *m = PM(mx);
+    uint32_t meta = meta_of(m);
+    if ((meta & M_TYPE) == PTHREAD_MUTEX_RECURSIVE && m->count && is_owner(m)) {
+        m->count--;
+        return 0;
+    }
+    int r = weft_mutex_unlock(&m->m);
+    if (WEFT_UNLIKELY(r == EPERM) && weft__posix_pre_token && adopt(m))
+        r = weft_mutex_unlock(&m->m);
+    return r;
+}
+
+PT_API int pthread_mutex_clocklock(pthread_mutex_t *mx, clockid_t clk, const struct timespec *abs)
+{
+    if (clk != CLOCK_REALTIME && clk != CLOCK_MONOTONIC)
+        return EINVAL;
+    int r = pthread_mutex_trylock(mx);
+    if (r != EBUSY)
+        return r;
+    if (!abs || abs->tv_nsec < 0 || abs->tv_nsec >= 1000000000)
+        return EINVAL;
+    if ((meta_of(PM(mx)) & M_TYPE) == PTHREAD_MUTEX_ERRORCHECK && is_owner(PM(mx)))
+        return EDEADLK;
+    uint64_t ns = 1000;
+    for (;;) {
+        if (weft__posix_timed_out(clk, abs))
+            return ETIMEDOUT;
+        weft__posix_sleep_ns(ns);
+        if (ns < 1000000)
+            ns *= 2;
+        r = pthread_mutex_trylock(mx);
+        if (r != EBUSY)
+            return r;
+    }
+}
+
+PT_API int pthread_mutex_timedlock(pthread_mutex_t *mx, const struct timespec *abs)
+{
+    return pthread_mutex_clocklock(mx, CLOCK_REALTIME, abs);
+}
+
+PT_API int pthread_mutex_consistent(pthread_mutex_t *mx)
+{
+    return (meta_of(PM(mx)) & M_ROBUST) ? EINVAL : EINVAL; /* no owner ever dies holding one */
+}
+PT_API int pthread_mutex_getprioceiling(const pthread_mutex_t *mx, int *ceil)
+{
+    (void)mx;
+    *ceil = 0;
+    return 0;
+}
+PT_API int pthread_mutex_setprioceiling(pthread_mutex_t *mx, int ceil, int *old)
+{
+    (void)mx, (void)ceil;
+    if (old)
+        *old = 0;
+    return 0;
+}
+
+PT_API int pthread_mutexattr_init(pthread_mutexattr_t *a)
+{
+    memset(a, 0, sizeof *a);
+    return 0;
+}
+PT_API int pthread_mutexattr_destroy(pthread_mutexattr_t *a)
+{
+    (void)a;
+    return 0;
+}
+#define ATTR(a)  (*(uint32_t *)(void *)(a))
+#define CATTR(a) (*(const uint32_t *)(const void *)(a))
+PT_API int pthread_mutexattr_settype(pthread_mutexattr_t *a, int t)
+{
+    if (t < 0 || t > 3)
+        return EINVAL;
+    ATTR(a) = (ATTR(a) & ~(uint32_t)M_TYPE) | (uint32_t)t;
+    return 0;
+}
+PT_API int pthread_mutexattr_gettype(const pthread_mutexattr_t *a, int *t)
+{
+    *t = (int)(CATTR(a) & M_TYPE);
+    return 0;
+}
+PT_API int pthread_mutexattr_setrobust(pthread_mutexattr_t *a, int r)
+{
+    if (r != PTHREAD_MUTEX_STALLED && r != PTHREAD_MUTEX_ROBUST)
+        return EINVAL;
+    ATTR(a) = (ATTR(a) & ~(uint32_t)A_ROBUST) | (r ? A_ROBUST : 0);
+    return 0;
+}
+PT_API int pthread_mutexattr_getrobust(const pthread_mutexattr_t *a, int *r)
+{
+    *r = (CATTR(a) & A_ROBUST) ? PTHREAD_MUTEX_ROBUST : PTHREAD_MUTEX_STALLED;
+    return 0;
+}
+PT_API int pthread_mutexattr_setprotocol(pthread_mutexattr_t *a, int p)
+{
+    if (p != PTHREAD_PRIO_NONE && p != PTHREAD_PRIO_INHERIT && p != PTHREAD_PRIO_PROTECT)
+        return EINVAL;
+    ATTR(a) = (ATTR(a) & ~(3u << A_PROTO_SHIFT)) | ((uint32_t)p << A_PROTO_SHIFT);
+    return 0;
+}
+PT_API int pthread_mutexattr_getprotocol(const pthread_mutexattr_t *a, int *p)
+{
+    *p = (int)((CATTR(a) >> A_PROTO_SHIFT) & 3);
+    return 0;
+}
+PT_API int pthread_mutexattr_setpshared(pthread_mutexattr_t *a, int s)
+{
+    if (s != PTHREAD_PROCESS_PRIVATE && s != PTHREAD_PROCESS_SHARED)
+        return EINVAL;
+    ATTR(a) = (ATTR(a) & ~(uint32_t)A_PSHARED) | (s ? A_PSHARED : 0);
+    return 0;
+}
+PT_API int pthread_mutexattr_getpshared(const pthread_mutexattr_t *a, int *s)
+{
+    *s = (CATTR(a) & A_PSHARED) ? PTHREAD_PROCESS_SHARED : PTHREAD_PROCESS_PRIVATE;
+    return 0;
+}
+PT_API int pthread_mutexattr_setprioceiling(pthread_mutexattr_t *a, int c)
+{
+    if (c < 0 || c > 0xffff)
+        return EINVAL;
+    ATTR(a) = (ATTR(a) & 0xffffu) | ((uint32_t)c << A_CEIL_SHIFT);
+    return 0;
+}
+PT_API int pthread_mutexattr_getprioceiling(const pthread_mutexattr_t *a, int *c)
+{
+    *c = (int)(CATTR(a) >> A_CEIL_SHIFT);
+    return 0;
+}
+
+/* ---- condition variables -------------------------------------------------- */
+
+/* A sequence word that every signal bumps, on park.c: a waiter reads it,
+ * counts itself, drops the mutex and parks unless the word moved; park.c's
+ * FIFO makes a signal wake the oldest waiter, which was waiting before the
+ * signal if any was. Waits on park.c can be broken off, so a cancelled or
+ * signalled thread leaves its wait (with the mutex taken again) as POSIX
+ * says; weft_cond's waits cannot. */
+struct pcond {
+    _Atomic uint32_t seq;     /* bumped by every signal and broadcast with waiters */
+    _Atomic uint32_t waiters; /* threads between their count and their wake */
+    uint32_t clock;           /* clockid + 1; 0: CLOCK_REALTIME */
+    uint32_t pad[9];
+};
+_Static_assert(sizeof(struct pcond) == sizeof(pthread_cond_t), "glibc's cond size");
+#define PC(c) ((struct pcond *)(void *)(c))
+
+PT_API int pthread_cond_init(pthread_cond_t *c, const pthread_condattr_t *a)
+{
+    memset(c, 0, sizeof *c);
+    uint32_t at = a ? CATTR(a) : 0;
+    PC(c)->clock = at & 0xff;
+    return 0;
+}
+PT_API int pthread_cond_destroy(pthread_cond_t *c)
+{
+    return atomic_load(&PC(c)->waiters) ? EBUSY : 0;
+}
+PT_API int pthread_cond_signal(pthread_cond_t *c)
+{
+    /* seq_cst: a waiter counts itself before it drops the mutex; a
+     * signaller that saw no waiter had nobody to wake */
+    if (atomic_load(&PC(c)->waiters)) {
+        atomic_fetch_add(&PC(c)->seq, 1);
+        weft__posix_unpark(&PC(c)->seq, 1);
+    }
+    return 0;
+}
+PT_API int pthread_cond_broadcast(pthread_cond_t *c)
+{
+    if (atomic_load(&PC(c)->waiters)) {
+        atomic_fetch_add(&PC(c)->seq, 1);
+        weft__posix_unpark(&PC(c)->seq, INT_MAX);
+    }
+    return 0;
+}
+
+/* Leaves a wait that cancellation broke off: the mutex is held again
+ * (POSIX), the count taken back. */
+static void cond_cancelled(struct pcond *c)
+{
+    atomic_fetch_sub(&c->waiters, 1);
+}
+
+/* A wait on a recursive mutex held once or more: the whole hold is
+ * released and taken back, as glibc does. */
+static int cond_wait(pthread_cond_t *cv, pthread_mutex_t *mx, clockid_t clk,
+                     const struct timespec *abs)
+{
+    struct pmutex *m = PM(mx);
+    struct pcond *c = PC(cv);
+    meta_of(m);
+    if (!is_owner(m))
+        return EPERM;
+    weft__posix_testcancel();
+    uint32_t s = atomic_load(&c->seq);
+    atomic_fetch_add(&c->waiters, 1);
+    uint32_t count = m->count;
+    m->count = 0;
+    weft_mutex_unlock(&m->m);
+    int r;
+    for (;;) {
+        r = weft__posix_park(&c->seq, s, clk, abs);
+        if (r != EINTR)
+            break;
+        /* a signal or a cancellation: with the mutex held again, the
+         * handler runs (then a spurious wake-up, which POSIX allows), or
+         * the thread is cancelled */
+        weft_mutex_lock(&m->m);
+        m->count = count;
+        weft__posix_deliver();
+        struct pt *p = weft__posix_self_if_any();
+        if (p && atomic_load(&p->cancel) && p->cancel_state == PTHREAD_CANCEL_ENABLE) {
+            cond_cancelled(c);
+            weft__posix_testcancel();
+        }
+        atomic_fetch_sub(&c->waiters, 1);
+        return 0;
+    }
+    atomic_fetch_sub(&c->waiters, 1);
+    weft_mutex_lock(&m->m);
+    m->count = count;
+    weft__posix_deliver();
+    return r == ETIMEDOUT ? ETIMEDOUT : 0;
+}
+
+PT_API int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
+{
+    return cond_wait(c, m, CLOCK_REALTIME, NULL);
+}
+PT_API int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct timespec *abs)
+{
+    if (!abs || abs->tv_nsec < 0 || abs->tv_nsec >= 1000000000)
+        return EINVAL;
+    uint32_t k = PC(c)->clock;
+    return cond_wait(c, m, k ? (clockid_t)(k - 1) : CLOCK_REALTIME, abs);
+}
+PT_API int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clk,
+                                  const struct timespec *abs)
+{
+    if (clk != CLOCK_REALTIME && clk != CLOCK_MONOTONIC)
+        return EINVAL;
+    if (!abs || abs->tv_nsec < 0 || abs->tv_nsec >= 1000000000)
+        return EINVAL;
+    return cond_wait(c, m, clk, abs);
+}
+
+PT_API int pthread_condattr_init(pthread_condattr_t *a)
+{
+    memset(a, 0, sizeof *a);
+    return 0;
+}
+PT_API int pthread_condattr_destroy(pthread_condattr_t *a)
+{
+    (void)a;
+    return 0;
+}
+PT_API int pthread_condattr_setclock(pthread_condattr_t *a, clockid_t clk)
+{
+    if (clk != CLOCK_REALTIME && clk != CLOCK_MONOTONIC)
+        return EINVAL;
+    ATTR(a) = (ATTR(a) & ~0xffu) | (uint32_t)(clk + 1);
+    return 0;
+}
+PT_API int pthread_condattr_getclock(const pthread_condattr_t *a, clockid_t *clk)
+{
+    uint32_t k = CATTR(a) & 0xff;
+    *clk = k ? (clockid_t)(k - 1) : CLOCK_REALTIME;
+    return 0;
+}
+PT_API int pthread_condattr_setpshared(pthread_condattr_t *a, int s)
+{
+    if (s != PTHREAD_PROCESS_PRIVATE && s != PTHREAD_PROCESS_SHARED)
+        return EINVAL;
+    ATTR(a) = (ATTR(a) & ~0x100u) | (s ? 0x100u : 0);
+    return 0;
+}
+PT_API int pthread_condattr_getpshared(const pthread_condattr_t *a, int *s)
+{
+    *s = (CATTR(a) & 0x100u) ? PTHREAD_PROCESS_SHARED : PTHREAD_PROCESS_PRIVATE;
+    return 0;
+}
+
+/* ---- read-write locks ----------------------------------------------------- */
+
+struct prw {
+    _Atomic uint32_t word;    /* readers | WRITER */
+    _Atomic uint32_t seq;     /* bumped by every unlock; the park word */
+    _Atomic uint32_t waiters; /* threads parked or about to park on seq */
+    uint32_t pad;
+    _Atomic uintptr_t writer; /* owner token of the write holder, 0: none */
+    char rest[32];
+};
+_Static_assert(sizeof(struct prw) == sizeof(pthread_rwlock_t), "glibc's rwlock size");
+#define PR(l)     ((struct prw *)(void *)(l))
+#define RW_WRITER (1u << 31)
+
+PT_API int pthread_rwlock_init(pthread_rwlock_t *l, const pthread_rwlockattr_t *a)
+{
+    (void)a;
+    memset(l, 0, sizeof *l);
+    return 0;
+}
+PT_API int pthread_rwlock_destroy(pthread_rwlock_t *l)
+{
+    return atomic_load(&PR(l)->word) ? EBUSY : 0;
+}
+
+static int rw_try(struct prw *r, int write)
+{
+    uint32_t v = atomic_load_explicit(&r->word, memory_order_relaxed);
+    for (;;) {
+        if (write ? v != 0 : (v & RW_WRITER) != 0)
+            return EBUSY;
+        if (!write && (v & ~RW_WRITER) == RW_WRITER - 1)
+            return EAGAIN;
+        /* acquire: the critical section after; pairs with unlock's release */
+        if (atomic_compare_exchange_weak_explicit(&r->word, &v, write ? RW_WRITER : v + 1,
+                                                  memory_order_acquire, memory_order_relaxed)) {
+            if (write)
+                atomic_store_explicit(&r->writer, weft__sync_owner(), memory_order_relaxed);
+            return 0;
+        }
+    }
+}
+
+static int rw_lock(pthread_rwlock_t *l, int write, clockid_t clk, const struct timespec *abs)
+{
+    struct prw *r = PR(l);
+    if (atomic_load_explicit(&r->writer, memory_order_relaxed) == weft__sync_owner() &&
+        (atomic_load(&r->word) & RW_WRITER))
+        return EDEADLK;
+    for (;;) {
+        uint32_t s = atomic_load(&r->seq);
+        int e = rw_try(r, write);
+        if (e != EBUSY)
+            return e;
+        if (abs && weft__posix_timed_out(clk, abs))
+            return ETIMEDOUT;
+        atomic_fetch_add(&r->waiters, 1);
+        e = weft__posix_park(&r->seq, s, clk, abs);
+        atomic_fetch_sub(&r->waiters, 1);
+        if (e == ETIMEDOUT)
+            return ETIMEDOUT;
+    }
+}
+
+PT_API int pthread_rwlock_rdlock(pthread_rwlock_t *l)
+{
+    return rw_lock(l, 0, CLOCK_REALTIME, NULL);
+}
+PT_API int pthread_rwlock_wrlock(pthread_rwlock_t *l)
+{
+    return rw_lock(l, 1, CLOCK_REALTIME, NULL);
+}
+PT_API int pthread_rwlock_tryrdlock(pthread_rwlock_t *l)
+{
+    return rw_try(PR(l), 0);
+}
+PT_API int pthread_rwlock_trywrlock(pthread_rwlock_t *l)
+{
+    return rw_try(PR(l), 1);
+}
+static int bad_time(const struct timespec *abs)
+{
+    return !abs || abs->tv_nsec < 0 || abs->tv_nsec >= 1000000000;
+}
+PT_API int pthread_rwlock_clockrdlock(pthread_rwlock_t *l, clockid_t clk,
+                                      const struct timespec *abs)
+{
+    if ((clk != CLOCK_REALTIME && clk != CLOCK_MONOTONIC) || bad_time(abs))
+        return EINVAL;
+    return rw_lock(l, 0, clk, abs);
+}
+PT_API int pthread_rwlock_clockwrlock(pthread_rwlock_t *l, clockid_t clk,
+                                      const struct timespec *abs)
+{
+    if ((clk != CLOCK_REALTIME && clk != CLOCK_MONOTONIC) || bad_time(abs))
+        return EINVAL;
+    return rw_lock(l, 1, clk, abs);
+}
+PT_API int pthread_rwlock_timedrdlock(pthread_rwlock_t *l, const struct timespec *abs)
+{
+    return pthread_rwlock_clockrdlock(l, CLOCK_REALTIME, abs);
+}
+PT_API int pthread_rwlock_timedwrlock(pthread_rwlock_t *l, const struct timespec *abs)
+{
+    return pthread_rwlock_clockwrlock(l, CLOCK_REALTIME, abs);
+}
+PT_API int pthread_rwlock_unlock(pthread_rwlock_t *l)
+{
+    struct prw *r = PR(l);
+    uint32_t v = atomic_load_explicit(&r->word, memory_order_relaxed);
+    if (v & RW_WRITER) {
+        if (atomic_load_explicit(&r->writer, memory_order_relaxed) != weft__sync_owner())
+            return EPERM;
+        atomic_store_explicit(&r->writer, 0, memory_order_relaxed);
+        /* release: the critical section; pairs with rw_try's acquire */
+        atomic_store_explicit(&r->word, 0, memory_order_release);
+    } else if (v == 0) {
+        return EPERM;
+    } else {
+        atomic_fetch_sub_explicit(&r->word, 1, memory_order_release);
+    }
+    /* seq_cst: bump seq, then look for waiters; a waiter counts itself,
+     * then parks only if seq has not moved (park.c reads it under its
+     * bucket lock): one of the two sees the other. */
+    atomic_fetch_add(&r->seq, 1);
+    if (atomic_load(&r->waiters))
+        weft__posix_unpark(&r->seq, INT_MAX);
+    return 0;
+}
+
+PT_API int pthread_rwlockattr_init(pthread_rwlockattr_t *a)
+{
+    memset(a, 0, sizeof *a);
+    return 0;
+}
+PT_API int pthread_rwlockattr_destroy(pthread_rwlockattr_t *a)
+{
+    (void)a;
+    return 0;
+}
+PT_API int pthread_rwlockattr_setkind_np(pthread_rwlockattr_t *a, int k)
+{
+    if (k < 0 || k > 2)
+        return EINVAL;
+    ((int *)(void *)a)[0] = k;
+    return 0;
+}
+PT_API int pthread_rwlockattr_getkind_np(const pthread_rwlockattr_t *a, int *k)
+{
+    *k = ((const int *)(const void *)a)[0];
+    return 0;
+}
+PT_API int pthread_rwlockattr_setpshared(pthread_rwlockattr_t *a, int s)
+{
+    if (s != PTHREAD_PROCESS_PRIVATE && s != PTHREAD_PROCESS_SHARED)
+        return EINVAL;
+    ((int *)(void *)a)[1] = s;
+    return 0;
+}
+PT_API int pthread_rwlockattr_getpshared(const pthread_rwlockattr_t *a, int *s)
+{
+    *s = ((const int *)(const void *)a)[1];
+    return 0;
+}
+
+/* ---- spin locks ----------------------------------------------------------- */
+
+/* A spinner that does not get the lock soon yields its worker, so that a
+ * holder preempted or parked on the same worker runs: no livelock with
+ * more spinners than workers. */
+PT_API int pthread_spin_init(pthread_spinlock_t *s, int pshared)
+{
+    (void)pshared;
+    atomic_store((_Atomic int *)s, 0);
+    return 0;
+}
+PT_API int pthread_spin_destroy(pthread_spinlock_t *s)
+{
+    (void)s;
+    return 0;
+}
+PT_API int pthread_spin_trylock(pthread_spinlock_t *s)
+{
+    int z = 0;
+    return atomic_compare_exchange_strong_explicit((_Atomic int *)s, &z, 1, memory_order_acquire,
+                                                   memory_order_relaxed)
+               ? 0
+               : EBUSY;
+}
+PT_API int pthread_spin_lock(pthread_spinlock_t *s)
+{
+    _Atomic int *w = (_Atomic int *)s;
+    for (unsigned i = 0;; i++) {
+        int z = 0;
+        /* acquire: pairs with the release in pthread_spin_unlock */
+        if (atomic_load_explicit(w, memory_order_relaxed) == 0 &&
+            atomic_compare_exchange_weak_explicit(w, &z, 1, memory_order_acquire,
+                                                  memory_order_relaxed))
+            return 0;
+        if (i % 64 == 63) {
+            if (weft_self())
+                weft_yield();
+            else
+                weft__real_sched_yield();
+        } else {
+            weft__cpu_relax();
+        }
+    }
+}
+PT_API int pthread_spin_unlock(pthread_spinlock_t *s)
+{
+    atomic_store_explicit((_Atomic int *)s, 0, memory_order_release);
+    return 0;
+}
+
+/* ---- barriers ------------------------------------------------------------- */
+
+struct pbar {
+    uint32_t count;           /* threads per round; immutable */
+    _Atomic uint32_t arrived; /* this round's arrivals */
+    _Atomic uint32_t gen;     /* round number: the park word */
+    uint32_t pad[5];
+};
+_Static_assert(sizeof(struct pbar) == sizeof(pthread_barrier_t), "glibc's barrier size");
+#define PB(b) ((struct pbar *)(void *)(b))
+
+PT_API int pthread_barrier_init(pthread_barrier_t *b, const pthread_barrierattr_t *a,
+                                unsigned count)
+{
+    (void)a;
+    if (count == 0 || count > INT_MAX)
+        return EINVAL;
+    memset(b, 0, sizeof *b);
+    PB(b)->count = count;
+    return 0;
+}
+PT_API int pthread_barrier_destroy(pthread_barrier_t *b)
+{
+    return atomic_load(&PB(b)->arrived) ? EBUSY : 0;
+}
+PT_API int pthread_barrier_wait(pthread_barrier_t *bb)
+{
+    struct pbar *b = PB(bb);
+    uint32_t g = atomic_load(&b->gen);
+    if (atomic_fetch_add(&b->arrived, 1) + 1 == b->count) {
+        atomic_store(&b->arrived, 0);
+        atomic_fetch_add(&b->gen, 1); /* seq_cst: after arrived's reset */
+        weft__posix_unpark(&b->gen, INT_MAX);
+        return PTHREAD_BARRIER_SERIAL_THREAD;
+    }
+    while (atomic_load(&b->gen) == g)
+        weft__posix_park(&b->gen, g, CLOCK_MONOTONIC, NULL);
+    return 0;
+}
+PT_API int pthread_barrierattr_init(pthread_barrierattr_t *a)
+{
+    memset(a, 0, sizeof *a);
+    return 0;
+}
+PT_API int pthread_barrierattr_destroy(pthread_barrierattr_t *a)
+{
+    (void)a;
+    return 0;
+}
+PT_API int pthread_barrierattr_setpshared(pthread_barrierattr_t *a, int s)
+{
+    if (s != PTHREAD_PROCESS_PRIVATE && s != PTHREAD_PROCESS_SHARED)
+        return EINVAL;
+    ATTR(a) = (uint32_t)s;
+    return 0;
+}
+PT_API int pthread_barrierattr_getpshared(const pthread_barrierattr_t *a, int *s)
+{
+    *s = (int)CATTR(a);
+    return 0;
+}
+
+/* ---- unnamed semaphores ----------------------------------------------------- */
+
+struct psem {
+    _Atomic uint32_t value;   /* glibc: the low half of its 64-bit word */
+    _Atomic uint32_t waiters; /* glibc: the high half */
+    uint32_t rest[6];
+};
+_Static_assert(sizeof(struct psem) == sizeof(sem_t), "glibc's sem_t size");
+#define PS(s) ((struct psem *)(void *)(s))
+
+PT_API int sem_init(sem_t *s, int pshared, unsigned value)
+{
+    (void)pshared;
+    if (value > SEM_VALUE_MAX) {
+        errno = EINVAL;
+        return -1;
+    }
+    memset(s, 0, sizeof *s);
+    atomic_store(&PS(s)->value, value);
+    return 0;
+}
+PT_API int sem_destroy(sem_t *s)
+{
+    (void)s;
+    return 0;
+}
+PT_API int sem_trywait(sem_t *ss)
+{
+    struct psem *s = PS(ss);
+    uint32_t v = atomic_load_explicit(&s->value, memory_order_relaxed);
+    while (v > 0)
+        /* acquire: pairs with sem_post's increment */
+        if (atomic_compare_exchange_weak_explicit(&s->value, &v, v - 1, memory_order_acquire,
+                                                  memory_order_relaxed))
+            return 0;
+    errno = EAGAIN;
+    return -1;
+}
+static int sem_wait_until(sem_t *ss, clockid_t clk, const struct timespec *abs)
+{
+    struct psem *s = PS(ss);
+    weft__posix_testcancel();
+    for (;;) {
+        if (sem_trywait(ss) == 0)
+            return 0;
+        if (abs && (abs->tv_nsec < 0 || abs->tv_nsec >= 1000000000)) {
+            errno = EINVAL;
+            return -1;
+        }
+        if (abs && weft__posix_timed_out(clk, abs)) {
+            errno = ETIMEDOUT;
+            return -1;
+        }
+        atomic_fetch_add(&s->waiters, 1);
+        int e = weft__posix_park(&s->value, 0, clk, abs);
+        atomic_fetch_sub(&s->waiters, 1);
+        if (e == EINTR) {
+            int raised = weft__posix_deliver();
+            weft__posix_testcancel(); /* a cancellation point */
+            if (raised) {
+                errno = EINTR; /* a handler ran: POSIX's sem_wait returns */
+                return -1;
+            }
+        }
+        if (e == ETIMEDOUT && sem_trywait(ss) != 0) {
+            errno = ETIMEDOUT;
+            return -1;
+        }
+    }
+}
+PT_API int sem_wait(sem_t *s)
+{
+    return sem_wait_until(s, CLOCK_REALTIME, NULL);
+}
+PT_API int sem_timedwait(sem_t *s, const struct timespec *abs)
+{
+    return sem_wait_until(s, CLOCK_REALTIME, abs);
+}
+PT_API int sem_clockwait(sem_t *s, clockid_t clk, const struct timespec *abs)
+{
+    if (clk != CLOCK_REALTIME && clk != CLOCK_MONOTONIC) {
+        errno = EINVAL;
+        return -1;
+    }
+    return sem_wait_until(s, clk, abs);
+}
+PT_API int sem_post(sem_t *ss)
+{
+    struct psem *s = PS(ss);
+    uint32_t v = atomic_load_explicit(&s->value, memory_order_relaxed);
+    do {
+        if (v == SEM_VALUE_MAX) {
+            errno = EOVERFLOW;
+            return -1;
+        }
+    } while (!atomic_compare_exchange_weak(&s->value, &v, v + 1)); /* seq_cst: then waiters */
+    if (atomic_load(&s->waiters))
+        weft__posix_unpark(&s->value, 1);
+    return 0;
+}
+PT_API int sem_getvalue(sem_t *s, int *v)
+{
+    *v = (int)atomic_load(&PS(s)->value);
+    return 0;
+}
+
+/* glibc's older names of the robust-mutex calls, for binaries built
+ * against headers that did not redirect them. */
+PT_API int posix_consistent_np(pthread_mutex_t *mx) __asm__("pthread_mutex_consistent_np");
+PT_API int posix_consistent_np(pthread_mutex_t *mx)
+{
+    return pthread_mutex_consistent(mx);
+}
+PT_API int posix_getrobust_np(const pthread_mutexattr_t *a,
+                              int *r) __asm__("pthread_mutexattr_getrobust_np");
+PT_API int posix_getrobust_np(const pthread_mutexattr_t *a, int *r)
+{
+    return pthread_mutexattr_getrobust(a, r);
+}
+PT_API int posix_setrobust_np(pthread_mutexattr_t *a,
+                              int r) __asm__("pthread_mutexattr_setrobust_np");
+PT_API int posix_setrobust_np(pthread_mutexattr_t *a, int r)
+{
+    return pthread_mutexattr_setrobust(a, r);
+}

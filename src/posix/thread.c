@@ -1,0 +1,1104 @@
+/* thread.c: pthread_create and the life of a user thread made by it, the
+ * lazy start of the runtime, attributes, keys, once, cancellation,
+ * naming, scheduling parameters and yield. */
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "base/base.h"
+#include "policy/machine.h"
+#include "posix/posix.h"
+#include "sched/sched.h"
+#include "sched/switch.h"
+#include "sync/wait.h"
+#include "thread/thread.h"
+
+extern __typeof__(pthread_mutex_lock) weft__real_pthread_mutex_lock;
+extern __typeof__(pthread_mutex_unlock) weft__real_pthread_mutex_unlock;
+extern __typeof__(pthread_exit) weft__real_pthread_exit;
+extern __typeof__(pthread_getattr_np) weft__real_pthread_getattr_np;
+extern __typeof__(pthread_attr_getstack) weft__real_pthread_attr_getstack;
+extern __typeof__(pthread_attr_destroy) weft__real_pthread_attr_destroy;
+extern __typeof__(pthread_setname_np) weft__real_pthread_setname_np;
+extern __typeof__(pthread_kill) weft__real_pthread_kill;
+extern __typeof__(sched_yield) weft__real_sched_yield;
+extern char __libc_single_threaded;
+extern void __call_tls_dtors(void);
+
+/* ---- the lazy start ------------------------------------------------------- */
+
+static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER; /* glibc's (real) */
+static _Atomic int started;  /* 1 once the runtime runs; release by the starter */
+static struct pt *main_pt;   /* the initial thread's record; immutable once started */
+static _Atomic long live;    /* user threads made here and not ended */
+static size_t default_stack; /* RLIMIT_STACK's soft limit, 8 MiB when unlimited */
+static size_t page;
+
+int weft__posix_forked;
+uintptr_t weft__posix_pre_token;
+struct pt *weft__posix_main;
+
+/* The owner token the initial thread's locks carry until the start, if
+ * weft_mutex's word is what sync.c's adopt expects: the owner in the bits
+ * above 3 flag bits. */
+static uintptr_t pre_start_token(void)
+{
+    weft_mutex probe = WEFT_MUTEX_INIT;
+    uintptr_t me = weft__sync_owner();
+    if (weft_mutex_lock(&probe) != 0)
+        return 0;
+    uint64_t v;
+    memcpy(&v, &probe, sizeof v);
+    int ok = (me & 7) == 0 && v == me;
+    weft_mutex_unlock(&probe);
+    memcpy(&v, &probe, sizeof v);
+    return ok && v == 0 ? me : 0;
+}
+
+/* In a child of fork: the caller is the only kernel thread, and no worker
+ * runs. It goes on as a plain kernel thread on its own stack and thread
+ * block (weft's objects work from those), and the threads it makes are
+ * glibc's: the runtime's copy in the child holds the parent's threads and
+ * queues, which must never run here. Registered first at load, so it runs
+ * before the program's own child handlers (registration order). */
+static void forked_child(void)
+{
+    if (!atomic_load_explicit(&started, memory_order_relaxed))
+        return;
+    weft__posix_forked = 1;
+    weft__tls_worker = NULL;
+    weft__tls_lent = NULL;
+    struct pt *p = weft__posix_self_if_any();
+    if (p) {
+        p->h = NULL;
+        p->user = 0;
+    }
+    atomic_store_explicit(&live, 0, memory_order_relaxed);
+}
+
+__attribute__((constructor(102))) static void posix_thread_load(void)
+{
+    pthread_atfork(NULL, NULL, forked_child); /* glibc's (libc_nonshared) */
+}
+
+int weft__posix_start(void)
+{
+    /* acquire: pairs with the release below */
+    if (WEFT_LIKELY(atomic_load_explicit(&started, memory_order_acquire)))
+        return 0;
+    weft__real_pthread_mutex_lock(&start_lock);
+    int r = 0;
+    if (!started) {
+        page = (size_t)sysconf(_SC_PAGESIZE);
+        struct rlimit rl;
+        default_stack = 8u << 20;
+        if (getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+            rl.rlim_cur >= 16384)
+            default_stack = rl.rlim_cur;
+        struct pt *p = weft__posix_self();
+        weft__posix_pre_token = pre_start_token();
+        weft_config cfg;
+        weft_config_default(&cfg);
+        if (!getenv("WEFT_STACK_SIZE"))
+            cfg.stack_size = default_stack; /* POSIX's default: cached slots of that size */
+        r = p ? weft_init(&cfg) : ENOMEM;
+        if (r == 0) {
+            struct weft_thread *t = weft_self();
+            t->fs = p->tcb; /* the initial thread keeps its own block */
+            p->h = t;
+            main_pt = p;
+            weft__posix_main = p;
+            __libc_single_threaded = 0;
+            /* release: the runtime and main_pt; pairs with the acquire above */
+            atomic_store_explicit(&started, 1, memory_order_release);
+        }
+    }
+    weft__real_pthread_mutex_unlock(&start_lock);
+    return r;
+}
+
+/* ---- records ------------------------------------------------------------- */
+
+static weft__lock pt_lock;
+static struct pt *pt_free; /* under pt_lock */
+
+static struct pt *pt_get(void)
+{
+    weft__lock_acquire(&pt_lock);
+    struct pt *p = pt_free;
+    if (p)
+        pt_free = p->next_free;
+    weft__lock_release(&pt_lock);
+    if (!p)
+        return calloc(1, sizeof *p);
+    /* key blocks stay with the record, emptied: most threads use the
+     * same few keys */
+    struct pt_keyval *keys[PT_KEYS_MAX / PT_KEY_BLOCK];
+    uint32_t mask = p->keymask;
+    memcpy(keys, p->keys, sizeof keys);
+    for (uint32_t m = mask; m; m &= m - 1)
+        memset(keys[__builtin_ctz(m)], 0, PT_KEY_BLOCK * sizeof(struct pt_keyval));
+    memset(p, 0, offsetof(struct pt, keys));
+    memset(&p->keymask + 1, 0, sizeof *p - offsetof(struct pt, keymask) - sizeof p->keymask);
+    return p;
+}
+
+static void pt_put(struct pt *p)
+{
+    weft__lock_acquire(&pt_lock);
+    p->next_free = pt_free;
+    pt_free = p;
+    weft__lock_release(&pt_lock);
+}
+
+/* The record of th, a thread made here (or the initial thread); NULL:
+ * none. */
+static struct pt *user_pt(pthread_t th)
+{
+    struct pt *p = weft__posix_pt_of((void *)th);
+    return p && p->h ? p : NULL;
+}
+
+/* ---- keys ---------------------------------------------------------------- */
+
+static struct {
+    _Atomic uint64_t seq; /* odd: in use */
+    void (*_Atomic dtor)(void *);
+} keys[PT_KEYS_MAX];
+
+PT_API int pthread_key_create(pthread_key_t *key, void (*dtor)(void *))
+{
+    for (unsigned i = 0; i < PT_KEYS_MAX; i++) {
+        uint64_t s = atomic_load_explicit(&keys[i].seq, memory_order_relaxed);
+        if (s & 1)
+            continue;
+        atomic_store_explicit(&keys[i].dtor, dtor, memory_order_relaxed);
+        /* acq_rel: publishes the destructor with the key */
+        if (atomic_compare_exchange_strong(&keys[i].seq, &s, s + 1)) {
+            *key = i;
+            return 0;
+        }
+    }
+    return EAGAIN;
+}
+
+PT_API int pthread_key_delete(pthread_key_t key)
+{
+    if (key >= PT_KEYS_MAX)
+        return EINVAL;
+    uint64_t s = atomic_load(&keys[key].seq);
+    if (!(s & 1) || !atomic_compare_exchange_strong(&keys[key].seq, &s, s + 1))
+        return EINVAL;
+    return 0;
+}
+
+PT_API void *pthread_getspecific(pthread_key_t key)
+{
+    struct pt *p = weft__posix_self_if_any();
+    if (!p || key >= PT_KEYS_MAX)
+        return NULL;
+    struct pt_keyval *b = p->keys[key / PT_KEY_BLOCK];
+    if (!b)
+        return NULL;
+    struct pt_keyval *kv = &b[key % PT_KEY_BLOCK];
+    return kv->seq == atomic_load_explicit(&keys[key].seq, memory_order_relaxed) ? kv->value : NULL;
+}
+
+PT_API int pthread_setspecific(pthread_key_t key, const void *value)
+{
+    if (key >= PT_KEYS_MAX)
+        return EINVAL;
+    uint64_t s = atomic_load_explicit(&keys[key].seq, memory_order_relaxed);
+    if (!(s & 1))
+        return EINVAL;
+    struct pt *p = weft__posix_self();
+    if (!p)
+        return ENOMEM;
+    struct pt_keyval **b = &p->keys[key / PT_KEY_BLOCK];
+    if (!*b) {
+        if (!(*b = calloc(PT_KEY_BLOCK, sizeof **b)))
+            return ENOMEM;
+        p->keymask |= 1u << (key / PT_KEY_BLOCK);
+    }
+    (*b)[key % PT_KEY_BLOCK] = (struct pt_keyval){ s, (void *)value };
+    return 0;
+}
+
+/* tcb.c runs the key destructors of a foreign kernel thread's record as
+ * it ends: through this hook, set before main (tcb.c is below thread.c). */
+__attribute__((constructor)) static void set_end_hook(void)
+{
+    weft__posix_on_end = weft__posix_thread_end;
+}
+
+void weft__posix_thread_end(struct pt *p)
+{
+    for (int round = 0; round < PTHREAD_DESTRUCTOR_ITERATIONS; round++) {
+        int any = 0;
+        for (uint32_t mask = p->keymask; mask; mask &= mask - 1) {
+            unsigned bi = (unsigned)__builtin_ctz(mask);
+            struct pt_keyval *b = p->keys[bi];
+            for (unsigned j = 0; j < PT_KEY_BLOCK; j++) {
+                unsigned k = bi * PT_KEY_BLOCK + j;
+                uint64_t s = atomic_load(&keys[k].seq);
+                void *v = b[j].value;
+                if (!v || b[j].seq != s || !(s & 1))
+                    continue;
+                b[j].value = NULL;
+                void (*d)(void *) = atomic_load(&keys[k].dtor);
+                if (d) {
+                    d(v);
+                    any = 1;
+                }
+            }
+        }
+        if (!any)
+            break;
+    }
+}
+
+/* ---- attributes ---------------------------------------------------------- */
+
+/* pthread_attr_t's storage (56 bytes), glibc's size. */
+struct pattr {
+    size_t stacksize; /* 0: the default */
+    size_t guardsize;
+    void *stackaddr; /* recorded (pthread_attr_setstack); the thread gets a stack of weft's */
+    int detach;
+    int scope;
+    int inherit;
+    int policy;
+    int prio;
+    uint32_t set; /* bits: which fields were set */
+};
+_Static_assert(sizeof(struct pattr) <= sizeof(pthread_attr_t), "pthread_attr_t holds ours");
+#define PA(a)  ((struct pattr *)(void *)(a))
+#define CPA(a) ((const struct pattr *)(const void *)(a))
+
+static struct pattr default_attr; /* pthread_setattr_default_np; under start_lock */
+
+PT_API int pthread_attr_init(pthread_attr_t *a)
+{
+    memset(a, 0, sizeof *a);
+    PA(a)->guardsize = page ? page : (size_t)sysconf(_SC_PAGESIZE);
+    PA(a)->inherit = PTHREAD_INHERIT_SCHED;
+    return 0;
+}
+PT_API int pthread_attr_destroy(pthread_attr_t *a)
+{
+    (void)a;
+    return 0;
+}
+PT_API int pthread_attr_setdetachstate(pthread_attr_t *a, int d)
+{
+    if (d != PTHREAD_CREATE_JOINABLE && d != PTHREAD_CREATE_DETACHED)
+        return EINVAL;
+    PA(a)->detach = d;
+    return 0;
+}
+PT_API int pthread_attr_getdetachstate(const pthread_attr_t *a, int *d)
+{
+    *d = CPA(a)->detach;
+    return 0;
+}
+PT_API int pthread_attr_setstacksize(pthread_attr_t *a, size_t s)
+{
+    if (s < (size_t)PTHREAD_STACK_MIN)
+        return EINVAL;
+    PA(a)->stacksize = s;
+    return 0;
+}
+PT_API int pthread_attr_getstacksize(const pthread_attr_t *a, size_t *s)
+{
+    *s = CPA(a)->stacksize ? CPA(a)->stacksize : (default_stack ? default_stack : 8u << 20);
+    return 0;
+}
+PT_API int pthread_attr_setguardsize(pthread_attr_t *a, size_t g)
+{
+    PA(a)->guardsize = g;
+    return 0;
+}
+PT_API int pthread_attr_getguardsize(const pthread_attr_t *a, size_t *g)
+{
+    *g = CPA(a)->guardsize;
+    return 0;
+}
+PT_API int pthread_attr_setstack(pthread_attr_t *a, void *addr, size_t s)
+{
+    if (s < (size_t)PTHREAD_STACK_MIN)
+        return EINVAL;
+    PA(a)->stackaddr = addr;
+    PA(a)->stacksize = s;
+    return 0;
+}
+PT_API int pthread_attr_getstack(const pthread_attr_t *a, void **addr, size_t *s)
+{
+    *addr = CPA(a)->stackaddr;
+    return pthread_attr_getstacksize(a, s);
+}
+PT_API int pthread_attr_setstackaddr(pthread_attr_t *a, void *addr)
+{
+    PA(a)->stackaddr = addr;
+    return 0;
+}
+PT_API int pthread_attr_getstackaddr(const pthread_attr_t *a, void **addr)
+{
+    *addr = CPA(a)->stackaddr;
+    return 0;
+}
+PT_API int pthread_attr_setscope(pthread_attr_t *a, int s)
+{
+    if (s != PTHREAD_SCOPE_SYSTEM && s != PTHREAD_SCOPE_PROCESS)
+        return EINVAL;
+    PA(a)->scope = s; /* both give a user thread (SPEC) */
+    return 0;
+}
+PT_API int pthread_attr_getscope(const pthread_attr_t *a, int *s)
+{
+    *s = CPA(a)->scope;
+    return 0;
+}
+PT_API int pthread_attr_setinheritsched(pthread_attr_t *a, int i)
+{
+    if (i != PTHREAD_INHERIT_SCHED && i != PTHREAD_EXPLICIT_SCHED)
+        return EINVAL;
+    PA(a)->inherit = i;
+    return 0;
+}
+PT_API int pthread_attr_getinheritsched(const pthread_attr_t *a, int *i)
+{
+    *i = CPA(a)->inherit;
+    return 0;
+}
+PT_API int pthread_attr_setschedpolicy(pthread_attr_t *a, int p)
+{
+    if (p != SCHED_OTHER && p != SCHED_FIFO && p != SCHED_RR && p != SCHED_BATCH && p != SCHED_IDLE)
+        return EINVAL;
+    PA(a)->policy = p;
+    return 0;
+}
+PT_API int pthread_attr_getschedpolicy(const pthread_attr_t *a, int *p)
+{
+    *p = CPA(a)->policy;
+    return 0;
+}
+PT_API int pthread_attr_setschedparam(pthread_attr_t *a, const struct sched_param *sp)
+{
+    PA(a)->prio = sp->sched_priority;
+    return 0;
+}
+PT_API int pthread_attr_getschedparam(const pthread_attr_t *a, struct sched_param *sp)
+{
+    sp->sched_priority = CPA(a)->prio;
+    return 0;
+}
+PT_API int pthread_attr_setaffinity_np(pthread_attr_t *a, size_t n, const cpu_set_t *set)
+{
+    (void)a, (void)n, (void)set; /* recorded nowhere: user threads migrate (docs/posix.md) */
+    return 0;
+}
+PT_API int pthread_attr_getaffinity_np(const pthread_attr_t *a, size_t n, cpu_set_t *set)
+{
+    (void)a;
+    memset(set, 0xff, n);
+    return 0;
+}
+PT_API int pthread_attr_setsigmask_np(pthread_attr_t *a, const sigset_t *m)
+{
+    (void)a, (void)m;
+    return 0;
+}
+PT_API int pthread_attr_getsigmask_np(const pthread_attr_t *a, sigset_t *m)
+{
+    (void)a;
+    sigemptyset(m);
+    return 2; /* PTHREAD_ATTR_NO_SIGMASK_NP */
+}
+PT_API int pthread_getattr_default_np(pthread_attr_t *a)
+{
+    pthread_attr_init(a);
+    weft__real_pthread_mutex_lock(&start_lock);
+    if (default_attr.stacksize)
+        PA(a)->stacksize = default_attr.stacksize;
+    weft__real_pthread_mutex_unlock(&start_lock);
+    return 0;
+}
+PT_API int pthread_setattr_default_np(const pthread_attr_t *a)
+{
+    weft__real_pthread_mutex_lock(&start_lock);
+    default_attr.stacksize = CPA(a)->stacksize;
+    weft__real_pthread_mutex_unlock(&start_lock);
+    return 0;
+}
+
+/* ---- create, exit, join, detach ------------------------------------------- */
+
+static void unwind_next(struct pt *p);
+static void drop_cpu_clock(struct pt *p);
+
+/* The end of a user thread made here, on its way out whether it returned
+ * or is unwound by pthread_exit (the cleanup attribute runs in both: this
+ * file is built with -fexceptions): thread_local destructors, then key
+ * destructors, then it leaves its block for its kernel thread's, which
+ * weft's exit runs on; the block goes back at the join, or now if
+ * detached. */
+static void thread_end(struct pt **pp)
+{
+    struct pt *p = *pp;
+    p->exiting = 1;
+    __call_tls_dtors();
+    weft__posix_thread_end(p);
+    drop_cpu_clock(p);
+    /* A thread handed off in a system call (sched/machine.c: rescue) runs
+     * on a kernel thread without a worker, with the rescue's record in its
+     * block: it rejoins a worker while it still has that block. */
+    weft__rescue_settle();
+    struct weft_thread *t = weft_self();
+    t->fs = NULL; /* libweft's code is never preempted, so no switch comes between */
+    weft__fs_enter(weft__tls_worker, NULL);
+    atomic_fetch_sub_explicit(&live, 1, memory_order_relaxed);
+    /* release: the end is done with p and its block; pairs with the
+     * acquire loads of timed joins and of pthread_detach */
+    atomic_store_explicit(&p->done, 1, memory_order_release);
+    if (atomic_load(&p->joiners))
+        weft__posix_unpark(&p->done, INT_MAX);
+    int s = PT_RUNNING;
+    if (!atomic_compare_exchange_strong(&p->state, &s, PT_EXITED)) {
+        /* detached: nobody joins; the block and record go back now */
+        weft__posix_tcb_put(p->tcb);
+        pt_put(p);
+    }
+}
+
+/* The first frame of a user thread made here. WEFT_ENTRY (sched.h): the
+ * rescue's stack scan (sched/preempt.c) stops at the return address into
+ * it, as at weft's own first frames, so a thread blocked in a system call
+ * of the program's own is rescued; frames of this file above it (the
+ * thread's end) still refuse. */
+extern void __ctype_init(void); /* glibc's: a thread's ctype table pointers (TLS) */
+
+static WEFT_ENTRY void *start(void *arg)
+{
+    struct pt *p = arg;
+    p->h = weft_self();
+    __ctype_init(); /* as glibc's start_thread: tolower() and isalpha() read them */
+    struct pt *end __attribute__((cleanup(thread_end))) = p;
+    p->result = p->fn(p->arg);
+    return p->result;
+}
+
+/* A glibc thread with our attributes (in a child of fork). */
+static int glibc_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
+{
+    extern __typeof__(pthread_create) weft__real_pthread_create;
+    extern __typeof__(pthread_attr_init) weft__real_pthread_attr_init;
+    extern __typeof__(pthread_attr_setstacksize) weft__real_pthread_attr_setstacksize;
+    extern __typeof__(pthread_attr_setdetachstate) weft__real_pthread_attr_setdetachstate;
+    pthread_attr_t ra;
+    weft__real_pthread_attr_init(&ra);
+    if (attr && CPA(attr)->stacksize)
+        weft__real_pthread_attr_setstacksize(&ra, CPA(attr)->stacksize);
+    if (attr && CPA(attr)->detach == PTHREAD_CREATE_DETACHED)
+        weft__real_pthread_attr_setdetachstate(&ra, PTHREAD_CREATE_DETACHED);
+    int r = weft__real_pthread_create(th, &ra, fn, arg);
+    weft__real_pthread_attr_destroy(&ra);
+    return r;
+}
+
+PT_API int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
+{
+    if (WEFT_UNLIKELY(weft__posix_forked))
+        return glibc_create(th, attr, fn, arg);
+    if (weft__posix_start() != 0)
+        return EAGAIN;
+    struct pattr a = attr ? *CPA(attr) : default_attr;
+    struct pt *p = pt_get();
+    if (!p)
+        return EAGAIN;
+    void *tcb = weft__posix_tcb_get();
+    if (!tcb) {
+        pt_put(p);
+        return EAGAIN;
+    }
+    p->tcb = tcb;
+    p->user = 1;
+    p->fn = fn;
+    p->arg = arg;
+    p->stack_size = a.stacksize ? a.stacksize : default_stack;
+    p->guard_size = a.guardsize;
+    p->sched_policy = a.policy;
+    p->sched_param.sched_priority = a.prio;
+    p->state = a.detach == PTHREAD_CREATE_DETACHED ? PT_DETACHED : PT_RUNNING;
+    weft__posix_set_pt(tcb, p);
+    weft_attr wa = WEFT_ATTR_INIT;
+    wa.stack_size = p->stack_size;
+    wa.detached = a.detach == PTHREAD_CREATE_DETACHED;
+    atomic_fetch_add_explicit(&live, 1, memory_order_relaxed);
+    weft_thread *h;
+    *th = (pthread_t)tcb; /* before the child runs: it may read it */
+    weft__tls_spawn_fs = tcb;
+    int r = weft_spawn(&h, start, p, &wa);
+    weft__tls_spawn_fs = NULL;
+    /* The child writes p->h too, first thing; a joinable record lives
+     * until its join, a detached one may be gone by now. */
+    if (r == 0 && !wa.detached)
+        p->h = h;
+    if (r != 0) {
+        atomic_fetch_sub_explicit(&live, 1, memory_order_relaxed);
+        weft__posix_tcb_put(tcb);
+        pt_put(p);
+        return r == ENOMEM ? EAGAIN : r;
+    }
+    return 0;
+}
+
+PT_API void pthread_exit(void *result)
+{
+    struct pt *p = weft__posix_self();
+    if (!p || !p->h) {
+        weft__real_pthread_exit(result); /* a kernel thread not made here */
+    }
+    p->result = result;
+    p->exiting = 1;
+    unwind_next(p);
+    __builtin_unreachable();
+}
+
+static void unwind_next(struct pt *p)
+{
+    /* C cleanup handlers first (pthread_cleanup_push's buffers), each
+     * reached by a jump into the frame that pushed it */
+    if (p->cleanup) {
+        void **buf = p->cleanup;
+        siglongjmp((struct __jmp_buf_tag *)buf, 1);
+    }
+    if (p == main_pt) {
+        /* The initial thread: the process lives on until the last thread
+         * made here ends, then exits with 0, as glibc does. */
+        __call_tls_dtors();
+        weft__posix_thread_end(p);
+        while (atomic_load_explicit(&live, memory_order_relaxed) > 0)
+            weft__posix_sleep_ns(1000000);
+        exit(0);
+    }
+    weft_exit(p->result);
+}
+
+/* 1 if the caller is a thread made here or the initial thread: other
+ * kernel threads (made by glibc internals, or in a child of fork) keep
+ * glibc's own cancellation state and cleanup buffers. */
+static int mine(void)
+{
+    struct pt *p = weft__posix_self_if_any();
+    return p && p->h;
+}
+
+/* pthread_cleanup_push/pop in C (glibc's pthread.h): the buffer is glibc's
+ * __pthread_unwind_buf_t, a jmp_buf and four spare words; the first spare
+ * word links to the next outer buffer. */
+struct unwind_buf {
+    struct {
+        long jb[8];
+        int mask_was_saved;
+    } jmp[1];
+    void *pad[4];
+};
+
+PT_API void __pthread_register_cancel(void *b)
+{
+    if (!mine()) {
+        extern void weft__real___pthread_register_cancel(void *);
+        weft__real___pthread_register_cancel(b);
+        return;
+    }
+    struct unwind_buf *buf = b;
+    struct pt *p = weft__posix_self();
+    buf->pad[0] = p->cleanup;
+    p->cleanup = buf;
+}
+PT_API void __pthread_unregister_cancel(void *b)
+{
+    if (!mine()) {
+        extern void weft__real___pthread_unregister_cancel(void *);
+        weft__real___pthread_unregister_cancel(b);
+        return;
+    }
+    struct unwind_buf *buf = b;
+    struct pt *p = weft__posix_self();
+    p->cleanup = buf->pad[0];
+}
+PT_API void __pthread_register_cancel_defer(void *b)
+{
+    __pthread_register_cancel(b);
+}
+PT_API void __pthread_unregister_cancel_restore(void *b)
+{
+    __pthread_unregister_cancel(b);
+}
+PT_API __attribute__((noreturn)) void __pthread_unwind_next(void *b)
+{
+    if (!mine()) {
+        extern __attribute__((noreturn)) void weft__real___pthread_unwind_next(void *);
+        weft__real___pthread_unwind_next(b);
+    }
+    struct unwind_buf *buf = b;
+    struct pt *p = weft__posix_self();
+    p->cleanup = buf->pad[0];
+    unwind_next(p);
+    __builtin_unreachable();
+}
+
+PT_API int pthread_join(pthread_t th, void **res)
+{
+    struct pt *p = user_pt(th);
+    if (!p || !p->user) {
+        extern __typeof__(pthread_join) weft__real_pthread_join;
+        return weft__real_pthread_join(th, res); /* glibc's own thread */
+    }
+    struct pt *me = weft__posix_self_if_any();
+    if (p == me)
+        return EDEADLK;
+    if (atomic_load(&p->state) == PT_DETACHED)
+        return EINVAL;
+    weft__posix_testcancel();
+    void *r;
+    int e = weft_join(p->h, &r);
+    if (e != 0)
+        return e == EDEADLK ? EDEADLK : (e == EINVAL ? EINVAL : ESRCH);
+    if (res)
+        *res = p->exiting && r == PTHREAD_CANCELED ? PTHREAD_CANCELED : r;
+    weft__posix_tcb_put(p->tcb);
+    pt_put(p);
+    return 0;
+}
+
+PT_API int pthread_clockjoin_np(pthread_t th, void **res, clockid_t clk, const struct timespec *abs)
+{
+    struct pt *p = user_pt(th);
+    if (!p || !p->user)
+        return ESRCH;
+    if (abs && (abs->tv_nsec < 0 || abs->tv_nsec >= 1000000000))
+        return EINVAL;
+    atomic_fetch_add(&p->joiners, 1);
+    int r = 0;
+    /* acquire: pairs with the release store of done */
+    while (!atomic_load_explicit(&p->done, memory_order_acquire)) {
+        if (abs && weft__posix_timed_out(clk, abs)) {
+            r = ETIMEDOUT;
+            break;
+        }
+        if (weft__posix_park(&p->done, 0, clk, abs) == EINTR) {
+            atomic_fetch_sub(&p->joiners, 1);
+            weft__posix_testcancel(); /* a cancellation point */
+            atomic_fetch_add(&p->joiners, 1);
+        }
+    }
+    atomic_fetch_sub(&p->joiners, 1);
+    return r ? r : pthread_join(th, res);
+}
+PT_API int pthread_timedjoin_np(pthread_t th, void **res, const struct timespec *abs)
+{
+    return pthread_clockjoin_np(th, res, CLOCK_REALTIME, abs);
+}
+PT_API int pthread_tryjoin_np(pthread_t th, void **res)
+{
+    struct pt *p = user_pt(th);
+    if (!p || !p->user)
+        return ESRCH;
+    if (!atomic_load_explicit(&p->done, memory_order_acquire))
+        return EBUSY;
+    return pthread_join(th, res);
+}
+
+PT_API int pthread_detach(pthread_t th)
+{
+    struct pt *p = user_pt(th);
+    if (!p || !p->user) {
+        extern __typeof__(pthread_detach) weft__real_pthread_detach;
+        return weft__real_pthread_detach(th); /* glibc's own thread */
+    }
+    int s = PT_RUNNING;
+    if (atomic_compare_exchange_strong(&p->state, &s, PT_DETACHED)) {
+        weft_detach(p->h);
+        return 0;
+    }
+    if (s == PT_DETACHED)
+        return EINVAL;
+    /* it ended and nobody joined it: its resources go now */
+    weft_detach(p->h);
+    weft__posix_tcb_put(p->tcb);
+    pt_put(p);
+    return 0;
+}
+
+/* pthread_self and pthread_equal stay glibc's: the block is the identity. */
+
+/* ---- once ---------------------------------------------------------------- */
+
+enum { ONCE_INIT = 0, ONCE_RUNNING = 1, ONCE_WAITERS = 2, ONCE_DONE = 4 };
+
+static void once_cancelled(_Atomic uint32_t **w)
+{
+    /* the routine was unwound (cancelled): the next caller runs it */
+    if (*w && atomic_exchange(*w, ONCE_INIT) & ONCE_WAITERS)
+        weft__posix_unpark(*w, INT_MAX);
+}
+
+PT_API int pthread_once(pthread_once_t *once, void (*init)(void))
+{
+    _Atomic uint32_t *w = (_Atomic uint32_t *)once;
+    for (;;) {
+        /* acquire: pairs with the release store of DONE */
+        uint32_t v = atomic_load_explicit(w, memory_order_acquire);
+        if (v == ONCE_DONE)
+            return 0;
+        if (v == ONCE_INIT) {
+            if (!atomic_compare_exchange_strong(w, &v, ONCE_RUNNING))
+                continue;
+            {
+                _Atomic uint32_t *guard __attribute__((cleanup(once_cancelled))) = w;
+                init();
+                guard = NULL;
+                (void)guard;
+            }
+            if (atomic_exchange_explicit(w, ONCE_DONE, memory_order_release) & ONCE_WAITERS)
+                weft__posix_unpark(w, INT_MAX);
+            return 0;
+        }
+        if (!(v & ONCE_WAITERS) && !atomic_compare_exchange_strong(w, &v, v | ONCE_WAITERS))
+            continue;
+        weft__posix_park(w, v | ONCE_WAITERS, CLOCK_MONOTONIC, NULL);
+    }
+}
+PT_API int __pthread_once(pthread_once_t *once, void (*init)(void))
+{
+    return pthread_once(once, init);
+}
+
+/* ---- cancellation (deferred) ---------------------------------------------- */
+
+void weft__posix_testcancel(void)
+{
+    weft__posix_deliver();
+    struct pt *p = weft__posix_self_if_any();
+    if (p && p->h && atomic_load_explicit(&p->cancel, memory_order_relaxed) &&
+        p->cancel_state == PTHREAD_CANCEL_ENABLE && !p->exiting)
+        pthread_exit(PTHREAD_CANCELED);
+}
+PT_API void pthread_testcancel(void)
+{
+    if (!mine()) {
+        extern __typeof__(pthread_testcancel) weft__real_pthread_testcancel;
+        weft__real_pthread_testcancel();
+        return;
+    }
+    weft__posix_testcancel();
+}
+PT_API int pthread_cancel(pthread_t th)
+{
+    struct pt *p = user_pt(th);
+    if (!p) {
+        extern __typeof__(pthread_cancel) weft__real_pthread_cancel;
+        return weft__real_pthread_cancel(th); /* a thread glibc made */
+    }
+    atomic_store(&p->cancel, 1);
+    if (p == weft__posix_self_if_any()) {
+        if (p->cancel_type == PTHREAD_CANCEL_ASYNCHRONOUS)
+            weft__posix_testcancel();
+    } else if (p->cancel_state == PTHREAD_CANCEL_ENABLE) {
+        weft__posix_interrupt(p); /* a park.c wait ends: condvars, sem_wait */
+    }
+    return 0;
+}
+PT_API int pthread_setcancelstate(int state, int *old)
+{
+    if (!mine()) {
+        extern __typeof__(pthread_setcancelstate) weft__real_pthread_setcancelstate;
+        return weft__real_pthread_setcancelstate(state, old);
+    }
+    if (state != PTHREAD_CANCEL_ENABLE && state != PTHREAD_CANCEL_DISABLE)
+        return EINVAL;
+    struct pt *p = weft__posix_self();
+    if (!p)
+        return ENOMEM;
+    if (old)
+        *old = p->cancel_state;
+    p->cancel_state = state;
+    return 0;
+}
+PT_API int pthread_setcanceltype(int type, int *old)
+{
+    if (!mine()) {
+        extern __typeof__(pthread_setcanceltype) weft__real_pthread_setcanceltype;
+        return weft__real_pthread_setcanceltype(type, old);
+    }
+    if (type != PTHREAD_CANCEL_DEFERRED && type != PTHREAD_CANCEL_ASYNCHRONOUS)
+        return EINVAL;
+    struct pt *p = weft__posix_self();
+    if (!p)
+        return ENOMEM;
+    if (old)
+        *old = p->cancel_type;
+    p->cancel_type = type;
+    return 0;
+}
+
+/* ---- yield, names, scheduling, signals ------------------------------------ */
+
+PT_API int sched_yield(void)
+{
+    if (weft_self()) {
+        weft_yield();
+        weft__posix_deliver();
+        return 0;
+    }
+    return weft__real_sched_yield();
+}
+/* pthread.h redirects pthread_yield to sched_yield; the name is defined
+ * for programs built against older headers (sysbench). */
+PT_API int posix_pthread_yield(void) __asm__("pthread_yield");
+PT_API int posix_pthread_yield(void)
+{
+    return sched_yield();
+}
+
+PT_API int pthread_setname_np(pthread_t th, const char *name)
+{
+    if (strlen(name) >= 16)
+        return ERANGE;
+    struct pt *p = user_pt(th);
+    if (!p || !p->user)
+        return weft__real_pthread_setname_np(th, name);
+    strcpy(p->name, name);
+    ((struct weft_thread *)p->h)->name = p->name;
+    return 0;
+}
+PT_API int pthread_getname_np(pthread_t th, char *buf, size_t len)
+{
+    struct pt *p = user_pt(th);
+    if (!p || !p->user) {
+        extern __typeof__(pthread_getname_np) weft__real_pthread_getname_np;
+        return weft__real_pthread_getname_np(th, buf, len);
+    }
+    if (len < strlen(p->name) + 1)
+        return ERANGE;
+    strcpy(buf, p->name);
+    return 0;
+}
+
+PT_API int pthread_getattr_np(pthread_t th, pthread_attr_t *attr)
+{
+    struct pt *p = user_pt(th);
+    if (!p || !p->user) {
+        pthread_attr_t ra;
+        int r = weft__real_pthread_getattr_np(th, &ra);
+        if (r)
+            return r;
+        void *addr;
+        size_t size;
+        weft__real_pthread_attr_getstack(&ra, &addr, &size);
+        weft__real_pthread_attr_destroy(&ra);
+        pthread_attr_init(attr);
+        PA(attr)->stackaddr = addr;
+        PA(attr)->stacksize = size;
+        return 0;
+    }
+    struct weft_thread *t = (struct weft_thread *)p->h;
+    pthread_attr_init(attr);
+    PA(attr)->stackaddr = t->stack_lo;
+    PA(attr)->stacksize = t->stack_size;
+    PA(attr)->guardsize = p->guard_size;
+    PA(attr)->detach =
+        atomic_load(&p->state) == PT_DETACHED ? PTHREAD_CREATE_DETACHED : PTHREAD_CREATE_JOINABLE;
+    PA(attr)->policy = p->sched_policy;
+    PA(attr)->prio = p->sched_param.sched_priority;
+    return 0;
+}
+
+PT_API int pthread_setschedparam(pthread_t th, int policy, const struct sched_param *sp)
+{
+    struct pt *p = weft__posix_pt_of((void *)th);
+    if (!p)
+        p = th == pthread_self() ? weft__posix_self() : NULL;
+    if (!p)
+        return ESRCH;
+    p->sched_policy = policy;
+    p->sched_param = *sp;
+    return 0;
+}
+PT_API int pthread_getschedparam(pthread_t th, int *policy, struct sched_param *sp)
+{
+    struct pt *p = weft__posix_pt_of((void *)th);
+    if (!p)
+        p = th == pthread_self() ? weft__posix_self() : NULL;
+    if (!p)
+        return ESRCH;
+    *policy = p->sched_policy;
+    *sp = p->sched_param;
+    return 0;
+}
+PT_API int pthread_setschedprio(pthread_t th, int prio)
+{
+    struct pt *p = weft__posix_pt_of((void *)th);
+    if (!p)
+        return ESRCH;
+    p->sched_param.sched_priority = prio;
+    return 0;
+}
+
+static int concurrency;
+PT_API int pthread_setconcurrency(int n)
+{
+    if (n < 0)
+        return EINVAL;
+    concurrency = n;
+    return 0;
+}
+PT_API int pthread_getconcurrency(void)
+{
+    return concurrency;
+}
+
+PT_API int pthread_setaffinity_np(pthread_t th, size_t n, const cpu_set_t *set)
+{
+    struct pt *p = user_pt(th);
+    if (!p || !p->user) {
+        extern __typeof__(pthread_setaffinity_np) weft__real_pthread_setaffinity_np;
+        return weft__real_pthread_setaffinity_np(th, n, set);
+    }
+    (void)n, (void)set; /* recorded only: a user thread runs on any worker */
+    return 0;
+}
+PT_API int pthread_getaffinity_np(pthread_t th, size_t n, cpu_set_t *set)
+{
+    struct pt *p = user_pt(th);
+    if (!p || !p->user) {
+        extern __typeof__(pthread_getaffinity_np) weft__real_pthread_getaffinity_np;
+        return weft__real_pthread_getaffinity_np(th, n, set);
+    }
+    return sched_getaffinity(0, n, set) == 0 ? 0 : errno;
+}
+
+/* A signal sent to another user thread waits in its record (sigpending)
+ * and is raised on whatever kernel thread runs it, by the thread itself,
+ * at its next call into the drop-in (yield, a lock, a wait, a cancellation
+ * test); a thread parked in one of park.c's waits (semaphores, rwlocks,
+ * barriers, once, timed joins) is woken for it, and sem_wait then returns
+ * EINTR as POSIX says. Raised on the caller's kernel thread, the handler
+ * runs on the target's own stack and thread block. */
+PT_API int pthread_kill(pthread_t th, int sig)
+{
+    if (sig < 0 || sig >= 65)
+        return EINVAL;
+    if (th == pthread_self())
+        return weft__real_pthread_kill(th, sig); /* glibc signals the kernel thread we are on */
+    struct pt *p = user_pt(th);
+    if (!p || !p->user)
+        return weft__real_pthread_kill(th, sig);
+    if (atomic_load(&p->done))
+        return ESRCH;
+    if (sig == 0)
+        return 0;
+    atomic_fetch_or(&p->sigpending, (uint64_t)1 << (sig - 1));
+    weft__posix_interrupt(p);
+    return 0;
+}
+
+PT_API int pthread_sigqueue(pthread_t th, int sig, const union sigval value)
+{
+    struct pt *p = user_pt(th);
+    if (!p || !p->user || th == pthread_self()) {
+        extern __typeof__(pthread_sigqueue) weft__real_pthread_sigqueue;
+        return weft__real_pthread_sigqueue(th, sig, value);
+    }
+    return pthread_kill(th, sig); /* the value is not carried (docs/posix.md) */
+}
+
+/* A user thread's CPU clock: an id no kernel clock has (low bits 7; the
+ * kernel's CPU clocks use 0-2, per-thread ones with bit 2) naming a slot
+ * of cpu_clocks, which clock_gettime and clock_getres below read through
+ * weft_thread_info_get (statistical, to about 1 ms: docs/posix.md). */
+#define CLOCK_SLOTS 4096
+static struct pt *_Atomic cpu_clocks[CLOCK_SLOTS];
+#define CLOCK_OF(i)      ((clockid_t)((~(unsigned)(i) << 3) | 7u))
+#define IS_USER_CLOCK(c) ((c) < 0 && ((c)&7) == 7)
+#define SLOT_OF(c)       (~((unsigned)(c) >> 3) & ((1u << 29) - 1))
+
+PT_API int pthread_getcpuclockid(pthread_t th, clockid_t *clk)
+{
+    struct pt *p = user_pt(th);
+    if (!p || !p->user) {
+        extern __typeof__(pthread_getcpuclockid) weft__real_pthread_getcpuclockid;
+        return weft__real_pthread_getcpuclockid(th, clk);
+    }
+    for (unsigned i = 0; i < CLOCK_SLOTS; i++) {
+        struct pt *cur = atomic_load(&cpu_clocks[i]);
+        if (cur == p) {
+            *clk = CLOCK_OF(i);
+            return 0;
+        }
+    }
+    for (unsigned i = 0; i < CLOCK_SLOTS; i++) {
+        struct pt *none = NULL;
+        if (atomic_compare_exchange_strong(&cpu_clocks[i], &none, p)) {
+            p->had_clock = 1;
+            *clk = CLOCK_OF(i);
+            return 0;
+        }
+    }
+    return ENOENT;
+}
+
+/* The thread's end gives its clock slot back (thread_end). */
+static void drop_cpu_clock(struct pt *p)
+{
+    if (!p->had_clock)
+        return;
+    for (unsigned i = 0; i < CLOCK_SLOTS; i++) {
+        struct pt *cur = p;
+        if (atomic_compare_exchange_strong(&cpu_clocks[i], &cur, NULL))
+            return;
+    }
+}
+
+extern __typeof__(clock_gettime) weft__real_clock_gettime;
+extern __typeof__(clock_getres) weft__real_clock_getres;
+
+static int user_clock(clockid_t clk, struct timespec *ts)
+{
+    unsigned i = SLOT_OF(clk);
+    struct pt *p = i < CLOCK_SLOTS ? atomic_load(&cpu_clocks[i]) : NULL;
+    weft_thread_info info;
+    if (!p || !p->h || weft_thread_info_get(p->h, &info) != 0) {
+        errno = EINVAL;
+        return -1;
+    }
+    ts->tv_sec = (time_t)(info.cpu_ns / 1000000000u);
+    ts->tv_nsec = (long)(info.cpu_ns % 1000000000u);
+    return 0;
+}
+
+PT_API int clock_gettime(clockid_t clk, struct timespec *ts)
+{
+    if (WEFT_UNLIKELY(IS_USER_CLOCK(clk)))
+        return user_clock(clk, ts);
+    return weft__real_clock_gettime(clk, ts);
+}
+
+PT_API int clock_getres(clockid_t clk, struct timespec *ts)
+{
+    if (WEFT_UNLIKELY(IS_USER_CLOCK(clk))) {
+        if (ts) {
+            ts->tv_sec = 0;
+            ts->tv_nsec = 1000000;
+        }
+        return 0;
+    }
+    return weft__real_clock_getres(clk, ts);
+}
