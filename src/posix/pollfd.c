@@ -1,0 +1,76 @@
+/* pollfd.c: poll of one descriptor parks only the user thread.
+ *
+ * A user thread's poll of a single descriptor (what thread-per-connection
+ * servers make before each read: civetweb's pull and its master's accept
+ * loop) waits in weft_poll, an io_uring poll with a linked timeout on the
+ * worker's ring: no kernel thread per waiting connection. More than one
+ * descriptor with a timeout that is not 0: the call itself inside
+ * weft_blocking (its worker handed to another kernel thread meanwhile).
+ * A timeout of 0, another kernel thread, a child of fork: glibc's poll.
+ *
+ * The drop-in's only poll: io.c has epoll_wait and select.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <poll.h>
+
+#include "posix/rw.h"
+
+static __typeof__(poll) *real_poll;
+
+static int call_real(struct pollfd *fds, nfds_t n, int timeout)
+{
+    if (__builtin_expect(!real_poll, 0))
+        real_poll = (__typeof__(poll) *)dlsym(RTLD_NEXT, "poll");
+    return real_poll(fds, n, timeout);
+}
+
+struct call {
+    struct pollfd *fds;
+    nfds_t n;
+    int timeout, r, err;
+};
+
+static void run(void *arg)
+{
+    struct call *c = arg;
+    c->r = call_real(c->fds, c->n, c->timeout);
+    c->err = errno;
+}
+
+/* One descriptor through weft_poll: poll(2)'s result and revents. */
+static int one_fd(struct pollfd *p, int timeout)
+{
+    int err = errno;
+    int r = weft_poll(p->fd, p->events, timeout);
+    if (r < 0)
+        return -1;
+    p->revents = (short)r;
+    errno = err;
+    return r != 0;
+}
+
+PT_API int poll(struct pollfd *fds, nfds_t n, int timeout)
+{
+    if (timeout == 0 || !weft__posix_rw_user())
+        return call_real(fds, n, timeout);
+    weft__posix_deliver();
+    weft__posix_testcancel();
+    if (n == 1 && fds[0].fd >= 0)
+        return one_fd(fds, timeout < 0 ? -1 : timeout);
+    int r = call_real(fds, n, 0);
+    if (r != 0)
+        return r;
+    struct call c = { fds, n, timeout, -1, 0 };
+    if (weft_blocking(run, &c) != 0)
+        run(&c);
+    errno = c.err;
+    return c.r;
+}
+
+PT_API int __poll_chk(struct pollfd *fds, nfds_t n, int timeout, size_t fdslen)
+{
+    if (fdslen / sizeof *fds < n)
+        __builtin_trap(); /* glibc's __chk_fail aborts: the array overflows */
+    return poll(fds, n, timeout);
+}

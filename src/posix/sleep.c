@@ -1,0 +1,104 @@
+/* sleep.c: the sleeps of a user thread park it on weft's timer
+ * (weft_sleep_ns) instead of holding its worker: nanosleep,
+ * clock_nanosleep on CLOCK_REALTIME/MONOTONIC/BOOTTIME (relative or
+ * TIMER_ABSTIME), usleep and sleep. A user thread's sleep is not broken
+ * off by a signal (no EINTR; the remaining time, when asked for, is 0).
+ * Other clocks, other kernel threads and children of fork: glibc's call.
+ *
+ * Weak, like pollfd.c: part 1's io.c defines the sleeps strongly and
+ * takes precedence once both are in one library.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdint.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "posix/rw.h"
+
+#define NS_PER_S 1000000000ll
+
+static void *real(const char *name)
+{
+    return dlsym(RTLD_NEXT, name);
+}
+
+static int bad(const struct timespec *t)
+{
+    return !t || t->tv_nsec < 0 || t->tv_nsec >= NS_PER_S || t->tv_sec < 0;
+}
+
+static void park_ns(int64_t ns)
+{
+    weft__posix_deliver();
+    weft__posix_testcancel();
+    if (ns > 0)
+        weft_sleep_ns((uint64_t)ns);
+    weft__posix_testcancel();
+}
+
+__attribute__((weak)) PT_API int nanosleep(const struct timespec *req, struct timespec *rem)
+{
+    static __typeof__(nanosleep) *r;
+    if (!weft__posix_rw_user()) {
+        if (!r)
+            r = (__typeof__(nanosleep) *)real("nanosleep");
+        return r(req, rem);
+    }
+    if (bad(req)) {
+        errno = EINVAL;
+        return -1;
+    }
+    park_ns((int64_t)req->tv_sec * NS_PER_S + req->tv_nsec);
+    if (rem)
+        *rem = (struct timespec){ 0, 0 };
+    return 0;
+}
+
+__attribute__((weak)) PT_API int clock_nanosleep(clockid_t clk, int flags,
+                                                 const struct timespec *req, struct timespec *rem)
+{
+    static __typeof__(clock_nanosleep) *r;
+    if (!weft__posix_rw_user() ||
+        (clk != CLOCK_REALTIME && clk != CLOCK_MONOTONIC && clk != CLOCK_BOOTTIME)) {
+        if (!r)
+            r = (__typeof__(clock_nanosleep) *)real("clock_nanosleep");
+        return r(clk, flags, req, rem);
+    }
+    if (bad(req))
+        return EINVAL;
+    int64_t ns = (int64_t)req->tv_sec * NS_PER_S + req->tv_nsec;
+    if (flags & TIMER_ABSTIME) {
+        struct timespec now;
+        clock_gettime(clk, &now);
+        ns -= (int64_t)now.tv_sec * NS_PER_S + now.tv_nsec;
+    }
+    park_ns(ns);
+    if (rem && !(flags & TIMER_ABSTIME))
+        *rem = (struct timespec){ 0, 0 };
+    return 0;
+}
+
+__attribute__((weak)) PT_API int usleep(useconds_t us)
+{
+    static __typeof__(usleep) *r;
+    if (!weft__posix_rw_user()) {
+        if (!r)
+            r = (__typeof__(usleep) *)real("usleep");
+        return r(us);
+    }
+    park_ns((int64_t)us * 1000);
+    return 0;
+}
+
+__attribute__((weak)) PT_API unsigned sleep(unsigned s)
+{
+    static __typeof__(sleep) *r;
+    if (!weft__posix_rw_user()) {
+        if (!r)
+            r = (__typeof__(sleep) *)real("sleep");
+        return r(s);
+    }
+    park_ns((int64_t)s * NS_PER_S);
+    return 0;
+}
