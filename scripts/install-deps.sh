@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # install-deps.sh: installs the Debian packages a target needs, only the missing ones.
 #
-#   scripts/install-deps.sh build   compiler, CMake, liburing, valgrind headers, libdw, gdb, MPICH
+#   scripts/install-deps.sh build   compiler, CMake, liburing, valgrind headers, libdw, gdb, MPICH,
+#                                   and civetweb and wrk, which a posix test runs under the drop-in
 #   scripts/install-deps.sh bench   build + the peers' packages and OpenBLAS/LAPACKE (Cholesky)
 #   scripts/install-deps.sh format  clang-format, for scripts/check-format.sh
 #
@@ -10,8 +11,8 @@
 # goes on: the build leaves out optional parts and says so.
 set -u
 
-build_pkgs=(gcc g++ make cmake ninja-build pkg-config liburing-dev valgrind libdw-dev gdb mpich libmpich-dev)
-bench_pkgs=(libtbb-dev liblapacke-dev libopenblas-dev libboost-fiber-dev libboost-context-dev python3 python3-matplotlib wrk strace)
+build_pkgs=(gcc g++ make cmake ninja-build pkg-config liburing-dev valgrind libdw-dev gdb mpich libmpich-dev civetweb wrk)
+bench_pkgs=(libtbb-dev liblapacke-dev libopenblas-dev libboost-fiber-dev libboost-context-dev python3 python3-matplotlib sysbench strace)
 
 want=("${build_pkgs[@]}")
 case "${1:-build}" in
