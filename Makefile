@@ -35,6 +35,10 @@ demo: deps
 	@$(MAKE) --no-print-directory build
 	WEFT_BENCH_NO_DEPS=1 WEFT_BENCH_NO_BUILD=1 bench/scripts/demo.sh $(BUILD)
 	$(BUILD)/bench/bench_idle -w 0
+	@if [ -f $(BUILD)/libweft-pthread.so ] && [ -x $(BUILD)/bench/bench_posix_pthread ]; then \
+	    echo; echo "### pthreads (drop-in): one unmodified pthread program, glibc pinned to 1 CPU vs libweft-pthread on 1 worker"; \
+	    bench/posix/run.sh $(BUILD) 3 | grep -E '^(create|yield|handoff) '; \
+	fi
 
 # Sanitizer passes (CI runs both): ASan+UBSan, then TSan.
 asan: deps
