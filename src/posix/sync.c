@@ -227,12 +227,25 @@ PT_API int pthread_mutexattr_destroy(pthread_mutexattr_t *a)
 }
 #define ATTR(a)  (*(uint32_t *)(void *)(a))
 #define CATTR(a) (*(const uint32_t *)(const void *)(a))
+
+/* The attribute setters: EINVAL unless ok, else the bits of mask in the
+ * attribute word become v. */
+static int attr_put(void *a, int ok, uint32_t mask, uint32_t v)
+{
+    if (!ok)
+        return EINVAL;
+    ATTR(a) = (ATTR(a) & ~mask) | v;
+    return 0;
+}
+/* The two-valued getters: yes if bit is set in the attribute word. */
+static int attr_flag(const void *a, uint32_t bit, int yes, int no)
+{
+    return (CATTR(a) & bit) ? yes : no;
+}
+
 PT_API int pthread_mutexattr_settype(pthread_mutexattr_t *a, int t)
 {
-    if (t < 0 || t > 3)
-        return EINVAL;
-    ATTR(a) = (ATTR(a) & ~(uint32_t)M_TYPE) | (uint32_t)t;
-    return 0;
+    return attr_put(a, t >= 0 && t <= 3, M_TYPE, (uint32_t)t);
 }
 PT_API int pthread_mutexattr_gettype(const pthread_mutexattr_t *a, int *t)
 {
@@ -241,22 +254,20 @@ PT_API int pthread_mutexattr_gettype(const pthread_mutexattr_t *a, int *t)
 }
 PT_API int pthread_mutexattr_setrobust(pthread_mutexattr_t *a, int r)
 {
-    if (r != PTHREAD_MUTEX_STALLED && r != PTHREAD_MUTEX_ROBUST)
-        return EINVAL;
-    ATTR(a) = (ATTR(a) & ~(uint32_t)A_ROBUST) | (r ? A_ROBUST : 0);
-    return 0;
+    return attr_put(a, r == PTHREAD_MUTEX_STALLED || r == PTHREAD_MUTEX_ROBUST, A_ROBUST,
+                    r ? A_ROBUST : 0);
 }
 PT_API int pthread_mutexattr_getrobust(const pthread_mutexattr_t *a, int *r)
 {
-    *r = (CATTR(a) & A_ROBUST) ? PTHREAD_MUTEX_ROBUST : PTHREAD_MUTEX_STALLED;
+    *r = attr_flag(a, A_ROBUST, PTHREAD_MUTEX_ROBUST, PTHREAD_MUTEX_STALLED);
     return 0;
 }
 PT_API int pthread_mutexattr_setprotocol(pthread_mutexattr_t *a, int p)
 {
-    if (p != PTHREAD_PRIO_NONE && p != PTHREAD_PRIO_INHERIT && p != PTHREAD_PRIO_PROTECT)
-        return EINVAL;
-    ATTR(a) = (ATTR(a) & ~(3u << A_PROTO_SHIFT)) | ((uint32_t)p << A_PROTO_SHIFT);
-    return 0;
+    return attr_put(a,
+                    p == PTHREAD_PRIO_NONE || p == PTHREAD_PRIO_INHERIT ||
+                        p == PTHREAD_PRIO_PROTECT,
+                    3u << A_PROTO_SHIFT, (uint32_t)p << A_PROTO_SHIFT);
 }
 PT_API int pthread_mutexattr_getprotocol(const pthread_mutexattr_t *a, int *p)
 {
@@ -265,22 +276,17 @@ PT_API int pthread_mutexattr_getprotocol(const pthread_mutexattr_t *a, int *p)
 }
 PT_API int pthread_mutexattr_setpshared(pthread_mutexattr_t *a, int s)
 {
-    if (s != PTHREAD_PROCESS_PRIVATE && s != PTHREAD_PROCESS_SHARED)
-        return EINVAL;
-    ATTR(a) = (ATTR(a) & ~(uint32_t)A_PSHARED) | (s ? A_PSHARED : 0);
-    return 0;
+    return attr_put(a, s == PTHREAD_PROCESS_PRIVATE || s == PTHREAD_PROCESS_SHARED, A_PSHARED,
+                    s ? A_PSHARED : 0);
 }
 PT_API int pthread_mutexattr_getpshared(const pthread_mutexattr_t *a, int *s)
 {
-    *s = (CATTR(a) & A_PSHARED) ? PTHREAD_PROCESS_SHARED : PTHREAD_PROCESS_PRIVATE;
+    *s = attr_flag(a, A_PSHARED, PTHREAD_PROCESS_SHARED, PTHREAD_PROCESS_PRIVATE);
     return 0;
 }
 PT_API int pthread_mutexattr_setprioceiling(pthread_mutexattr_t *a, int c)
 {
-    if (c < 0 || c > 0xffff)
-        return EINVAL;
-    ATTR(a) = (ATTR(a) & 0xffffu) | ((uint32_t)c << A_CEIL_SHIFT);
-    return 0;
+    return attr_put(a, c >= 0 && c <= 0xffff, ~0xffffu, (uint32_t)c << A_CEIL_SHIFT);
 }
 PT_API int pthread_mutexattr_getprioceiling(const pthread_mutexattr_t *a, int *c)
 {
@@ -417,10 +423,7 @@ PT_API int pthread_condattr_destroy(pthread_condattr_t *a)
 }
 PT_API int pthread_condattr_setclock(pthread_condattr_t *a, clockid_t clk)
 {
-    if (clk != CLOCK_REALTIME && clk != CLOCK_MONOTONIC)
-        return EINVAL;
-    ATTR(a) = (ATTR(a) & ~0xffu) | (uint32_t)(clk + 1);
-    return 0;
+    return attr_put(a, clk == CLOCK_REALTIME || clk == CLOCK_MONOTONIC, 0xffu, (uint32_t)(clk + 1));
 }
 PT_API int pthread_condattr_getclock(const pthread_condattr_t *a, clockid_t *clk)
 {
@@ -430,14 +433,12 @@ PT_API int pthread_condattr_getclock(const pthread_condattr_t *a, clockid_t *clk
 }
 PT_API int pthread_condattr_setpshared(pthread_condattr_t *a, int s)
 {
-    if (s != PTHREAD_PROCESS_PRIVATE && s != PTHREAD_PROCESS_SHARED)
-        return EINVAL;
-    ATTR(a) = (ATTR(a) & ~0x100u) | (s ? 0x100u : 0);
-    return 0;
+    return attr_put(a, s == PTHREAD_PROCESS_PRIVATE || s == PTHREAD_PROCESS_SHARED, 0x100u,
+                    s ? 0x100u : 0);
 }
 PT_API int pthread_condattr_getpshared(const pthread_condattr_t *a, int *s)
 {
-    *s = (CATTR(a) & 0x100u) ? PTHREAD_PROCESS_SHARED : PTHREAD_PROCESS_PRIVATE;
+    *s = attr_flag(a, 0x100u, PTHREAD_PROCESS_SHARED, PTHREAD_PROCESS_PRIVATE);
     return 0;
 }
 
