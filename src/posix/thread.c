@@ -816,21 +816,29 @@ PT_API int pthread_cancel(pthread_t th)
     }
     return 0;
 }
+/* The two cancellation setters on a user thread: EINVAL unless ok, else the
+ * calling thread's cancel_type (type) or cancel_state (!type) becomes v. */
+static int set_cancel_field(int type, int v, int *old, int ok)
+{
+    if (!ok)
+        return EINVAL;
+    struct pt *p = weft__posix_self();
+    if (!p)
+        return ENOMEM;
+    int *field = type ? &p->cancel_type : &p->cancel_state;
+    if (old)
+        *old = *field;
+    *field = v;
+    return 0;
+}
 PT_API int pthread_setcancelstate(int state, int *old)
 {
     if (!mine()) {
         extern __typeof__(pthread_setcancelstate) weft__real_pthread_setcancelstate;
         return weft__real_pthread_setcancelstate(state, old);
     }
-    if (state != PTHREAD_CANCEL_ENABLE && state != PTHREAD_CANCEL_DISABLE)
-        return EINVAL;
-    struct pt *p = weft__posix_self();
-    if (!p)
-        return ENOMEM;
-    if (old)
-        *old = p->cancel_state;
-    p->cancel_state = state;
-    return 0;
+    return set_cancel_field(0, state, old,
+                            state == PTHREAD_CANCEL_ENABLE || state == PTHREAD_CANCEL_DISABLE);
 }
 PT_API int pthread_setcanceltype(int type, int *old)
 {
@@ -838,15 +846,8 @@ PT_API int pthread_setcanceltype(int type, int *old)
         extern __typeof__(pthread_setcanceltype) weft__real_pthread_setcanceltype;
         return weft__real_pthread_setcanceltype(type, old);
     }
-    if (type != PTHREAD_CANCEL_DEFERRED && type != PTHREAD_CANCEL_ASYNCHRONOUS)
-        return EINVAL;
-    struct pt *p = weft__posix_self();
-    if (!p)
-        return ENOMEM;
-    if (old)
-        *old = p->cancel_type;
-    p->cancel_type = type;
-    return 0;
+    return set_cancel_field(1, type, old,
+                            type == PTHREAD_CANCEL_DEFERRED || type == PTHREAD_CANCEL_ASYNCHRONOUS);
 }
 
 /* ---- yield, names, scheduling, signals ------------------------------------ */
