@@ -18,9 +18,12 @@
 
 #define NS_PER_S 1000000000ll
 
-static void *real(const char *name)
+/* glibc's call, looked up once into *slot */
+static void *real(void **slot, const char *name)
 {
-    return dlsym(RTLD_NEXT, name);
+    if (!*slot)
+        *slot = dlsym(RTLD_NEXT, name);
+    return *slot;
 }
 
 static int bad(const struct timespec *t)
@@ -39,12 +42,9 @@ static void park_ns(int64_t ns)
 
 __attribute__((weak)) PT_API int nanosleep(const struct timespec *req, struct timespec *rem)
 {
-    static __typeof__(nanosleep) *r;
-    if (!weft__posix_rw_user()) {
-        if (!r)
-            r = (__typeof__(nanosleep) *)real("nanosleep");
-        return r(req, rem);
-    }
+    static void *r;
+    if (!weft__posix_rw_user())
+        return ((__typeof__(nanosleep) *)real(&r, "nanosleep"))(req, rem);
     if (bad(req)) {
         errno = EINVAL;
         return -1;
@@ -58,12 +58,10 @@ __attribute__((weak)) PT_API int nanosleep(const struct timespec *req, struct ti
 __attribute__((weak)) PT_API int clock_nanosleep(clockid_t clk, int flags,
                                                  const struct timespec *req, struct timespec *rem)
 {
-    static __typeof__(clock_nanosleep) *r;
+    static void *r;
     if (!weft__posix_rw_user() ||
         (clk != CLOCK_REALTIME && clk != CLOCK_MONOTONIC && clk != CLOCK_BOOTTIME)) {
-        if (!r)
-            r = (__typeof__(clock_nanosleep) *)real("clock_nanosleep");
-        return r(clk, flags, req, rem);
+        return ((__typeof__(clock_nanosleep) *)real(&r, "clock_nanosleep"))(clk, flags, req, rem);
     }
     if (bad(req))
         return EINVAL;
@@ -81,24 +79,18 @@ __attribute__((weak)) PT_API int clock_nanosleep(clockid_t clk, int flags,
 
 __attribute__((weak)) PT_API int usleep(useconds_t us)
 {
-    static __typeof__(usleep) *r;
-    if (!weft__posix_rw_user()) {
-        if (!r)
-            r = (__typeof__(usleep) *)real("usleep");
-        return r(us);
-    }
+    static void *r;
+    if (!weft__posix_rw_user())
+        return ((__typeof__(usleep) *)real(&r, "usleep"))(us);
     park_ns((int64_t)us * 1000);
     return 0;
 }
 
 __attribute__((weak)) PT_API unsigned sleep(unsigned s)
 {
-    static __typeof__(sleep) *r;
-    if (!weft__posix_rw_user()) {
-        if (!r)
-            r = (__typeof__(sleep) *)real("sleep");
-        return r(s);
-    }
+    static void *r;
+    if (!weft__posix_rw_user())
+        return ((__typeof__(sleep) *)real(&r, "sleep"))(s);
     park_ns((int64_t)s * NS_PER_S);
     return 0;
 }
