@@ -95,6 +95,16 @@ struct pt {
 
 /* ---- tcb.c: glibc thread blocks, the glibc check, the load ---- */
 void weft__posix_real_init(void);
+/* glibc's definition of name (dlsym RTLD_NEXT), or a message and exit
+ * 127 if glibc has none: real.c's and rw.c's thunks jump through it. */
+void *weft__posix_real_sym(const char *name);
+/* The thunk weft__real_<name>: one jump through the hidden pointer
+ * <ptr><name>, which the library's constructors fill. */
+#define WEFT__REAL_THUNK(ptr, name)                                                                \
+    __attribute__((visibility("hidden"))) void *ptr##name;                                         \
+    __asm__(".text\n.globl weft__real_" #name "\n.hidden weft__real_" #name                        \
+            "\n.type weft__real_" #name ",@function\nweft__real_" #name ":\n\tjmp *" #ptr #name    \
+            "(%rip)\n.size weft__real_" #name ",.-weft__real_" #name "\n");
 void weft__posix_check_glibc(void);
 void *weft__posix_tcb_get(void);           /* a fresh block (TLS initialised), NULL: ENOMEM */
 void weft__posix_tcb_put(void *tcb);       /* back to the free list */

@@ -63,21 +63,22 @@
     X(clock_getres)                                                                                \
     X(sched_yield)
 
-#define THUNK(name)                                                                                \
-    __attribute__((visibility("hidden"))) void *weft__real_ptr_##name;                             \
-    __asm__(".text\n.globl weft__real_" #name "\n.hidden weft__real_" #name                        \
-            "\n.type weft__real_" #name ",@function\nweft__real_" #name                            \
-            ":\n\tjmp *weft__real_ptr_" #name "(%rip)\n.size weft__real_" #name                    \
-            ",.-weft__real_" #name "\n");
+#define THUNK(name) WEFT__REAL_THUNK(weft__real_ptr_, name)
 REAL_NAMES(THUNK)
+
+void *weft__posix_real_sym(const char *name)
+{
+    void *p = dlsym(RTLD_NEXT, name);
+    if (!p) {
+        fprintf(stderr, "weft-pthread: glibc has no %s; refusing to run\n", name);
+        _exit(127);
+    }
+    return p;
+}
 
 void weft__posix_real_init(void)
 {
-#define RESOLVE(name)                                                                              \
-    if (!(weft__real_ptr_##name = dlsym(RTLD_NEXT, #name))) {                                      \
-        fprintf(stderr, "weft-pthread: glibc has no %s; refusing to run\n", #name);                \
-        _exit(127);                                                                                \
-    }
+#define RESOLVE(name) weft__real_ptr_##name = weft__posix_real_sym(#name);
     REAL_NAMES(RESOLVE)
 #undef RESOLVE
 }

@@ -65,12 +65,7 @@
     X(connect)                                                                                     \
     X(syscall)
 
-#define THUNK(name)                                                                                \
-    __attribute__((visibility("hidden"))) void *weft__rw_ptr_##name;                               \
-    __asm__(".text\n.globl weft__real_" #name "\n.hidden weft__real_" #name                        \
-            "\n.type weft__real_" #name ",@function\nweft__real_" #name                            \
-            ":\n\tjmp *weft__rw_ptr_" #name "(%rip)\n.size weft__real_" #name                      \
-            ",.-weft__real_" #name "\n");
+#define THUNK(name) WEFT__REAL_THUNK(weft__rw_ptr_, name)
 RW_NAMES(THUNK)
 #undef THUNK
 
@@ -80,11 +75,7 @@ __attribute__((constructor(101))) void weft__posix_rw_resolve(void)
 {
     if (__atomic_load_n(&weft__posix_rw_resolved, __ATOMIC_ACQUIRE))
         return;
-#define RESOLVE(name)                                                                              \
-    if (!(weft__rw_ptr_##name = dlsym(RTLD_NEXT, #name))) {                                        \
-        fprintf(stderr, "weft-pthread: glibc has no %s; refusing to run\n", #name);                \
-        _exit(127);                                                                                \
-    }
+#define RESOLVE(name) weft__rw_ptr_##name = weft__posix_real_sym(#name);
     RW_NAMES(RESOLVE)
 #undef RESOLVE
     __atomic_store_n(&weft__posix_rw_resolved, 1, __ATOMIC_RELEASE);
@@ -119,6 +110,15 @@ static int64_t sock_timeout(int fd, int opt, int *sock)
     }
     *sock = 1;
     return (int64_t)tv.tv_sec * MS_PER_S + (tv.tv_usec + 999) / 1000;
+}
+
+/* enter(), then the timeout of fd in the direction out (sock_timeout);
+ * sock may be NULL. */
+static int64_t enter_timeout(int fd, int out, int *sock)
+{
+    int dummy;
+    enter();
+    return sock_timeout(fd, out ? SO_SNDTIMEO : SO_RCVTIMEO, sock ? sock : &dummy);
 }
 
 static int64_t now_ms(void)
@@ -297,28 +297,32 @@ static ssize_t quick_send(int fd, const void *buf, size_t n, int flags)
 
 /* ---- read and write ------------------------------------------------------- */
 
+/* read (out 0) or write (out 1) on a user thread: a socket with a timeout
+ * waits for it, one without sends or receives at once or parks; anything
+ * else goes through weft's read/write. */
+static ssize_t read_write(int fd, void *buf, size_t n, int out)
+{
+    int sock;
+    int64_t tmo = enter_timeout(fd, out, &sock);
+    if (tmo > 0)
+        return sock_simple(fd, buf, n, 0, out, tmo);
+    if (out)
+        return sock ? quick_send(fd, buf, n, 0) : weft_write(fd, buf, n);
+    return sock ? quick_recv(fd, buf, n, 0) : weft_read(fd, buf, n);
+}
+
 PT_API ssize_t read(int fd, void *buf, size_t n)
 {
     if (!weft__posix_rw_user())
         return weft__real_read(fd, buf, n);
-    enter();
-    int sock;
-    int64_t tmo = sock_timeout(fd, SO_RCVTIMEO, &sock);
-    if (tmo > 0)
-        return sock_simple(fd, buf, n, 0, 0, tmo);
-    return sock ? quick_recv(fd, buf, n, 0) : weft_read(fd, buf, n);
+    return read_write(fd, buf, n, 0);
 }
 
 PT_API ssize_t write(int fd, const void *buf, size_t n)
 {
     if (!weft__posix_rw_user())
         return weft__real_write(fd, buf, n);
-    enter();
-    int sock;
-    int64_t tmo = sock_timeout(fd, SO_SNDTIMEO, &sock);
-    if (tmo > 0)
-        return sock_simple(fd, (void *)buf, n, 0, 1, tmo);
-    return sock ? quick_send(fd, buf, n, 0) : weft_write(fd, buf, n);
+    return read_write(fd, (void *)buf, n, 1);
 }
 
 PT_API ssize_t pread(int fd, void *buf, size_t n, off_t off)
@@ -367,9 +371,8 @@ static void run_v(void *arg)
 
 static ssize_t vec(int fd, const struct iovec *iov, int cnt, int out)
 {
-    enter();
     int sock;
-    int64_t tmo = sock_timeout(fd, out ? SO_SNDTIMEO : SO_RCVTIMEO, &sock);
+    int64_t tmo = enter_timeout(fd, out, &sock);
     if (sock && cnt >= 0) {
         struct msghdr m = { .msg_iov = (struct iovec *)iov, .msg_iovlen = (size_t)cnt };
         struct xfer x = { fd, 0, out, &m };
@@ -400,28 +403,34 @@ PT_API ssize_t writev(int fd, const struct iovec *iov, int cnt)
 
 /* ---- sockets -------------------------------------------------------------- */
 
+/* recv (out 0) or send (out 1) on a user thread: MSG_DONTWAIT or no
+ * SO_RCVTIMEO/SO_SNDTIMEO, at once or parked; else bounded by the timeout. */
+static ssize_t recv_send(int fd, void *buf, size_t n, int flags, int out)
+{
+    int64_t tmo;
+    if (flags & MSG_DONTWAIT) {
+        enter();
+        tmo = 0;
+    } else {
+        tmo = enter_timeout(fd, out, NULL);
+    }
+    if (tmo > 0)
+        return sock_simple(fd, buf, n, flags, out, tmo);
+    return out ? quick_send(fd, buf, n, flags) : quick_recv(fd, buf, n, flags);
+}
+
 PT_API ssize_t recv(int fd, void *buf, size_t n, int flags)
 {
     if (!weft__posix_rw_user())
         return weft__real_recv(fd, buf, n, flags);
-    enter();
-    int sock;
-    int64_t tmo = (flags & MSG_DONTWAIT) ? 0 : sock_timeout(fd, SO_RCVTIMEO, &sock);
-    if (tmo > 0)
-        return sock_simple(fd, buf, n, flags, 0, tmo);
-    return quick_recv(fd, buf, n, flags);
+    return recv_send(fd, buf, n, flags, 0);
 }
 
 PT_API ssize_t send(int fd, const void *buf, size_t n, int flags)
 {
     if (!weft__posix_rw_user())
         return weft__real_send(fd, buf, n, flags);
-    enter();
-    int sock;
-    int64_t tmo = (flags & MSG_DONTWAIT) ? 0 : sock_timeout(fd, SO_SNDTIMEO, &sock);
-    if (tmo > 0)
-        return sock_simple(fd, (void *)buf, n, flags, 1, tmo);
-    return quick_send(fd, buf, n, flags);
+    return recv_send(fd, (void *)buf, n, flags, 1);
 }
 
 PT_API ssize_t recvfrom(int fd, void *restrict buf, size_t n, int flags, __SOCKADDR_ARG sa,
@@ -432,9 +441,7 @@ PT_API ssize_t recvfrom(int fd, void *restrict buf, size_t n, int flags, __SOCKA
     struct sockaddr *addr = sa.__sockaddr__;
     if (!addr)
         return recv(fd, buf, n, flags);
-    enter();
-    int sock;
-    int64_t tmo = sock_timeout(fd, SO_RCVTIMEO, &sock);
+    int64_t tmo = enter_timeout(fd, 0, NULL);
     struct iovec v = { buf, n };
     struct msghdr m = {
         .msg_name = addr, .msg_namelen = alen ? *alen : 0, .msg_iov = &v, .msg_iovlen = 1
@@ -454,9 +461,7 @@ PT_API ssize_t sendto(int fd, const void *buf, size_t n, int flags, __CONST_SOCK
     const struct sockaddr *addr = sa.__sockaddr__;
     if (!addr)
         return send(fd, buf, n, flags);
-    enter();
-    int sock;
-    int64_t tmo = sock_timeout(fd, SO_SNDTIMEO, &sock);
+    int64_t tmo = enter_timeout(fd, 1, NULL);
     struct iovec v = { (void *)buf, n };
     struct msghdr m = {
         .msg_name = (void *)addr, .msg_namelen = alen, .msg_iov = &v, .msg_iovlen = 1
@@ -469,9 +474,7 @@ PT_API ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
 {
     if (!weft__posix_rw_user())
         return weft__real_recvmsg(fd, msg, flags);
-    enter();
-    int sock;
-    int64_t tmo = sock_timeout(fd, SO_RCVTIMEO, &sock);
+    int64_t tmo = enter_timeout(fd, 0, NULL);
     struct xfer x = { fd, flags, 0, msg };
     return sock_xfer(&x, tmo);
 }
@@ -480,9 +483,7 @@ PT_API ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 {
     if (!weft__posix_rw_user())
         return weft__real_sendmsg(fd, msg, flags);
-    enter();
-    int sock;
-    int64_t tmo = sock_timeout(fd, SO_SNDTIMEO, &sock);
+    int64_t tmo = enter_timeout(fd, 1, NULL);
     struct xfer x = { fd, flags, 1, (struct msghdr *)msg };
     return sock_xfer(&x, tmo);
 }
@@ -500,9 +501,7 @@ static int accept_flags(int s, int flags)
 
 static int do_accept(int fd, struct sockaddr *addr, socklen_t *alen, int flags)
 {
-    enter();
-    int sock;
-    int64_t tmo = sock_timeout(fd, SO_RCVTIMEO, &sock);
+    int64_t tmo = enter_timeout(fd, 0, NULL);
     if (tmo <= 0 || nonblocking(fd)) {
         if ((flags & ~(SOCK_CLOEXEC | SOCK_NONBLOCK)) != 0 || nonblocking(fd))
             return weft__real_accept4(fd, addr, alen, flags); /* EINVAL, or at once */
@@ -539,9 +538,7 @@ PT_API int connect(int fd, __CONST_SOCKADDR_ARG sa, socklen_t alen)
     const struct sockaddr *addr = sa.__sockaddr__;
     if (!weft__posix_rw_user())
         return weft__real_connect(fd, addr, alen);
-    enter();
-    int sock;
-    int64_t tmo = sock_timeout(fd, SO_SNDTIMEO, &sock);
+    int64_t tmo = enter_timeout(fd, 1, NULL);
     int fl = fcntl(fd, F_GETFL);
     if (tmo <= 0 || fl < 0 || (fl & O_NONBLOCK))
         return (fl >= 0 && (fl & O_NONBLOCK)) ? weft__real_connect(fd, addr, alen)
