@@ -4,7 +4,6 @@
  * hold no kernel thread each: /proc/self/task stays at most 2 x CPUs + 16
  * (natively they are a kernel thread each, which is not checked). */
 #define _GNU_SOURCE 1
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -22,25 +21,6 @@
 #include "pcheck.h"
 
 enum { NT = 200, BIG = 1 << 20 };
-
-static int tasks(void)
-{
-    DIR *d = opendir("/proc/self/task");
-    CHECK(d != NULL);
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)))
-        n += e->d_name[0] != '.';
-    closedir(d);
-    return n;
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 /* ---- many readers blocked at once ---- */
 static int pipes[NT][2];
@@ -76,14 +56,7 @@ static void many_readers(int n)
         pthread_cond_wait(&cv, &m);
     pthread_mutex_unlock(&m);
     usleep(200 * 1000); /* let them reach read() */
-    int k = tasks();
-    if (getenv("WEFT_POSIX_TEST_DROPIN")) {
-        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-        if (k > 2 * cpus + 16) {
-            fprintf(stderr, "%d kernel threads for %d blocked readers\n", k, n);
-            CHECK(k <= 2 * cpus + 16);
-        }
-    }
+    pt_check_few_tasks(pt_tasks(), "blocked readers");
     for (int i = 0; i < n; i++) {
         char c = (char)i;
         CHECK(write(pipes[i][1], &c, 1) == 1);
@@ -168,11 +141,11 @@ static void *semantics(void *arg)
     /* SO_RCVTIMEO times out with EAGAIN, after about the timeout */
     struct timeval tv = { 0, 100 * 1000 };
     CHECK(setsockopt(sv[1], SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) == 0);
-    double t0 = now_s();
+    double t0 = pt_now_s(CLOCK_MONOTONIC);
     errno = 0;
     CHECK(read(sv[1], &c, 1) == -1 && (errno == EAGAIN || errno == EWOULDBLOCK));
     CHECK(recv(sv[1], &c, 1, 0) == -1 && (errno == EAGAIN || errno == EWOULDBLOCK));
-    double dt = now_s() - t0;
+    double dt = pt_now_s(CLOCK_MONOTONIC) - t0;
     CHECK(dt >= 0.15 && dt < 30);
     /* data within the timeout is read */
     CHECK(write(sv[0], "x", 1) == 1);
@@ -236,6 +209,6 @@ int main(void)
     pthread_t t;
     CHECK(pthread_create(&t, NULL, semantics, NULL) == 0);
     CHECK(pthread_join(t, NULL) == 0);
-    many_readers(getenv("WEFT_POSIX_TEST_DROPIN") ? NT : 50);
+    many_readers(pt_dropin() ? NT : 50);
     return 0;
 }

@@ -41,28 +41,28 @@ static void *sem_waiter(void *arg)
     return NULL;
 }
 
+/* Runs fn in a thread, cancels it once it says it waits (stage) and
+ * returns what joining it gives. */
+static void *cancel_waiting(void *(*fn)(void *), int stage)
+{
+    pthread_t t;
+    void *r;
+    CHECK(pthread_create(&t, NULL, fn, NULL) == 0);
+    while (waiting != stage)
+        sched_yield();
+    usleep(10000);
+    CHECK(pthread_cancel(t) == 0);
+    CHECK(pthread_join(t, &r) == 0);
+    return r;
+}
+
 int main(void)
 {
     CHECK(sem_init(&sem, 0, 0) == 0);
-    pthread_t t;
-    void *r;
-    CHECK(pthread_create(&t, NULL, cond_waiter, NULL) == 0);
-    while (waiting != 1)
-        sched_yield();
-    usleep(10000);
-    CHECK(pthread_cancel(t) == 0);
-    CHECK(pthread_join(t, &r) == 0);
-    CHECK(r == PTHREAD_CANCELED && cleaned == 1);
+    CHECK(cancel_waiting(cond_waiter, 1) == PTHREAD_CANCELED && cleaned == 1);
     CHECK(pthread_mutex_lock(&m) == 0); /* the handler unlocked it */
     CHECK(pthread_mutex_unlock(&m) == 0);
-
-    CHECK(pthread_create(&t, NULL, sem_waiter, NULL) == 0);
-    while (waiting != 2)
-        sched_yield();
-    usleep(10000);
-    CHECK(pthread_cancel(t) == 0);
-    CHECK(pthread_join(t, &r) == 0);
-    CHECK(r == PTHREAD_CANCELED);
+    CHECK(cancel_waiting(sem_waiter, 2) == PTHREAD_CANCELED);
     printf("ok\n");
     return 0;
 }

@@ -6,7 +6,6 @@
  * not by wrk). Under the drop-in it uses at most 2 x CPUs + 16 kernel
  * threads. Skipped (77) when civetweb or wrk is not installed. */
 #define _GNU_SOURCE 1
-#include <dirent.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -78,15 +77,7 @@ static int tasks(pid_t pid)
 {
     char path[64];
     snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
-    DIR *d = opendir(path);
-    if (!d)
-        return -1;
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)))
-        n += e->d_name[0] != '.';
-    closedir(d);
-    return n;
+    return pt_count_tasks(path);
 }
 
 static pid_t server;
@@ -180,10 +171,9 @@ int main(void)
     CHECK(get(port, "/hello.txt", ans, sizeof ans) > 0);
     CHECK(strstr(ans, "\r\n\r\n") && strcmp(strstr(ans, "\r\n\r\n") + 4, body) == 0);
     printf("server kernel threads: %d\n", k);
-    if (getenv("WEFT_POSIX_TEST_DROPIN")) {
-        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-        CHECK(k > 0 && k <= 2 * cpus + 16);
-    }
+    if (pt_dropin())
+        CHECK(k > 0);
+    pt_check_few_tasks(k, "the server");
     stop_server();
     unlink(file);
     rmdir(dir);

@@ -16,13 +16,7 @@
 #include <thread>
 #include <vector>
 
-#define CHECK(c)                                                                                   \
-    do {                                                                                           \
-        if (!(c)) {                                                                                \
-            std::fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c);             \
-            std::exit(1);                                                                          \
-        }                                                                                          \
-    } while (0)
+#include "pcheck.h"
 
 static std::atomic<int> ctors{ 0 }, dtors{ 0 };
 struct Tracked {

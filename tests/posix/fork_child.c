@@ -15,30 +15,18 @@
 
 static char order[16];
 static int norder;
-static void prep1(void)
-{
-    order[norder++] = 'a';
-}
-static void prep2(void)
-{
-    order[norder++] = 'b';
-}
-static void par1(void)
-{
-    order[norder++] = 'c';
-}
-static void par2(void)
-{
-    order[norder++] = 'd';
-}
-static void chi1(void)
-{
-    order[norder++] = 'e';
-}
-static void chi2(void)
-{
-    order[norder++] = 'f';
-}
+/* An atfork handler that records its letter in order. */
+#define HANDLER(name, letter)                                                                      \
+    static void name(void)                                                                         \
+    {                                                                                              \
+        order[norder++] = letter;                                                                  \
+    }
+HANDLER(prep1, 'a')
+HANDLER(prep2, 'b')
+HANDLER(par1, 'c')
+HANDLER(par2, 'd')
+HANDLER(chi1, 'e')
+HANDLER(chi2, 'f')
 
 static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
 static __thread int tl;
@@ -74,14 +62,7 @@ static void *pauser(void *arg)
 static void in_child(void)
 {
     CHECK(strcmp(order, "baef") == 0);
-    pthread_t t[4];
-    for (intptr_t i = 0; i < 4; i++)
-        CHECK(pthread_create(&t[i], NULL, child_thread, (void *)(i + 1)) == 0);
-    for (intptr_t i = 0; i < 4; i++) {
-        void *r;
-        CHECK(pthread_join(t[i], &r) == 0);
-        CHECK(r == (void *)((i + 1) * 2));
-    }
+    pt_run4(child_thread, 2);
     pthread_t p;
     void *r;
     CHECK(pthread_create(&p, NULL, pauser, NULL) == 0);

@@ -9,7 +9,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
-#include <dirent.h>
 #include <linux/futex.h>
 #include <pthread.h>
 #include <sys/syscall.h>
@@ -17,36 +16,7 @@
 #include <unistd.h>
 #include <vector>
 
-#define CHECK(c)                                                                                   \
-    do {                                                                                           \
-        if (!(c)) {                                                                                \
-            std::fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c);             \
-            std::exit(1);                                                                          \
-        }                                                                                          \
-    } while (0)
-
-static int tasks()
-{
-    DIR *d = opendir("/proc/self/task");
-    CHECK(d != nullptr);
-    int n = 0;
-    while (dirent *e = readdir(d))
-        n += e->d_name[0] != '.';
-    closedir(d);
-    return n;
-}
-
-static void check_tasks(const char *what)
-{
-    if (!std::getenv("WEFT_POSIX_TEST_DROPIN"))
-        return;
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    int k = tasks();
-    if (k > 2 * cpus + 16) {
-        std::fprintf(stderr, "%s: %d kernel threads\n", what, k);
-        CHECK(k <= 2 * cpus + 16);
-    }
-}
+#include "pcheck.h"
 
 static long futex(void *addr, int op, uint32_t val, const timespec *t, uint32_t bits = 0)
 {
@@ -58,7 +28,7 @@ static std::atomic<int> arrived{ 0 }, woken{ 0 };
 
 int main()
 {
-    const int n = std::getenv("WEFT_POSIX_TEST_DROPIN") ? 200 : 40;
+    const int n = pt_dropin() ? 200 : 40;
 
     // errors as the kernel gives them
     uint32_t w = 5;
@@ -67,13 +37,7 @@ int main()
     timespec short_t{ 0, 20 * 1000 * 1000 };
     std::thread([&] {
         CHECK(futex(&w, FUTEX_WAIT_PRIVATE, 5, &short_t) == -1 && errno == ETIMEDOUT);
-        timespec abs;
-        clock_gettime(CLOCK_REALTIME, &abs);
-        abs.tv_nsec += 20 * 1000 * 1000;
-        if (abs.tv_nsec >= 1000000000) {
-            abs.tv_sec++;
-            abs.tv_nsec -= 1000000000;
-        }
+        timespec abs = pt_deadline_ns(CLOCK_REALTIME, 20 * 1000 * 1000);
         CHECK(futex(&w, FUTEX_WAIT_BITSET_PRIVATE | FUTEX_CLOCK_REALTIME, 5, &abs,
                     FUTEX_BITSET_MATCH_ANY) == -1 &&
               errno == ETIMEDOUT);
@@ -93,7 +57,7 @@ int main()
         while (arrived.load() < n)
             usleep(1000);
         usleep(100 * 1000);
-        check_tasks("atomic::wait");
+        pt_check_few_tasks(pt_tasks(), "atomic::wait");
         flag.store(1);
         flag.notify_all();
         for (auto &t : ts)
@@ -119,7 +83,7 @@ int main()
         while (arrived.load() < n)
             usleep(1000);
         usleep(100 * 1000);
-        check_tasks("FUTEX_WAIT");
+        pt_check_few_tasks(pt_tasks(), "FUTEX_WAIT");
         word.store(1);
         long total = 0;
         for (int tries = 0; woken.load() < n && tries < 100000; tries++) {

@@ -18,10 +18,7 @@ static void *child(void *arg)
     (void)arg;
     pthread_mutex_lock(&held); /* waits for the initial thread's unlock */
     pthread_mutex_unlock(&held);
-    pthread_mutex_lock(&m);
-    started = 1;
-    pthread_cond_signal(&c);
-    pthread_mutex_unlock(&m);
+    pt_set_signal(&m, &c, &started);
     return NULL;
 }
 

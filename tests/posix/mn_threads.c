@@ -2,7 +2,6 @@
  * user threads on a few kernel threads: /proc/self/task shows at most
  * 2 x CPUs + 16 (natively: one each, which the test does not check). */
 #define _GNU_SOURCE 1
-#include <dirent.h>
 #include <pthread.h>
 #include <semaphore.h>
 #include <stdlib.h>
@@ -27,22 +26,9 @@ static void *run(void *arg)
     return NULL;
 }
 
-static int tasks(void)
-{
-    DIR *d = opendir("/proc/self/task");
-    CHECK(d != NULL);
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)))
-        n += e->d_name[0] != '.';
-    closedir(d);
-    return n;
-}
-
 int main(void)
 {
-    const char *dropin = getenv("WEFT_POSIX_TEST_DROPIN");
-    int nt = dropin ? NT : 500; /* natively a kernel thread each: keep it small */
+    int nt = pt_dropin() ? NT : 500; /* natively a kernel thread each: keep it small */
     pthread_t *t = calloc((size_t)nt, sizeof *t);
     pthread_attr_t a;
     pthread_attr_init(&a);
@@ -52,7 +38,7 @@ int main(void)
     pthread_mutex_lock(&m);
     while (arrived < nt)
         pthread_cond_wait(&cv, &m);
-    int n = tasks();
+    int n = pt_tasks();
     go = 1;
     pthread_cond_broadcast(&cv);
     pthread_mutex_unlock(&m);
@@ -60,8 +46,7 @@ int main(void)
         CHECK(pthread_join(t[i], NULL) == 0);
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     printf("%d threads alive on %d kernel threads (%ld CPUs)\n", nt, n, cpus);
-    if (dropin)
-        CHECK(n <= 2 * cpus + 16);
+    pt_check_few_tasks(n, "live threads");
     free(t);
     return 0;
 }

@@ -1,8 +1,16 @@
-/* pcheck.h: CHECK for the plain POSIX tests (no weft header). */
+/* pcheck.h: CHECK and small helpers shared by the plain POSIX tests (no
+ * weft header: they run natively and under the drop-in). Plain C that
+ * also compiles as C++ for the .cpp tests. */
 #ifndef PCHECK_H
 #define PCHECK_H
+#include <dirent.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
 #define CHECK(c)                                                                                   \
     do {                                                                                           \
         if (!(c)) {                                                                                \
@@ -10,4 +18,89 @@
             exit(1);                                                                               \
         }                                                                                          \
     } while (0)
+
+/* The kernel threads listed in dir (a /proc/PID/task), or -1 if it cannot
+ * be opened. */
+static inline int pt_count_tasks(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return -1;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
+/* This process's kernel threads. */
+static inline int pt_tasks(void)
+{
+    int n = pt_count_tasks("/proc/self/task");
+    CHECK(n >= 0);
+    return n;
+}
+
+/* Whether this run is under the drop-in (the test sets the variable). */
+static inline int pt_dropin(void)
+{
+    return getenv("WEFT_POSIX_TEST_DROPIN") != NULL;
+}
+
+/* Under the drop-in, k kernel threads (for what) must be at most
+ * 2 x CPUs + 16; natively each thread is one, which is not checked. */
+static inline void pt_check_few_tasks(int k, const char *what)
+{
+    if (!pt_dropin())
+        return;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    if (k > 2 * cpus + 16)
+        fprintf(stderr, "%d kernel threads for %s\n", k, what);
+    CHECK(k <= 2 * cpus + 16);
+}
+
+/* Clock c now, in seconds. */
+static inline double pt_now_s(clockid_t c)
+{
+    struct timespec ts;
+    clock_gettime(c, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* The absolute time ns nanoseconds (less than a second) from now on c. */
+static inline struct timespec pt_deadline_ns(clockid_t c, long ns)
+{
+    struct timespec ts;
+    clock_gettime(c, &ts);
+    ts.tv_nsec += ns;
+    if (ts.tv_nsec >= 1000000000) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000;
+    }
+    return ts;
+}
+
+/* Runs fn in 4 threads with arguments 1 to 4 and checks each returns its
+ * argument times mul. */
+static inline void pt_run4(void *(*fn)(void *), intptr_t mul)
+{
+    pthread_t t[4];
+    for (intptr_t i = 0; i < 4; i++)
+        CHECK(pthread_create(&t[i], NULL, fn, (void *)(i + 1)) == 0);
+    for (intptr_t i = 0; i < 4; i++) {
+        void *r;
+        CHECK(pthread_join(t[i], &r) == 0);
+        CHECK(r == (void *)((i + 1) * mul));
+    }
+}
+
+/* Sets *flag to 1 under mu and signals cv. */
+static inline void pt_set_signal(pthread_mutex_t *mu, pthread_cond_t *cv, int *flag)
+{
+    pthread_mutex_lock(mu);
+    *flag = 1;
+    pthread_cond_signal(cv);
+    pthread_mutex_unlock(mu);
+}
 #endif

@@ -28,14 +28,7 @@ static void *blocker(void *arg)
 int main(void)
 {
     for (int round = 0; round < 40; round++) {
-        pthread_t t[4];
-        for (intptr_t i = 0; i < 4; i++)
-            CHECK(pthread_create(&t[i], NULL, blocker, (void *)(i + 1)) == 0);
-        for (intptr_t i = 0; i < 4; i++) {
-            void *r;
-            CHECK(pthread_join(t[i], &r) == 0);
-            CHECK(r == (void *)(i + 1));
-        }
+        pt_run4(blocker, 1);
     }
     printf("ok\n");
     return 0;

@@ -103,10 +103,7 @@ static void *signaller(void *arg)
 {
     (void)arg;
     usleep(20000);
-    pthread_mutex_lock(&cm);
-    ready = 1;
-    pthread_cond_signal(&cv);
-    pthread_mutex_unlock(&cm);
+    pt_set_signal(&cm, &cv, &ready);
     return NULL;
 }
 
@@ -147,12 +144,7 @@ int main(void)
     /* timed lock times out while another holds it */
     struct timespec ts;
     CHECK(pthread_mutex_lock(&m_normal) == 0);
-    clock_gettime(CLOCK_REALTIME, &ts);
-    ts.tv_nsec += 20000000;
-    if (ts.tv_nsec >= 1000000000) {
-        ts.tv_sec++;
-        ts.tv_nsec -= 1000000000;
-    }
+    ts = pt_deadline_ns(CLOCK_REALTIME, 20000000);
     CHECK(pthread_mutex_unlock(&m_normal) == 0);
     pthread_mutexattr_t ma;
     pthread_mutexattr_init(&ma);
@@ -172,12 +164,7 @@ int main(void)
     CHECK(pthread_condattr_getclock(&ca, &clk) == 0 && clk == CLOCK_MONOTONIC);
     CHECK(pthread_cond_init(&cv, &ca) == 0);
     pthread_mutex_lock(&cm);
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    ts.tv_nsec += 10000000;
-    if (ts.tv_nsec >= 1000000000) {
-        ts.tv_sec++;
-        ts.tv_nsec -= 1000000000;
-    }
+    ts = pt_deadline_ns(CLOCK_MONOTONIC, 10000000);
     CHECK(pthread_cond_timedwait(&cv, &cm, &ts) == ETIMEDOUT);
     pthread_t s;
     CHECK(pthread_create(&s, NULL, signaller, NULL) == 0);
@@ -191,24 +178,14 @@ int main(void)
     /* rwlock: try and timed variants against a writer */
     CHECK(pthread_rwlock_wrlock(&rw) == 0);
     CHECK(pthread_rwlock_wrlock(&rw) == EDEADLK);
-    clock_gettime(CLOCK_REALTIME, &ts);
-    ts.tv_nsec += 1000000;
-    if (ts.tv_nsec >= 1000000000) {
-        ts.tv_sec++;
-        ts.tv_nsec -= 1000000000;
-    }
+    ts = pt_deadline_ns(CLOCK_REALTIME, 1000000);
     CHECK(pthread_rwlock_unlock(&rw) == 0);
     CHECK(pthread_rwlock_tryrdlock(&rw) == 0);
     CHECK(pthread_rwlock_trywrlock(&rw) == EBUSY);
     CHECK(pthread_rwlock_unlock(&rw) == 0);
 
     /* a semaphore's timed wait */
-    clock_gettime(CLOCK_REALTIME, &ts);
-    ts.tv_nsec += 5000000;
-    if (ts.tv_nsec >= 1000000000) {
-        ts.tv_sec++;
-        ts.tv_nsec -= 1000000000;
-    }
+    ts = pt_deadline_ns(CLOCK_REALTIME, 5000000);
     CHECK(sem_timedwait(&sem, &ts) == -1 && errno == ETIMEDOUT);
     CHECK(sem_post(&sem) == 0);
     int v;
