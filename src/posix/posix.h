@@ -28,6 +28,7 @@
 #ifndef WEFT_POSIX_POSIX_H
 #define WEFT_POSIX_POSIX_H
 
+#include <errno.h>
 #include <pthread.h>
 #include <sched.h>
 #include <setjmp.h>
@@ -92,6 +93,21 @@ struct pt {
     cpu_set_t *affinity;         /* recorded by pthread_setaffinity_np; the thread only */
     struct pt *next_free;        /* recycled records (thread.c); under its lock */
 };
+
+/* The int fields of the attribute objects (thread.c, sync.c): a setter's
+ * EINVAL unless ok, else *field = v; a getter's *out = v. */
+static inline int weft__posix_set_int(int *field, int v, int ok)
+{
+    if (!ok)
+        return EINVAL;
+    *field = v;
+    return 0;
+}
+static inline int weft__posix_get_int(int *out, int v)
+{
+    *out = v;
+    return 0;
+}
 
 /* ---- tcb.c: glibc thread blocks, the glibc check, the load ---- */
 void weft__posix_real_init(void);

@@ -249,8 +249,7 @@ PT_API int pthread_mutexattr_settype(pthread_mutexattr_t *a, int t)
 }
 PT_API int pthread_mutexattr_gettype(const pthread_mutexattr_t *a, int *t)
 {
-    *t = (int)(CATTR(a) & M_TYPE);
-    return 0;
+    return weft__posix_get_int(t, (int)(CATTR(a) & M_TYPE));
 }
 PT_API int pthread_mutexattr_setrobust(pthread_mutexattr_t *a, int r)
 {
@@ -259,8 +258,8 @@ PT_API int pthread_mutexattr_setrobust(pthread_mutexattr_t *a, int r)
 }
 PT_API int pthread_mutexattr_getrobust(const pthread_mutexattr_t *a, int *r)
 {
-    *r = attr_flag(a, A_ROBUST, PTHREAD_MUTEX_ROBUST, PTHREAD_MUTEX_STALLED);
-    return 0;
+    return weft__posix_get_int(r,
+                               attr_flag(a, A_ROBUST, PTHREAD_MUTEX_ROBUST, PTHREAD_MUTEX_STALLED));
 }
 PT_API int pthread_mutexattr_setprotocol(pthread_mutexattr_t *a, int p)
 {
@@ -271,8 +270,7 @@ PT_API int pthread_mutexattr_setprotocol(pthread_mutexattr_t *a, int p)
 }
 PT_API int pthread_mutexattr_getprotocol(const pthread_mutexattr_t *a, int *p)
 {
-    *p = (int)((CATTR(a) >> A_PROTO_SHIFT) & 3);
-    return 0;
+    return weft__posix_get_int(p, (int)((CATTR(a) >> A_PROTO_SHIFT) & 3));
 }
 PT_API int pthread_mutexattr_setpshared(pthread_mutexattr_t *a, int s)
 {
@@ -281,8 +279,8 @@ PT_API int pthread_mutexattr_setpshared(pthread_mutexattr_t *a, int s)
 }
 PT_API int pthread_mutexattr_getpshared(const pthread_mutexattr_t *a, int *s)
 {
-    *s = attr_flag(a, A_PSHARED, PTHREAD_PROCESS_SHARED, PTHREAD_PROCESS_PRIVATE);
-    return 0;
+    return weft__posix_get_int(s, attr_flag(a, A_PSHARED, PTHREAD_PROCESS_SHARED,
+                                            PTHREAD_PROCESS_PRIVATE));
 }
 PT_API int pthread_mutexattr_setprioceiling(pthread_mutexattr_t *a, int c)
 {
@@ -290,8 +288,7 @@ PT_API int pthread_mutexattr_setprioceiling(pthread_mutexattr_t *a, int c)
 }
 PT_API int pthread_mutexattr_getprioceiling(const pthread_mutexattr_t *a, int *c)
 {
-    *c = (int)(CATTR(a) >> A_CEIL_SHIFT);
-    return 0;
+    return weft__posix_get_int(c, (int)(CATTR(a) >> A_CEIL_SHIFT));
 }
 
 /* ---- condition variables -------------------------------------------------- */
@@ -438,8 +435,8 @@ PT_API int pthread_condattr_setpshared(pthread_condattr_t *a, int s)
 }
 PT_API int pthread_condattr_getpshared(const pthread_condattr_t *a, int *s)
 {
-    *s = attr_flag(a, 0x100u, PTHREAD_PROCESS_SHARED, PTHREAD_PROCESS_PRIVATE);
-    return 0;
+    return weft__posix_get_int(s, attr_flag(a, 0x100u, PTHREAD_PROCESS_SHARED,
+                                            PTHREAD_PROCESS_PRIVATE));
 }
 
 /* ---- read-write locks ----------------------------------------------------- */
@@ -584,27 +581,20 @@ PT_API int pthread_rwlockattr_destroy(pthread_rwlockattr_t *a)
 }
 PT_API int pthread_rwlockattr_setkind_np(pthread_rwlockattr_t *a, int k)
 {
-    if (k < 0 || k > 2)
-        return EINVAL;
-    ((int *)(void *)a)[0] = k;
-    return 0;
+    return weft__posix_set_int(&((int *)(void *)a)[0], k, k >= 0 && k <= 2);
 }
 PT_API int pthread_rwlockattr_getkind_np(const pthread_rwlockattr_t *a, int *k)
 {
-    *k = ((const int *)(const void *)a)[0];
-    return 0;
+    return weft__posix_get_int(k, ((const int *)(const void *)a)[0]);
 }
 PT_API int pthread_rwlockattr_setpshared(pthread_rwlockattr_t *a, int s)
 {
-    if (s != PTHREAD_PROCESS_PRIVATE && s != PTHREAD_PROCESS_SHARED)
-        return EINVAL;
-    ((int *)(void *)a)[1] = s;
-    return 0;
+    return weft__posix_set_int(&((int *)(void *)a)[1], s,
+                               s == PTHREAD_PROCESS_PRIVATE || s == PTHREAD_PROCESS_SHARED);
 }
 PT_API int pthread_rwlockattr_getpshared(const pthread_rwlockattr_t *a, int *s)
 {
-    *s = ((const int *)(const void *)a)[1];
-    return 0;
+    return weft__posix_get_int(s, ((const int *)(const void *)a)[1]);
 }
 
 /* ---- spin locks ----------------------------------------------------------- */
@@ -715,8 +705,7 @@ PT_API int pthread_barrierattr_setpshared(pthread_barrierattr_t *a, int s)
 }
 PT_API int pthread_barrierattr_getpshared(const pthread_barrierattr_t *a, int *s)
 {
-    *s = (int)CATTR(a);
-    return 0;
+    return weft__posix_get_int(s, (int)CATTR(a));
 }
 
 /* ---- unnamed semaphores ----------------------------------------------------- */

@@ -297,15 +297,12 @@ PT_API int pthread_attr_destroy(pthread_attr_t *a)
 }
 PT_API int pthread_attr_setdetachstate(pthread_attr_t *a, int d)
 {
-    if (d != PTHREAD_CREATE_JOINABLE && d != PTHREAD_CREATE_DETACHED)
-        return EINVAL;
-    PA(a)->detach = d;
-    return 0;
+    return weft__posix_set_int(&PA(a)->detach, d,
+                               d == PTHREAD_CREATE_JOINABLE || d == PTHREAD_CREATE_DETACHED);
 }
 PT_API int pthread_attr_getdetachstate(const pthread_attr_t *a, int *d)
 {
-    *d = CPA(a)->detach;
-    return 0;
+    return weft__posix_get_int(d, CPA(a)->detach);
 }
 PT_API int pthread_attr_setstacksize(pthread_attr_t *a, size_t s)
 {
@@ -354,39 +351,32 @@ PT_API int pthread_attr_getstackaddr(const pthread_attr_t *a, void **addr)
 }
 PT_API int pthread_attr_setscope(pthread_attr_t *a, int s)
 {
-    if (s != PTHREAD_SCOPE_SYSTEM && s != PTHREAD_SCOPE_PROCESS)
-        return EINVAL;
-    PA(a)->scope = s; /* both give a user thread (SPEC) */
-    return 0;
+    /* both give a user thread (SPEC) */
+    return weft__posix_set_int(&PA(a)->scope, s,
+                               s == PTHREAD_SCOPE_SYSTEM || s == PTHREAD_SCOPE_PROCESS);
 }
 PT_API int pthread_attr_getscope(const pthread_attr_t *a, int *s)
 {
-    *s = CPA(a)->scope;
-    return 0;
+    return weft__posix_get_int(s, CPA(a)->scope);
 }
 PT_API int pthread_attr_setinheritsched(pthread_attr_t *a, int i)
 {
-    if (i != PTHREAD_INHERIT_SCHED && i != PTHREAD_EXPLICIT_SCHED)
-        return EINVAL;
-    PA(a)->inherit = i;
-    return 0;
+    return weft__posix_set_int(&PA(a)->inherit, i,
+                               i == PTHREAD_INHERIT_SCHED || i == PTHREAD_EXPLICIT_SCHED);
 }
 PT_API int pthread_attr_getinheritsched(const pthread_attr_t *a, int *i)
 {
-    *i = CPA(a)->inherit;
-    return 0;
+    return weft__posix_get_int(i, CPA(a)->inherit);
 }
 PT_API int pthread_attr_setschedpolicy(pthread_attr_t *a, int p)
 {
-    if (p != SCHED_OTHER && p != SCHED_FIFO && p != SCHED_RR && p != SCHED_BATCH && p != SCHED_IDLE)
-        return EINVAL;
-    PA(a)->policy = p;
-    return 0;
+    return weft__posix_set_int(&PA(a)->policy, p,
+                               p == SCHED_OTHER || p == SCHED_FIFO || p == SCHED_RR ||
+                                   p == SCHED_BATCH || p == SCHED_IDLE);
 }
 PT_API int pthread_attr_getschedpolicy(const pthread_attr_t *a, int *p)
 {
-    *p = CPA(a)->policy;
-    return 0;
+    return weft__posix_get_int(p, CPA(a)->policy);
 }
 PT_API int pthread_attr_setschedparam(pthread_attr_t *a, const struct sched_param *sp)
 {
