@@ -215,10 +215,15 @@ PT_API int pthread_mutex_setprioceiling(pthread_mutex_t *mx, int ceil, int *old)
     return 0;
 }
 
+/* The attribute initialisers: all bits 0. */
+static int attr_zero(void *a, size_t n)
+{
+    memset(a, 0, n);
+    return 0;
+}
 PT_API int pthread_mutexattr_init(pthread_mutexattr_t *a)
 {
-    memset(a, 0, sizeof *a);
-    return 0;
+    return attr_zero(a, sizeof *a);
 }
 PT_API int pthread_mutexattr_destroy(pthread_mutexattr_t *a)
 {
@@ -410,8 +415,7 @@ PT_API int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid
 
 PT_API int pthread_condattr_init(pthread_condattr_t *a)
 {
-    memset(a, 0, sizeof *a);
-    return 0;
+    return attr_zero(a, sizeof *a);
 }
 PT_API int pthread_condattr_destroy(pthread_condattr_t *a)
 {
@@ -571,8 +575,7 @@ PT_API int pthread_rwlock_unlock(pthread_rwlock_t *l)
 
 PT_API int pthread_rwlockattr_init(pthread_rwlockattr_t *a)
 {
-    memset(a, 0, sizeof *a);
-    return 0;
+    return attr_zero(a, sizeof *a);
 }
 PT_API int pthread_rwlockattr_destroy(pthread_rwlockattr_t *a)
 {
@@ -688,8 +691,7 @@ PT_API int pthread_barrier_wait(pthread_barrier_t *bb)
 }
 PT_API int pthread_barrierattr_init(pthread_barrierattr_t *a)
 {
-    memset(a, 0, sizeof *a);
-    return 0;
+    return attr_zero(a, sizeof *a);
 }
 PT_API int pthread_barrierattr_destroy(pthread_barrierattr_t *a)
 {
@@ -698,10 +700,8 @@ PT_API int pthread_barrierattr_destroy(pthread_barrierattr_t *a)
 }
 PT_API int pthread_barrierattr_setpshared(pthread_barrierattr_t *a, int s)
 {
-    if (s != PTHREAD_PROCESS_PRIVATE && s != PTHREAD_PROCESS_SHARED)
-        return EINVAL;
-    ATTR(a) = (uint32_t)s;
-    return 0;
+    return attr_put(a, s == PTHREAD_PROCESS_PRIVATE || s == PTHREAD_PROCESS_SHARED, ~0u,
+                    (uint32_t)s);
 }
 PT_API int pthread_barrierattr_getpshared(const pthread_barrierattr_t *a, int *s)
 {
