@@ -123,7 +123,7 @@ static void prio_push(struct weft__worker *w, struct weft_thread *t)
     weft__lock_release(&q->lock);
     /* Raised while we queued it (weft__prio_inherit on a parked holder)?
      * seq_cst: pairs with the fence there. */
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    weft__fence();
     if (WEFT_UNLIKELY(weft__cls(t) != c)) {
         c = weft__cls(t);
         weft__prio_requeue(t);
@@ -441,7 +441,7 @@ RACY_PRIO struct weft_thread *weft__prio_inherit(uint64_t id, int c)
     /* Readied meanwhile, at its old class? seq_cst: pairs with the fence
      * in prio_push, so that one of us sees the other's store (the class,
      * or the list that now holds it). */
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    weft__fence();
     if (__atomic_load_n(&f.t->pq, __ATOMIC_RELAXED)) {
         weft__prio_requeue(f.t);
         weft__preempt_for_class(c);
