@@ -101,6 +101,16 @@ static inline __attribute__((always_inline)) void exit_prelude(struct weft__work
         weft__eh_clear();
 }
 
+/* 1 when the only thing that sent w's thread off a fast path is the C++
+ * runtime (WEFT__GATE_CXX alone in attn_any: attn in the low half, gate in
+ * the high one): the slow path then takes the fast path's steps with the
+ * exception state carried (sched/eh.h). relaxed: as the fast paths' test. */
+WEFT_INLINE int cxx_gate_alone(struct weft__worker *w)
+{
+    return atomic_load_explicit(&w->attn_any, memory_order_relaxed) == (uint64_t)WEFT__GATE_CXX
+                                                                           << 32;
+}
+
 /* A member's exit but for the usual case (thread_exit): a canary to check,
  * attention to serve, waiters to wake. */
 static WEFT_NOINLINE __attribute__((noreturn)) void exit_member(struct weft__worker *w,
@@ -108,9 +118,8 @@ static WEFT_NOINLINE __attribute__((noreturn)) void exit_member(struct weft__wor
 {
     /* thread_exit's usual case in a program with the C++ runtime loaded
      * (WEFT__GATE_CXX alone), leaving no exception state (sched/eh.h) */
-    if (atomic_load_explicit(&w->attn_any, memory_order_relaxed) == (uint64_t)WEFT__GATE_CXX
-                                                                        << 32 &&
-        self->guard != WEFT__GUARD_CANARY && weft__group_leave_quick(self->group)) {
+    if (cxx_gate_alone(w) && self->guard != WEFT__GUARD_CANARY &&
+        weft__group_leave_quick(self->group)) {
         weft__eh_clear();
         member_exit_to(w, self, weft__pick_default(w));
     }
@@ -177,8 +186,7 @@ static WEFT_NOINLINE __attribute__((noreturn)) void exit_attn(struct weft__worke
      * joiner that arrived since thread_exit read RUNNING is met by
      * exit_to's CAS, as on the fast path. WEFT__GATE_CXX alone: the fast
      * path's steps, leaving no exception state (sched/eh.h). */
-    if (atomic_load_explicit(&w->attn_any, memory_order_relaxed) == (uint64_t)WEFT__GATE_CXX
-                                                                        << 32) {
+    if (cxx_gate_alone(w)) {
         weft__eh_clear();
         exit_to(w, self, weft__pick_default(w));
     }
@@ -1259,11 +1267,8 @@ static WEFT_NOINLINE void yield_slow(void)
     }
     /* The fast path's case in a program with the C++ runtime loaded
      * (WEFT__GATE_CXX alone): its rotation, with the exception state
-     * carried across the switch (sched/eh.h). attn_any: attn in the low
-     * half, gate in the high one. relaxed: as weft_yield's test. */
-    if (atomic_load_explicit(&w->attn_any, memory_order_relaxed) == (uint64_t)WEFT__GATE_CXX
-                                                                        << 32 &&
-        weft__deque_size_hint(&w->dq) == 0) {
+     * carried across the switch (sched/eh.h). */
+    if (cxx_gate_alone(w) && weft__deque_size_hint(&w->dq) == 0) {
         if ((next = yield_rotate(w, self))) {
             weft__eh_leave(self);
             weft__switch_on(w, self, next, 0);
