@@ -82,12 +82,7 @@ if(WEFT_HAVE_DIST)
       $<BUILD_INTERFACE:${CMAKE_CURRENT_SOURCE_DIR}/include>
       $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
     target_link_libraries(${t} PUBLIC MPI::MPI_C Threads::Threads)
-    if(WEFT_HAVE_URING)
-      target_link_libraries(${t} PRIVATE $<BUILD_INTERFACE:PkgConfig::URING> $<INSTALL_INTERFACE:uring>)
-    endif()
-    if(WEFT_HAVE_LIBDW)
-      target_link_libraries(${t} PRIVATE $<BUILD_INTERFACE:PkgConfig::LIBDW> $<INSTALL_INTERFACE:dw>)
-    endif()
+    weft_link_optional(${t})
   endforeach()
   add_library(weft::dist ALIAS weft_dist)
 

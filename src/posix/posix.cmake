@@ -27,12 +27,7 @@ set(WEFT_POSIX_DEFS _GNU_SOURCE=1 WEFT_BUILDING=1 WEFT_POSIX=1
   WEFT__HAVE_URING=${WEFT_HAVE_URING} WEFT__HAVE_VALGRIND=${WEFT_HAVE_VALGRIND}
   WEFT__HAVE_LIBDW=${WEFT_HAVE_LIBDW})
 target_compile_definitions(weft_posix_core PRIVATE ${WEFT_POSIX_DEFS})
-if(WEFT_HAVE_URING)
-  target_link_libraries(weft_posix_core PRIVATE PkgConfig::URING)
-endif()
-if(WEFT_HAVE_LIBDW)
-  target_link_libraries(weft_posix_core PRIVATE PkgConfig::LIBDW)
-endif()
+weft_link_optional(weft_posix_core)
 
 add_library(weft_pthread SHARED $<TARGET_OBJECTS:weft_posix_core> ${WEFT_POSIX_SOURCES})
 set_target_properties(weft_pthread PROPERTIES OUTPUT_NAME weft-pthread EXPORT_NAME pthread VERSION ${PROJECT_VERSION}
@@ -44,12 +39,7 @@ target_include_directories(weft_pthread
 target_compile_options(weft_pthread PRIVATE ${WEFT_WARN} -Wno-nonnull-compare -fvisibility=hidden -fexceptions)
 target_compile_definitions(weft_pthread PRIVATE ${WEFT_POSIX_DEFS})
 target_link_libraries(weft_pthread PUBLIC Threads::Threads PRIVATE ${CMAKE_DL_LIBS})
-if(WEFT_HAVE_URING)
-  target_link_libraries(weft_pthread PRIVATE $<BUILD_INTERFACE:PkgConfig::URING> $<INSTALL_INTERFACE:uring>)
-endif()
-if(WEFT_HAVE_LIBDW)
-  target_link_libraries(weft_pthread PRIVATE $<BUILD_INTERFACE:PkgConfig::LIBDW> $<INSTALL_INTERFACE:dw>)
-endif()
+weft_link_optional(weft_pthread)
 add_library(weft::pthread ALIAS weft_pthread)
 
 install(TARGETS weft_pthread EXPORT weftTargets LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
