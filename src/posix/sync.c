@@ -22,6 +22,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <sched.h>
 #include <semaphore.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -44,7 +45,9 @@ _Static_assert(sizeof(struct pmutex) == sizeof(pthread_mutex_t), "glibc's mutex 
 enum {
     M_TYPE = 3, /* PTHREAD_MUTEX_NORMAL .. ADAPTIVE_NP (0..3) */
     M_ROBUST = 1u << 4,
+    M_PROTECT = 1u << 5, /* PTHREAD_PRIO_PROTECT: the ceiling is kept in M_CEIL */
     M_PSHARED = 1u << 7, /* glibc's kind bit for process-shared */
+    M_CEIL_SHIFT = 8,    /* 8 bits: SCHED_FIFO's range is 1..99 */
     M_BUSY = 1u << 30,   /* being converted */
     M_READY = 1u << 31,
 };
@@ -79,11 +82,22 @@ static inline uint32_t meta_of(struct pmutex *m)
     return WEFT_LIKELY(v & M_READY) ? v : convert(m);
 }
 
+/* An attribute's priority ceiling; unset, SCHED_FIFO's lowest, as glibc. */
+static uint32_t attr_ceiling(uint32_t at)
+{
+    uint32_t c = at >> A_CEIL_SHIFT;
+    int min = sched_get_priority_min(SCHED_FIFO);
+    return c ? c : (uint32_t)(min > 0 ? min : 1);
+}
+
 PT_API int pthread_mutex_init(pthread_mutex_t *mx, const pthread_mutexattr_t *a)
 {
     uint32_t at = a ? *(const uint32_t *)(const void *)a : 0;
     memset(mx, 0, sizeof *mx);
-    atomic_store_explicit(&PM(mx)->meta, M_READY | (at & M_TYPE) | (at & A_ROBUST),
+    uint32_t prot = 0;
+    if (((at >> A_PROTO_SHIFT) & 3) == PTHREAD_PRIO_PROTECT)
+        prot = M_PROTECT | (attr_ceiling(at) & 0xffu) << M_CEIL_SHIFT;
+    atomic_store_explicit(&PM(mx)->meta, M_READY | (at & M_TYPE) | (at & A_ROBUST) | prot,
                           memory_order_release);
     return 0;
 }
@@ -100,15 +114,16 @@ PT_API int pthread_mutex_destroy(pthread_mutex_t *mx)
  * mutex as its owner, the hold moves to its new token: one CAS of the
  * owner bits of weft_mutex's word (owner | K | W | L, checked at the start:
  * thread.c, pre_start_token), once the internal lock bit L is clear. */
-WEFT_NOINLINE static int adopt(struct pmutex *m)
+/* Moves a hold of m by owner token from (0: by anyone) to the caller: one
+ * CAS of the owner bits of weft_mutex's word (owner | K | W | L), once the
+ * internal lock bit L is clear. 1 if the caller holds it now. */
+static int take_hold(struct pmutex *m, uintptr_t from)
 {
-    uintptr_t pre = weft__posix_pre_token;
-    if (!pre || weft__posix_self_if_any() != weft__posix_main)
-        return 0;
     _Atomic uint64_t *word = (_Atomic uint64_t *)(void *)&m->m;
     uint64_t v = atomic_load_explicit(word, memory_order_relaxed);
     for (;;) {
-        if ((v & ~(uint64_t)7) != pre)
+        uint64_t owner = v & ~(uint64_t)7;
+        if (!owner || (from && owner != from))
             return 0;
         if (v & 1) {
             weft__cpu_relax();
@@ -120,6 +135,41 @@ WEFT_NOINLINE static int adopt(struct pmutex *m)
                                                   memory_order_acquire, memory_order_relaxed))
             return 1;
     }
+}
+
+WEFT_NOINLINE static int adopt(struct pmutex *m)
+{
+    uintptr_t pre = weft__posix_pre_token;
+    if (!pre || weft__posix_self_if_any() != weft__posix_main)
+        return 0;
+    return take_hold(m, pre);
+}
+
+/* The owner relocks a normal mutex: it waits for ever, as under glibc
+ * (signal handlers still run). */
+WEFT_NOINLINE __attribute__((noreturn)) static void relock(void)
+{
+    static _Atomic uint32_t never;
+    for (;;) {
+        weft__posix_park(&never, 0, CLOCK_MONOTONIC, NULL);
+        weft__posix_deliver();
+    }
+}
+
+/* An unlock by a thread that does not hold m (weft_mutex said EPERM): the
+ * initial thread's hold from before the start; a normal mutex, unlocked
+ * by any thread as glibc allows (0 if it was not locked at all); EPERM
+ * for error-checking, recursive and robust ones. */
+WEFT_NOINLINE static int unlock_other(struct pmutex *m, uint32_t meta)
+{
+    if (weft__posix_pre_token && adopt(m))
+        return weft_mutex_unlock(&m->m);
+    uint32_t type = meta & M_TYPE;
+    if ((meta & M_ROBUST) || (type != PTHREAD_MUTEX_NORMAL && type != PTHREAD_MUTEX_ADAPTIVE_NP))
+        return EPERM;
+    if (take_hold(m, 0))
+        return weft_mutex_unlock(&m->m);
+    return 0;
 }
 
 static inline int is_owner(struct pmutex *m)
@@ -137,7 +187,11 @@ PT_API int pthread_mutex_lock(pthread_mutex_t *mx)
         m->count++;
         return 0;
     }
-    return weft_mutex_lock(&m->m);
+    int r = weft_mutex_lock(&m->m);
+    if (WEFT_UNLIKELY(r == EDEADLK) && !(meta & M_ROBUST) &&
+        ((meta & M_TYPE) == PTHREAD_MUTEX_NORMAL || (meta & M_TYPE) == PTHREAD_MUTEX_ADAPTIVE_NP))
+        relock(); /* POSIX: a normal mutex relocked by its owner deadlocks */
+    return r;
 }
 
 PT_API int pthread_mutex_trylock(pthread_mutex_t *mx)
@@ -163,8 +217,8 @@ PT_API int pthread_mutex_unlock(pthread_mutex_t *mx)
         return 0;
     }
     int r = weft_mutex_unlock(&m->m);
-    if (WEFT_UNLIKELY(r == EPERM) && weft__posix_pre_token && adopt(m))
-        r = weft_mutex_unlock(&m->m);
+    if (WEFT_UNLIKELY(r == EPERM))
+        r = unlock_other(m, meta);
     return r;
 }
 
@@ -201,17 +255,39 @@ PT_API int pthread_mutex_consistent(pthread_mutex_t *mx)
 {
     return (meta_of(PM(mx)) & M_ROBUST) ? EINVAL : EINVAL; /* no owner ever dies holding one */
 }
+/* Priority ceilings: kept for PTHREAD_PRIO_PROTECT mutexes (user threads
+ * are not run at them); EINVAL for the others, as glibc. */
 PT_API int pthread_mutex_getprioceiling(const pthread_mutex_t *mx, int *ceil)
 {
-    (void)mx;
-    *ceil = 0;
+    uint32_t meta = meta_of(PM(mx));
+    if (!(meta & M_PROTECT))
+        return EINVAL;
+    *ceil = (int)((meta >> M_CEIL_SHIFT) & 0xffu);
     return 0;
 }
 PT_API int pthread_mutex_setprioceiling(pthread_mutex_t *mx, int ceil, int *old)
 {
-    (void)mx, (void)ceil;
+    struct pmutex *m = PM(mx);
+    uint32_t meta = meta_of(m);
+    if (!(meta & M_PROTECT) || ceil < sched_get_priority_min(SCHED_FIFO) ||
+        ceil > sched_get_priority_max(SCHED_FIFO))
+        return EINVAL;
+    /* POSIX: locks the mutex, changes the ceiling, unlocks it */
+    int owned = is_owner(m);
+    if (!owned) {
+        int r = weft_mutex_lock(&m->m);
+        if (r)
+            return r;
+    }
+    uint32_t prev = atomic_load_explicit(&m->meta, memory_order_relaxed);
+    while (!atomic_compare_exchange_weak(&m->meta, &prev,
+                                         (prev & ~(0xffu << M_CEIL_SHIFT)) | (uint32_t)ceil
+                                                                                 << M_CEIL_SHIFT))
+        ;
     if (old)
-        *old = 0;
+        *old = (int)((prev >> M_CEIL_SHIFT) & 0xffu);
+    if (!owned)
+        weft_mutex_unlock(&m->m);
     return 0;
 }
 
@@ -289,11 +365,14 @@ PT_API int pthread_mutexattr_getpshared(const pthread_mutexattr_t *a, int *s)
 }
 PT_API int pthread_mutexattr_setprioceiling(pthread_mutexattr_t *a, int c)
 {
-    return attr_put(a, c >= 0 && c <= 0xffff, ~0xffffu, (uint32_t)c << A_CEIL_SHIFT);
+    return attr_put(a,
+                    c >= sched_get_priority_min(SCHED_FIFO) &&
+                        c <= sched_get_priority_max(SCHED_FIFO),
+                    ~0xffffu, (uint32_t)c << A_CEIL_SHIFT);
 }
 PT_API int pthread_mutexattr_getprioceiling(const pthread_mutexattr_t *a, int *c)
 {
-    return weft__posix_get_int(c, (int)(CATTR(a) >> A_CEIL_SHIFT));
+    return weft__posix_get_int(c, (int)attr_ceiling(CATTR(a)));
 }
 
 /* ---- condition variables -------------------------------------------------- */
@@ -320,9 +399,16 @@ PT_API int pthread_cond_init(pthread_cond_t *c, const pthread_condattr_t *a)
     PC(c)->clock = at & 0xff;
     return 0;
 }
+/* Waiters woken by a signal or broadcast may still be leaving the wait
+ * (their count goes last): destroy waits for them, as glibc does, so the
+ * object may be freed at once after it returns. Destroying a condition
+ * variable with threads blocked on it is undefined (glibc waits for
+ * ever; so does this). */
 PT_API int pthread_cond_destroy(pthread_cond_t *c)
 {
-    return atomic_load(&PC(c)->waiters) ? EBUSY : 0;
+    while (atomic_load(&PC(c)->waiters))
+        weft__posix_sleep_ns(1000);
+    return 0;
 }
 PT_API int pthread_cond_signal(pthread_cond_t *c)
 {
@@ -486,11 +572,24 @@ static int rw_try(struct prw *r, int write)
     }
 }
 
+/* 1 if the caller is r's write holder: under its own token, or the
+ * initial thread under the one it had before the runtime started (the
+ * hold moves to its new token, as adopt does for mutexes). */
+static int rw_writer_is_me(struct prw *r)
+{
+    uintptr_t w = atomic_load_explicit(&r->writer, memory_order_relaxed);
+    if (w == weft__sync_owner())
+        return 1;
+    if (!w || w != weft__posix_pre_token || weft__posix_self_if_any() != weft__posix_main)
+        return 0;
+    atomic_store_explicit(&r->writer, weft__sync_owner(), memory_order_relaxed);
+    return 1;
+}
+
 static int rw_lock(pthread_rwlock_t *l, int write, clockid_t clk, const struct timespec *abs)
 {
     struct prw *r = PR(l);
-    if (atomic_load_explicit(&r->writer, memory_order_relaxed) == weft__sync_owner() &&
-        (atomic_load(&r->word) & RW_WRITER))
+    if ((atomic_load(&r->word) & RW_WRITER) && rw_writer_is_me(r))
         return EDEADLK;
     for (;;) {
         uint32_t s = atomic_load(&r->seq);
@@ -554,7 +653,7 @@ PT_API int pthread_rwlock_unlock(pthread_rwlock_t *l)
     struct prw *r = PR(l);
     uint32_t v = atomic_load_explicit(&r->word, memory_order_relaxed);
     if (v & RW_WRITER) {
-        if (atomic_load_explicit(&r->writer, memory_order_relaxed) != weft__sync_owner())
+        if (!rw_writer_is_me(r))
             return EPERM;
         atomic_store_explicit(&r->writer, 0, memory_order_relaxed);
         /* release: the critical section; pairs with rw_try's acquire */
