@@ -66,7 +66,7 @@ enum { PT_RUNNING = 0, PT_DETACHED = 1, PT_EXITED = 2 };
  * that uses keys or cancellation (made on demand). */
 struct pt {
     void *tcb;         /* its glibc thread block (= its pthread_t); immutable */
-    weft_thread *h;    /* its weft thread, NULL: not a user thread; immutable */
+    weft_thread *h;    /* its weft thread; NULL: not a user thread, or joined */
     int user;          /* 1: made by pthread_create here; immutable */
     _Atomic int state; /* PT_*: CAS by the thread's end and by pthread_detach */
     void *result;      /* set by the thread before its end */

@@ -34,8 +34,10 @@ extern void __call_tls_dtors(void);
 /* ---- the lazy start ------------------------------------------------------- */
 
 static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER; /* glibc's (real) */
-static _Atomic int started;  /* 1 once the runtime runs; release by the starter */
-static struct pt *main_pt;   /* the initial thread's record; immutable once started */
+static _Atomic int started;    /* 1 once the runtime runs; release by the starter */
+static struct pt *main_pt;     /* the initial thread's record; immutable once started */
+static uint64_t main_cpu_base; /* its CPU time at the start (clock_gettime below) */
+extern __typeof__(clock_gettime) weft__real_clock_gettime;
 static _Atomic long live;    /* user threads made here and not ended */
 static size_t default_stack; /* RLIMIT_STACK's soft limit, 8 MiB when unlimited */
 static size_t page;
@@ -107,6 +109,9 @@ int weft__posix_start(void)
         weft_config_default(&cfg);
         if (!getenv("WEFT_STACK_SIZE"))
             cfg.stack_size = default_stack; /* POSIX's default: cached slots of that size */
+        struct timespec used;
+        if (weft__real_clock_gettime(CLOCK_THREAD_CPUTIME_ID, &used) == 0)
+            main_cpu_base = (uint64_t)used.tv_sec * 1000000000u + (uint64_t)used.tv_nsec;
         r = p ? weft_init(&cfg) : ENOMEM;
         if (r == 0) {
             struct weft_thread *t = weft_self();
@@ -524,6 +529,12 @@ PT_API int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)
     p->guard_size = a.guardsize;
     p->sched_policy = a.policy;
     p->sched_param.sched_priority = a.prio;
+    if (a.inherit == PTHREAD_INHERIT_SCHED) {
+        /* the creator's (recorded) policy and priority, not the attribute's */
+        struct pt *me = weft__posix_self_if_any();
+        p->sched_policy = me ? me->sched_policy : SCHED_OTHER;
+        p->sched_param = me ? me->sched_param : (struct sched_param){ 0 };
+    }
     p->state = a.detach == PTHREAD_CREATE_DETACHED ? PT_DETACHED : PT_RUNNING;
     weft__posix_set_pt(tcb, p);
     weft_attr wa = WEFT_ATTR_INIT;
@@ -644,10 +655,18 @@ PT_API __attribute__((noreturn)) void __pthread_unwind_next(void *b)
     __builtin_unreachable();
 }
 
+/* The record of th if it was made here, alive or not: its block keeps
+ * pointing at it until both are reused. NULL: glibc's thread. */
+static struct pt *made_pt(pthread_t th)
+{
+    struct pt *p = weft__posix_pt_of((void *)th);
+    return p && p->user ? p : NULL;
+}
+
 PT_API int pthread_join(pthread_t th, void **res)
 {
-    struct pt *p = user_pt(th);
-    if (!p || !p->user) {
+    struct pt *p = made_pt(th);
+    if (!p) {
         extern __typeof__(pthread_join) weft__real_pthread_join;
         return weft__real_pthread_join(th, res); /* glibc's own thread */
     }
@@ -656,6 +675,8 @@ PT_API int pthread_join(pthread_t th, void **res)
         return EDEADLK;
     if (atomic_load(&p->state) == PT_DETACHED)
         return EINVAL;
+    if (!p->h)
+        return ESRCH; /* joined already */
     weft__posix_testcancel();
     void *r;
     int e = weft_join(p->h, &r);
@@ -663,6 +684,7 @@ PT_API int pthread_join(pthread_t th, void **res)
         return e == EDEADLK ? EDEADLK : (e == EINVAL ? EINVAL : ESRCH);
     if (res)
         *res = p->exiting && r == PTHREAD_CANCELED ? PTHREAD_CANCELED : r;
+    p->h = NULL; /* a second join finds ESRCH */
     weft__posix_tcb_put(p->tcb);
     pt_put(p);
     return 0;
@@ -708,11 +730,15 @@ PT_API int pthread_tryjoin_np(pthread_t th, void **res)
 
 PT_API int pthread_detach(pthread_t th)
 {
-    struct pt *p = user_pt(th);
-    if (!p || !p->user) {
+    struct pt *p = made_pt(th);
+    if (!p) {
         extern __typeof__(pthread_detach) weft__real_pthread_detach;
         return weft__real_pthread_detach(th); /* glibc's own thread */
     }
+    if (atomic_load(&p->state) == PT_DETACHED)
+        return EINVAL;
+    if (!p->h)
+        return ESRCH; /* joined already */
     int s = PT_RUNNING;
     if (atomic_compare_exchange_strong(&p->state, &s, PT_DETACHED)) {
         weft_detach(p->h);
@@ -722,6 +748,7 @@ PT_API int pthread_detach(pthread_t th)
         return EINVAL;
     /* it ended and nobody joined it: its resources go now */
     weft_detach(p->h);
+    p->h = NULL;
     weft__posix_tcb_put(p->tcb);
     pt_put(p);
     return 0;
@@ -919,6 +946,12 @@ PT_API int pthread_setschedparam(pthread_t th, int policy, const struct sched_pa
         p = th == pthread_self() ? weft__posix_self() : NULL;
     if (!p)
         return ESRCH;
+    if (!sp ||
+        (policy != SCHED_OTHER && policy != SCHED_FIFO && policy != SCHED_RR &&
+         policy != SCHED_BATCH && policy != SCHED_IDLE) ||
+        sp->sched_priority < sched_get_priority_min(policy) ||
+        sp->sched_priority > sched_get_priority_max(policy))
+        return EINVAL;
     p->sched_policy = policy;
     p->sched_param = *sp;
     return 0;
@@ -1075,10 +1108,29 @@ static int user_clock(clockid_t clk, struct timespec *ts)
     return 0;
 }
 
+/* CLOCK_THREAD_CPUTIME_ID on a user thread: its own CPU time (the kernel
+ * thread's would mix every user thread its worker ran). The initial
+ * thread's counts on from what it had used before the runtime started. */
+static int own_clock(struct pt *p, struct timespec *ts)
+{
+    weft_thread_info info;
+    if (weft_thread_info_get(p->h, &info) != 0)
+        return weft__real_clock_gettime(CLOCK_THREAD_CPUTIME_ID, ts);
+    uint64_t ns = info.cpu_ns + (p == main_pt ? main_cpu_base : 0);
+    ts->tv_sec = (time_t)(ns / 1000000000u);
+    ts->tv_nsec = (long)(ns % 1000000000u);
+    return 0;
+}
+
 PT_API int clock_gettime(clockid_t clk, struct timespec *ts)
 {
     if (WEFT_UNLIKELY(IS_USER_CLOCK(clk)))
         return user_clock(clk, ts);
+    if (WEFT_UNLIKELY(clk == CLOCK_THREAD_CPUTIME_ID)) {
+        struct pt *p = weft__posix_self_if_any();
+        if (p && p->h && !weft__posix_forked)
+            return own_clock(p, ts);
+    }
     return weft__real_clock_gettime(clk, ts);
 }
 
