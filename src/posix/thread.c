@@ -37,6 +37,7 @@ static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER; /* glibc's (real)
 static _Atomic int started;    /* 1 once the runtime runs; release by the starter */
 static struct pt *main_pt;     /* the initial thread's record; immutable once started */
 static uint64_t main_cpu_base; /* its CPU time at the start (clock_gettime below) */
+static struct pt *forked_self; /* in a child of fork: the caller's record, if it had one */
 extern __typeof__(clock_gettime) weft__real_clock_gettime;
 static _Atomic long live;    /* user threads made here and not ended */
 static size_t default_stack; /* RLIMIT_STACK's soft limit, 8 MiB when unlimited */
@@ -81,6 +82,7 @@ static void forked_child(void)
         p->h = NULL;
         p->user = 0;
     }
+    forked_self = p;
     atomic_store_explicit(&live, 0, memory_order_relaxed);
 }
 
@@ -562,7 +564,7 @@ PT_API int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)
 PT_API void pthread_exit(void *result)
 {
     struct pt *p = weft__posix_self();
-    if (!p || !p->h) {
+    if (!p || (!p->h && p != forked_self)) {
         weft__real_pthread_exit(result); /* a kernel thread not made here */
     }
     p->result = result;
@@ -579,9 +581,10 @@ static void unwind_next(struct pt *p)
         void **buf = p->cleanup;
         siglongjmp((struct __jmp_buf_tag *)buf, 1);
     }
-    if (p == main_pt) {
-        /* The initial thread: the process lives on until the last thread
-         * made here ends, then exits with 0, as glibc does. */
+    if (p == main_pt || p == forked_self) {
+        /* The initial thread (or, in a child of fork, the thread that
+         * forked, on our stack and block): the process lives on until the
+         * last thread made here ends, then exits with 0, as glibc does. */
         __call_tls_dtors();
         weft__posix_thread_end(p);
         while (atomic_load_explicit(&live, memory_order_relaxed) > 0)
