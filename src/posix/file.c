@@ -10,21 +10,21 @@
  *   call inside weft_blocking (the worker goes to another kernel thread
  *   while the disk works).
  * - open, openat (and open64, openat64, creat, creat64, the _2 names of
- *   _FORTIFY_SOURCE) without O_NONBLOCK, which wait on a FIFO until the
- *   other end opens:
- *   - write-only: the open is made with O_NONBLOCK, which never waits, and
- *     O_NONBLOCK cleared again (one fcntl) when it succeeded. A FIFO
- *     without a reader then fails with ENXIO, and a device or a leased
- *     file that would make the open wait with EAGAIN, EWOULDBLOCK or
- *     EBUSY: those repeat the open as asked inside weft_blocking.
- *   - read-only: one fstatat of the path first; a FIFO's open runs as
- *     asked inside weft_blocking, anything else is the call itself. A
- *     reader cannot probe with O_NONBLOCK: its open lets blocked writers
- *     in, and it cannot learn when a writer opens (one that opens, writes
- *     and closes meanwhile leaves the blocking open waiting for ever; a
- *     wait for data instead deadlocks two programs that open two FIFOs
- *     crosswise). A path replaced by a FIFO between the stat and the open
- *     holds the worker until the rescue.
+ *   _FORTIFY_SOURCE) read-only or write-only without O_NONBLOCK, which
+ *   wait on a FIFO until the other end opens: the open is made with
+ *   O_NONBLOCK, which never waits, and O_NONBLOCK cleared again (one
+ *   fcntl) when it succeeded. A write-only open of a FIFO without a
+ *   reader then fails with ENXIO, and a device or a leased file that would
+ *   make the open wait with EAGAIN, EWOULDBLOCK or EBUSY: those repeat the
+ *   open as asked inside weft_blocking. A read-only open is checked with
+ *   one fstat of the descriptor: a FIFO's is kept and waits, parked, for a
+ *   writer (fifo_reader). Rejected: a stat of the path before each open (a
+ *   second path walk, +50 % on an open and close of a cached file, where
+ *   fstat and fcntl cost less); and for a FIFO's reader, repeating the
+ *   open as asked in weft_blocking (the probe let blocked writers in: one
+ *   that opens, writes and closes meanwhile leaves that open waiting for
+ *   ever), or a wait for data (two programs that open two FIFOs crosswise
+ *   deadlock).
  *   Read-write opens (a FIFO's never waits), O_PATH, O_DIRECTORY,
  *   O_TMPFILE and O_CREAT|O_EXCL (a new regular file) are the call itself.
  * Kernel threads the program made otherwise, children of fork and every
@@ -200,41 +200,63 @@ static int may_wait(int flags)
  * O_ASYNC, which open ignores and F_SETFL would arm). */
 #define KEPT (O_APPEND | O_DIRECT | O_NOATIME)
 
-static int open_blocking(int dir, const char *path, int flags, mode_t mode)
+/* A read-only open of a FIFO, made with O_NONBLOCK (fd): waits until a
+ * writer has opened since, as the blocking open does. tee() with
+ * SPLICE_F_NONBLOCK tells without taking anything: > 0 there is data,
+ * EAGAIN a writer holds it open, 0 none does; a writer that came and
+ * went leaves data or a hang-up. A writer that opens and stays silent
+ * wakes nothing, so the wait looks again every 1, 2, 4 ... 64 ms. */
+static int fifo_reader(int fd)
 {
-    struct call c = { .kind = C_OPEN, .fd = dir, .path = path, .flags = flags, .mode = mode };
-    return (int)blocking(&c);
+    int s[2];
+    if (pipe2(s, O_CLOEXEC | O_NONBLOCK) != 0)
+        return -1;
+    int r = 0;
+    for (int ms = 1;; ms = ms < 64 ? ms * 2 : 64) {
+        ssize_t k = tee(fd, s[1], 1, SPLICE_F_NONBLOCK);
+        if (k > 0 || (k < 0 && errno == EAGAIN))
+            break;
+        struct pollfd p = { fd, POLLIN, 0 };
+        if (k < 0 || weft_poll(fd, POLLIN, ms) < 0) {
+            r = -1;
+            break;
+        }
+        if (weft__real_poll(&p, 1, 0) != 0)
+            break; /* a hang-up or data: a writer was here */
+    }
+    int err = errno;
+    close(s[0]);
+    close(s[1]);
+    errno = err;
+    return r;
 }
 
 static int open_user(int dir, const char *path, int flags, mode_t mode)
 {
     enter();
     int err = errno;
-    if ((flags & O_ACCMODE) == O_RDONLY) {
-        struct stat st;
-        int at = flags & O_NOFOLLOW ? AT_SYMLINK_NOFOLLOW : 0;
-        if (fstatat(dir, path, &st, at) == 0 && S_ISFIFO(st.st_mode)) {
-            errno = err;
-            return open_blocking(dir, path, flags, mode);
-        }
-        errno = err; /* a failed stat: the open says why */
-        return weft__real_openat(dir, path, flags, mode);
-    }
     int fd = weft__real_openat(dir, path, flags | O_NONBLOCK, mode);
     if (fd < 0) {
         if (errno != ENXIO && errno != EAGAIN && errno != EWOULDBLOCK && errno != EBUSY)
             return -1;
         errno = err;
-        return open_blocking(dir, path, flags, mode);
+        struct call c = { .kind = C_OPEN, .fd = dir, .path = path, .flags = flags, .mode = mode };
+        return (int)blocking(&c);
     }
-    if (fcntl(fd, F_SETFL, flags & KEPT) != 0) {
-        err = errno;
-        close(fd);
-        errno = err;
-        return -1;
+    if ((flags & O_ACCMODE) == O_RDONLY) {
+        struct stat st;
+        if (fstat(fd, &st) != 0 || (S_ISFIFO(st.st_mode) && fifo_reader(fd) != 0))
+            goto fail;
     }
+    if (fcntl(fd, F_SETFL, flags & KEPT) != 0)
+        goto fail;
     errno = err;
     return fd;
+fail:
+    err = errno;
+    close(fd);
+    errno = err;
+    return -1;
 }
 
 static mode_t mode_arg(int flags, va_list ap)

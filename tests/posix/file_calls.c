@@ -109,6 +109,38 @@ static void *crosswise_peer(void *arg)
     return NULL;
 }
 
+/* A writer that opens and stays silent until the reader's open returned. */
+static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+static int opened;
+
+static void *silent_writer(void *arg)
+{
+    (void)arg;
+    int fd = open(fifo, O_WRONLY);
+    CHECK(fd >= 0);
+    pthread_mutex_lock(&m);
+    while (!opened)
+        pthread_cond_wait(&cv, &m);
+    pthread_mutex_unlock(&m);
+    CHECK(write(fd, "s", 1) == 1);
+    close(fd);
+    return NULL;
+}
+
+static void *silent_reader(void *arg)
+{
+    (void)arg;
+    usleep(50 * 1000);
+    int fd = open(fifo, O_RDONLY);
+    CHECK(fd >= 0);
+    pt_set_signal(&m, &cv, &opened);
+    char c;
+    CHECK(read(fd, &c, 1) == 1 && c == 's');
+    close(fd);
+    return NULL;
+}
+
 static void *plain(void *arg)
 {
     (void)arg;
@@ -215,6 +247,7 @@ int main(void)
     run2(reader_open, writer_peer);
     run2(writer_open, reader_peer);
     run2(crosswise, crosswise_peer);
+    run2(silent_writer, silent_reader);
 
     close(file);
     unlink(fifo2);
