@@ -17,10 +17,10 @@
  *   reader then fails with ENXIO, and a device or a leased file that would
  *   make the open wait with EAGAIN, EWOULDBLOCK or EBUSY: those repeat the
  *   open as asked inside weft_blocking. A read-only open is checked with
- *   one fstat of the descriptor: a FIFO's is kept and waits, parked, for a
+ *   fcntl(F_GETPIPE_SZ): a FIFO's is kept and waits, parked, for a
  *   writer (fifo_reader). Rejected: a stat of the path before each open (a
  *   second path walk, +50 % on an open and close of a cached file, where
- *   fstat and fcntl cost less); and for a FIFO's reader, repeating the
+ *   two fcntl cost less); and for a FIFO's reader, repeating the
  *   open as asked in weft_blocking (the probe let blocked writers in: one
  *   that opens, writes and closes meanwhile leaves that open waiting for
  *   ever), or a wait for data (two programs that open two FIFOs crosswise
@@ -103,8 +103,8 @@ PT_API int fdatasync(int fd)
 PT_API int sync_file_range(int fd, off64_t off, off64_t n, unsigned flags)
 {
     /* without SYNC_FILE_RANGE_WAIT_* it only starts the writes */
-    if (!(flags & (SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WAIT_AFTER)) ||
-        !weft__posix_calls_user())
+    if (!weft__posix_calls_user() ||
+        !(flags & (SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WAIT_AFTER)))
         return weft__real_sync_file_range(fd, off, n, flags);
     struct call c = { .kind = C_RANGE, .fd = fd, .off = off, .n = n, .flags = (int)flags };
     return (int)blocking(&c);
@@ -243,11 +243,10 @@ static int open_user(int dir, const char *path, int flags, mode_t mode)
         struct call c = { .kind = C_OPEN, .fd = dir, .path = path, .flags = flags, .mode = mode };
         return (int)blocking(&c);
     }
-    if ((flags & O_ACCMODE) == O_RDONLY) {
-        struct stat st;
-        if (fstat(fd, &st) != 0 || (S_ISFIFO(st.st_mode) && fifo_reader(fd) != 0))
-            goto fail;
-    }
+    /* F_GETPIPE_SZ answers only for a pipe (a FIFO, opened by path):
+     * cheaper than an fstat */
+    if ((flags & O_ACCMODE) == O_RDONLY && fcntl(fd, F_GETPIPE_SZ) >= 0 && fifo_reader(fd) != 0)
+        goto fail;
     if (fcntl(fd, F_SETFL, flags & KEPT) != 0)
         goto fail;
     errno = err;
@@ -270,7 +269,7 @@ PT_API int openat(int dir, const char *path, int flags, ...)
     va_start(ap, flags);
     mode_t mode = mode_arg(flags, ap);
     va_end(ap);
-    if (!may_wait(flags) || !weft__posix_calls_user())
+    if (!weft__posix_calls_user() || !may_wait(flags))
         return weft__real_openat(dir, path, flags, mode);
     return open_user(dir, path, flags, mode);
 }
@@ -281,7 +280,7 @@ PT_API int open(const char *path, int flags, ...)
     va_start(ap, flags);
     mode_t mode = mode_arg(flags, ap);
     va_end(ap);
-    if (!may_wait(flags) || !weft__posix_calls_user())
+    if (!weft__posix_calls_user() || !may_wait(flags))
         return weft__real_open(path, flags, mode);
     return open_user(AT_FDCWD, path, flags, mode);
 }

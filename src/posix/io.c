@@ -231,7 +231,7 @@ static int64_t ts_ns(const struct timespec *ts)
 
 PT_API int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *ts, const sigset_t *mask)
 {
-    if ((ts && ts->tv_sec == 0 && ts->tv_nsec == 0) || bad_ts(ts) || !weft__posix_calls_user())
+    if (!weft__posix_calls_user() || (ts && ts->tv_sec == 0 && ts->tv_nsec == 0) || bad_ts(ts))
         return weft__real_ppoll(fds, n, ts, mask);
     enter();
     static const struct timespec zero = { 0, 0 };
@@ -300,7 +300,7 @@ PT_API int epoll_pwait(int ep, struct epoll_event *ev, int n, int timeout, const
 PT_API int epoll_pwait2(int ep, struct epoll_event *ev, int n, const struct timespec *ts,
                         const sigset_t *mask)
 {
-    if ((ts && ts->tv_sec == 0 && ts->tv_nsec == 0) || bad_ts(ts) || !weft__posix_calls_user())
+    if (!weft__posix_calls_user() || (ts && ts->tv_sec == 0 && ts->tv_nsec == 0) || bad_ts(ts))
         return weft__real_epoll_pwait2(ep, ev, n, ts, mask);
     enter();
     static const struct timespec zero = { 0, 0 };
@@ -425,8 +425,8 @@ PT_API int select(int n, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv)
 PT_API int pselect(int n, fd_set *r, fd_set *w, fd_set *e, const struct timespec *ts,
                    const sigset_t *mask)
 {
-    if ((ts && ts->tv_sec == 0 && ts->tv_nsec == 0) || bad_ts(ts) || n < 0 ||
-        !weft__posix_calls_user())
+    if (!weft__posix_calls_user() || (ts && ts->tv_sec == 0 && ts->tv_nsec == 0) || bad_ts(ts) ||
+        n < 0)
         return weft__real_pselect(n, r, w, e, ts, mask);
     enter();
     if (n <= FD_SETSIZE) {

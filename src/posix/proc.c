@@ -119,7 +119,7 @@ static long wait_child(struct wcall *c)
 
 PT_API pid_t wait4(pid_t pid, int *status, int options, struct rusage *ru)
 {
-    if ((options & WNOHANG) || !weft__posix_calls_user())
+    if (!weft__posix_calls_user() || (options & WNOHANG))
         return weft__real_wait4(pid, status, options, ru);
     struct wcall c = { .pid = pid, .status = status, .ru = ru, .options = options };
     return (pid_t)wait_child(&c);
@@ -142,7 +142,7 @@ PT_API pid_t wait3(int *status, int options, struct rusage *ru)
 
 PT_API int waitid(idtype_t idtype, id_t id, siginfo_t *info, int options)
 {
-    if ((options & WNOHANG) || !weft__posix_calls_user())
+    if (!weft__posix_calls_user() || (options & WNOHANG))
         return weft__real_waitid(idtype, id, info, options);
     siginfo_t mine;
     struct wcall c = {
