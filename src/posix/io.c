@@ -317,27 +317,38 @@ PT_API int epoll_pwait2(int ep, struct epoll_event *ev, int n, const struct time
 
 struct sets {
     fd_set *r, *w, *e; /* the caller's */
+    size_t len;        /* the bytes of each that select(2) reads: n bits, in fd_masks */
     fd_set r0, w0, e0; /* their contents at the call */
 };
+
+/* A program may size its sets for n (select(2) reads no further): copy
+ * only that much. */
+static void sets_init(struct sets *s, int n, fd_set *r, fd_set *w, fd_set *e)
+{
+    s->r = r;
+    s->w = w;
+    s->e = e;
+    s->len = ((size_t)n + NFDBITS - 1) / NFDBITS * sizeof(fd_mask);
+}
 
 static void sets_save(struct sets *s)
 {
     if (s->r)
-        s->r0 = *s->r;
+        memcpy(&s->r0, s->r, s->len);
     if (s->w)
-        s->w0 = *s->w;
+        memcpy(&s->w0, s->w, s->len);
     if (s->e)
-        s->e0 = *s->e;
+        memcpy(&s->e0, s->e, s->len);
 }
 
 static void sets_restore(struct sets *s)
 {
     if (s->r)
-        *s->r = s->r0;
+        memcpy(s->r, &s->r0, s->len);
     if (s->w)
-        *s->w = s->w0;
+        memcpy(s->w, &s->w0, s->len);
     if (s->e)
-        *s->e = s->e0;
+        memcpy(s->e, &s->e0, s->len);
 }
 
 /* The wait of select or pselect (n <= FD_SETSIZE, the sets saved, a look
@@ -394,7 +405,8 @@ PT_API int select(int n, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv)
         struct call c = { .kind = C_SELECT, .n = n, .r = r, .w = w, .e = e, .tv = tv };
         return (int)blocking(&c);
     }
-    struct sets s = { .r = r, .w = w, .e = e };
+    struct sets s;
+    sets_init(&s, n, r, w, e);
     int k = select_look(n, &s);
     if (k != 0)
         return k;
@@ -431,7 +443,8 @@ PT_API int pselect(int n, fd_set *r, fd_set *w, fd_set *e, const struct timespec
     enter();
     if (n <= FD_SETSIZE) {
         static const struct timespec zero = { 0, 0 };
-        struct sets s = { .r = r, .w = w, .e = e };
+        struct sets s;
+        sets_init(&s, n, r, w, e);
         sets_save(&s);
         int k = weft__real_pselect(n, r, w, e, &zero, mask);
         if (k != 0)

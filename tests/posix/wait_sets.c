@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/mman.h>
 #include <sys/select.h>
 #include <time.h>
 #include <unistd.h>
@@ -114,6 +115,22 @@ static void *timeouts(void *arg)
     CHECK(poll(NULL, 0, 30) == 0 && since(t0) >= 0.029);
     tv = (struct timeval){ 0, 30 * 1000 };
     CHECK(select(0, NULL, NULL, NULL, &tv) == 0 && since(t0) >= 0.058);
+    /* a set sized for its n only (select reads no further), ending at an
+     * inaccessible page */
+    long pg = sysconf(_SC_PAGESIZE);
+    char *map =
+        mmap(NULL, (size_t)pg * 2, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    CHECK(map != MAP_FAILED && mprotect(map + pg, (size_t)pg, PROT_NONE) == 0);
+    CHECK(idle[0] < 64);
+    fd_set *small = (fd_set *)(map + pg - sizeof(fd_mask));
+    memset(small, 0, sizeof(fd_mask));
+    FD_SET(idle[0], small);
+    tv = (struct timeval){ 0, 20 * 1000 };
+    CHECK(select(idle[0] + 1, small, NULL, NULL, &tv) == 0 && !FD_ISSET(idle[0], small));
+    FD_SET(idle[1], small);
+    CHECK(idle[1] < 64);
+    CHECK(select(idle[1] + 1, NULL, small, NULL, NULL) == 1 && FD_ISSET(idle[1], small));
+    munmap(map, (size_t)pg * 2);
     /* timeout 0 */
     CHECK(epoll_wait(ep, ev, 2, 0) == 0 && poll(p, 2, 0) == 0);
     /* ready at once: the write end, a closed descriptor, errors */
