@@ -4,17 +4,17 @@
  * servers make before each read: civetweb's pull and its master's accept
  * loop) waits in weft_poll, an io_uring poll with a linked timeout on the
  * worker's ring: no kernel thread per waiting connection. More than one
- * descriptor with a timeout that is not 0: the call itself inside
- * weft_blocking (its worker handed to another kernel thread meanwhile).
+ * descriptor with a timeout that is not 0: a look with timeout 0, then
+ * io.c's wait on a private epoll set (weft__posix_poll_many).
  * A timeout of 0, another kernel thread, a child of fork: glibc's poll.
  *
- * The drop-in's only poll: io.c has epoll_wait and select.
+ * The drop-in's only poll: io.c has ppoll, epoll_wait and select.
  */
 #include <dlfcn.h>
 #include <errno.h>
 #include <poll.h>
 
-#include "posix/rw.h"
+#include "posix/calls.h"
 
 static __typeof__(poll) *real_poll;
 
@@ -23,19 +23,6 @@ static int call_real(struct pollfd *fds, nfds_t n, int timeout)
     if (__builtin_expect(!real_poll, 0))
         real_poll = (__typeof__(poll) *)dlsym(RTLD_NEXT, "poll");
     return real_poll(fds, n, timeout);
-}
-
-struct call {
-    struct pollfd *fds;
-    nfds_t n;
-    int timeout, r, err;
-};
-
-static void run(void *arg)
-{
-    struct call *c = arg;
-    c->r = call_real(c->fds, c->n, c->timeout);
-    c->err = errno;
 }
 
 /* One descriptor through weft_poll: poll(2)'s result and revents. */
@@ -61,11 +48,7 @@ PT_API int poll(struct pollfd *fds, nfds_t n, int timeout)
     int r = call_real(fds, n, 0);
     if (r != 0)
         return r;
-    struct call c = { fds, n, timeout, -1, 0 };
-    if (weft_blocking(run, &c) != 0)
-        run(&c);
-    errno = c.err;
-    return c.r;
+    return weft__posix_poll_many(fds, n, timeout);
 }
 
 PT_API int __poll_chk(struct pollfd *fds, nfds_t n, int timeout, size_t fdslen)

@@ -2,13 +2,13 @@
  * libweft-pthread (included by real.h, so force-included into every core
  * source of the drop-in build, never into libweft).
  *
- * rw.c and futex.c define read, recv, accept, syscall and the rest for the
- * program; the core's own calls to those names (the mirrors' attempts that
+ * rw.c, futex.c and file.c define read, recv, accept, syscall, open and
+ * the rest for the program; the core's own calls to those names (the mirrors' attempts that
  * never wait, the hand-off path's call itself, eventfd wake-ups, os/futex.c)
  * must reach glibc instead. Function-like macros rename only calls (and
  * glibc's declarations of them), never a field or a variable named read or
- * write; rw.c defines each weft__real_<name> as a jump through a pointer
- * that dlsym(RTLD_NEXT) resolved.
+ * write; rw.c (calls.c for open) defines each weft__real_<name> as a jump
+ * through a pointer that dlsym(RTLD_NEXT) resolved.
  */
 #ifndef WEFT_POSIX_REAL_IO_H
 #define WEFT_POSIX_REAL_IO_H
@@ -31,5 +31,6 @@
 #define accept4(...)  weft__real_accept4(__VA_ARGS__)
 #define connect(...)  weft__real_connect(__VA_ARGS__)
 #define syscall(...)  weft__real_syscall(__VA_ARGS__)
+#define open(...)     weft__real_open(__VA_ARGS__) /* calls.c */
 
 #endif

@@ -4,9 +4,6 @@
  * TIMER_ABSTIME), usleep and sleep. A user thread's sleep is not broken
  * off by a signal (no EINTR; the remaining time, when asked for, is 0).
  * Other clocks, other kernel threads and children of fork: glibc's call.
- *
- * Weak, like pollfd.c: part 1's io.c defines the sleeps strongly and
- * takes precedence once both are in one library.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -40,7 +37,7 @@ static void park_ns(int64_t ns)
     weft__posix_testcancel();
 }
 
-__attribute__((weak)) PT_API int nanosleep(const struct timespec *req, struct timespec *rem)
+PT_API int nanosleep(const struct timespec *req, struct timespec *rem)
 {
     static void *r;
     if (!weft__posix_rw_user())
@@ -55,8 +52,8 @@ __attribute__((weak)) PT_API int nanosleep(const struct timespec *req, struct ti
     return 0;
 }
 
-__attribute__((weak)) PT_API int clock_nanosleep(clockid_t clk, int flags,
-                                                 const struct timespec *req, struct timespec *rem)
+PT_API int clock_nanosleep(clockid_t clk, int flags, const struct timespec *req,
+                           struct timespec *rem)
 {
     static void *r;
     if (!weft__posix_rw_user() ||
@@ -77,7 +74,7 @@ __attribute__((weak)) PT_API int clock_nanosleep(clockid_t clk, int flags,
     return 0;
 }
 
-__attribute__((weak)) PT_API int usleep(useconds_t us)
+PT_API int usleep(useconds_t us)
 {
     static void *r;
     if (!weft__posix_rw_user())
@@ -86,7 +83,7 @@ __attribute__((weak)) PT_API int usleep(useconds_t us)
     return 0;
 }
 
-__attribute__((weak)) PT_API unsigned sleep(unsigned s)
+PT_API unsigned sleep(unsigned s)
 {
     static void *r;
     if (!weft__posix_rw_user())
