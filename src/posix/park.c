@@ -80,7 +80,7 @@ int weft__posix_park(_Atomic uint32_t *addr, uint32_t val, clockid_t clk,
      * the lock; we look at the word under it. */
     int r = atomic_load(addr) != val ? EAGAIN : 0;
     if (!r && me && me->h) {
-        if (atomic_load_explicit(&me->sigpending, memory_order_relaxed))
+        if (weft__posix_sig_ready(me))
             r = EINTR;
         else {
             pw.owner = me;

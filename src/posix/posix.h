@@ -32,6 +32,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <time.h>
@@ -87,11 +88,20 @@ struct pt {
     void *arg;                   /* its argument; immutable */
     _Atomic uint32_t done;       /* 1 once the thread ended (park.c word for timed joins) */
     _Atomic uint32_t joiners;    /* timed or try joiners parked on done */
-    _Atomic uint64_t sigpending; /* pthread_kill's signals not yet raised: bit sig-1 */
+    _Atomic uint64_t sigpending; /* signals pending for this thread: bit sig-1 (signal.c) */
     void *_Atomic parked;        /* its park.c waiter while parked there, else NULL;
                                     written under that waiter's bucket lock */
     cpu_set_t *affinity;         /* recorded by pthread_setaffinity_np; the thread only */
     struct pt *next_free;        /* recycled records (thread.c); under its lock */
+    /* signal.c: a user thread's signal state (bit sig-1 of each set) */
+    _Atomic uint64_t sigmask;    /* blocked signals; written by the thread, read by routers */
+    _Atomic uint64_t sigwaiting; /* the set its sigwait waits for, 0: none; the thread */
+    _Atomic uint32_t sigword;    /* its sigwait parks here; routers bump it */
+    /* Kept when a record is reused (thread.c's pt_get clears up to here):
+     * a pending bit's code and value are written before the bit. */
+    int sigcode[64];             /* si_code of each pending signal (SI_TKILL, SI_QUEUE) */
+    union sigval sigval[64];     /* pthread_sigqueue's value of each pending signal */
+    struct pt *_Atomic all_next; /* every record ever made (signal.c's list) */
 };
 
 /* The int fields of the attribute objects (thread.c, sync.c): a setter's
@@ -151,9 +161,44 @@ int weft__posix_park(_Atomic uint32_t *addr, uint32_t val, clockid_t clk,
 void weft__posix_unpark(_Atomic uint32_t *addr, int n); /* wakes up to n waiters */
 /* Breaks p's park.c wait off (its weft__posix_park returns EINTR). */
 void weft__posix_interrupt(struct pt *p);
-/* Raises the caller's pending pthread_kill signals on its kernel thread
- * (their handlers run now, on the caller); 1 if it raised any. */
+/* ---- signal.c: per-user-thread masks, actions, routing ---- */
+/* Runs the caller's pending signals that it does not block (their
+ * actions run now, on the caller); 1 if any ran. */
 int weft__posix_deliver(void);
+int weft__posix_sig_run_ready(struct pt *p); /* the same, p the caller's record */
+/* The signals pending for p that end a park.c wait: those it does not
+ * block, and those its sigwait waits for. */
+static inline uint64_t weft__posix_sig_ready(struct pt *p)
+{
+    return atomic_load_explicit(&p->sigpending, memory_order_relaxed) &
+           (~atomic_load_explicit(&p->sigmask, memory_order_relaxed) |
+            atomic_load_explicit(&p->sigwaiting, memory_order_relaxed));
+}
+/* The runtime starts (thread.c, before weft_init): the caller's kernel
+ * mask becomes its record's and is opened for the workers to inherit. */
+void weft__posix_sig_start(struct pt *main);
+/* A new user thread p's mask: its creator's (thread.c). The fast path
+ * inline: a user thread creates, and the router is not owed a start. */
+extern _Atomic int weft__posix_sig_router_owed;
+void weft__posix_sig_inherit_slow(struct pt *p);
+static inline void weft__posix_sig_inherit(struct pt *p)
+{
+    struct pt *c = weft__posix_self_if_any();
+    /* relaxed: a hint; the slow path decides under its own atomics */
+    if (__builtin_expect(c && c->h &&
+                             !atomic_load_explicit(&weft__posix_sig_router_owed,
+                                                   memory_order_relaxed),
+                         1)) {
+        atomic_store_explicit(&p->sigmask, atomic_load_explicit(&c->sigmask, memory_order_relaxed),
+                              memory_order_relaxed);
+        return;
+    }
+    weft__posix_sig_inherit_slow(p);
+}
+/* A record made by calloc joins the list signal.c routes over. */
+void weft__posix_sig_track(struct pt *p);
+/* In a child of fork: the caller's mask goes back to its kernel thread. */
+void weft__posix_sig_forked(struct pt *p);
 
 /* ---- helpers ---- */
 static inline int weft__posix_on_user(void)
