@@ -166,6 +166,11 @@ void weft__posix_interrupt(struct pt *p);
  * actions run now, on the caller); 1 if any ran. */
 int weft__posix_deliver(void);
 int weft__posix_sig_run_ready(struct pt *p); /* the same, p the caller's record */
+/* A mirrored call of the caller was broken off (ECANCELED from the ring):
+ * runs its signals and acts on a cancellation. EINTR if the call must
+ * return EINTR (a handler ran, and restart is 0 or the handler's action
+ * lacks SA_RESTART), 0 to make the call again. */
+int weft__posix_sig_broken(int restart);
 /* The signals pending for p that end a park.c wait: those it does not
  * block, and those its sigwait waits for. */
 static inline uint64_t weft__posix_sig_ready(struct pt *p)

@@ -200,6 +200,11 @@ static void run_default(int sig)
     syscall_raw3(SYS_tgkill, getpid(), syscall_raw3(SYS_gettid, 0, 0, 0), sig);
 }
 
+/* Handlers run on this thread since weft__posix_sig_broken cleared it
+ * (per user thread: the drop-in's TLS is the user thread's). */
+enum { RAN = 1, RAN_NORESTART = 2 };
+static __thread int ran_flags __attribute__((tls_model("initial-exec")));
+
 /* Runs the program's action for sig on the calling thread (p: its record
  * when a user thread, whose mask grows by the handler's sa_mask while it
  * runs). */
@@ -234,6 +239,7 @@ static void run_action(struct pt *p, int sig, siginfo_t *si, void *uc)
         uint64_t add = bits_of(&a.sa_mask) | ((a.sa_flags & SA_NODEFER) ? 0 : BIT(sig));
         atomic_store_explicit(&p->sigmask, old | add, memory_order_relaxed);
     }
+    ran_flags |= (a.sa_flags & SA_RESTART) ? RAN : RAN | RAN_NORESTART;
     int e = errno;
     if (a.sa_flags & SA_SIGINFO)
         a.sa_sigaction(sig, si, uc);
@@ -779,4 +785,14 @@ int weft__posix_real_pause(void)
     if (!r)
         r = dlsym(RTLD_NEXT, "pause");
     return ((__typeof__(pause) *)r)();
+}
+
+int weft__posix_sig_broken(int restart)
+{
+    ran_flags = 0;
+    weft__posix_testcancel(); /* runs the ready signals first */
+    int f = ran_flags;
+    if (!(f & RAN))
+        return 0;
+    return restart && !(f & RAN_NORESTART) ? 0 : EINTR;
 }
