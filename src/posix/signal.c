@@ -75,6 +75,7 @@
 #include "posix/posix.h"
 #include "posix/rw.h"
 #include "posix/sig.h"
+#include "sched/sched.h"
 
 extern __typeof__(pthread_sigmask) weft__real_pthread_sigmask;
 extern __typeof__(pthread_kill) weft__real_pthread_kill;
@@ -112,6 +113,9 @@ static _Atomic int router_up;
 /* 1: a signal is managed but the router is not running yet (the runtime
  * had not started): the next pthread_create starts it */
 _Atomic int weft__posix_sig_router_owed;
+
+static void poke(struct pt *p);
+static void after_preempt(void);
 
 static void act_acquire(void)
 {
@@ -356,7 +360,7 @@ static void route(void)
             p->sigcode[sig - 1] = proc_info[sig].si_code;
             p->sigval[sig - 1] = proc_info[sig].si_value;
             atomic_fetch_or(&p->sigpending, bit);
-            weft__posix_interrupt(p);
+            poke(p);
             break;
         }
     }
@@ -631,6 +635,7 @@ PT_API __sighandler_t bsd_signal(int sig, __sighandler_t h)
 
 void weft__posix_sig_start(struct pt *m)
 {
+    weft__preempt_hook = after_preempt;
     weft__posix_sig_track(m);
     sigset_t k;
     weft__real_pthread_sigmask(SIG_BLOCK, NULL, &k);
@@ -699,6 +704,28 @@ void weft__posix_sig_forked(struct pt *p)
 
 /* ---- sending to a user thread --------------------------------------------- */
 
+/* The preemption handler's hook (policy/preempt.h): a thread preempted in
+ * its own code runs its pending signals when it runs again, in the
+ * handler's frame, as if the kernel had delivered them there. */
+static void after_preempt(void)
+{
+    weft__posix_deliver();
+}
+
+/* p has a signal to run: its park.c or ring wait is broken off; if it
+ * runs on a worker now, that worker is asked to preempt it, so that a
+ * thread that computes without calling the drop-in runs it too
+ * (after_preempt; with preemption off, at its next call). */
+static void poke(struct pt *p)
+{
+    weft__posix_interrupt(p);
+    struct weft_thread *t = (struct weft_thread *)p->h;
+    struct weft__worker *w = t ? __atomic_load_n(&t->worker, __ATOMIC_RELAXED) : NULL;
+    if (!w || !weft__preempt_on() || __atomic_load_n(&w->current, __ATOMIC_RELAXED) != t)
+        return;
+    weft__preempt_request(w, __atomic_load_n(&w->tick, __ATOMIC_RELAXED), WEFT__PREEMPT_QUANTUM);
+}
+
 /* The record of th if it is a user thread of the running runtime. */
 static struct pt *user_of(pthread_t th)
 {
@@ -725,7 +752,7 @@ static int send_to(struct pt *p, int sig, int code, union sigval v)
         return 0;
     }
     if (weft__posix_sig_ready(p) & BIT(sig))
-        weft__posix_interrupt(p);
+        poke(p);
     return 0;
 }
 

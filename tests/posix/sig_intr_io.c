@@ -21,8 +21,16 @@ static _Atomic int ran_on_target, waiting;
 static pthread_t target;
 static int pfd[2], lfd;
 
-enum { READ_EINTR, READ_RESTART, ACCEPT_EINTR, POLL_EINTR, POLL_TIMED_EINTR, READ_CANCEL,
-       ACCEPT_CANCEL, NKINDS };
+enum {
+    READ_EINTR,
+    READ_RESTART,
+    ACCEPT_EINTR,
+    POLL_EINTR,
+    POLL_TIMED_EINTR,
+    READ_CANCEL,
+    ACCEPT_CANCEL,
+    NKINDS
+};
 
 static void handler(int sig)
 {
@@ -46,9 +54,7 @@ static void *blocked(void *arg)
     waiting = 1;
     switch (kind) {
     case READ_EINTR: CHECK(read(pfd[0], &c, 1) == -1 && errno == EINTR); break;
-    case READ_RESTART:
-        CHECK(read(pfd[0], &c, 1) == 1 && c == 'x');
-        break;
+    case READ_RESTART: CHECK(read(pfd[0], &c, 1) == 1 && c == 'x'); break;
     case ACCEPT_EINTR: CHECK(accept(lfd, NULL, NULL) == -1 && errno == EINTR); break;
     case POLL_EINTR: {
         struct pollfd p = { pfd[0], POLLIN, 0 };
@@ -60,8 +66,14 @@ static void *blocked(void *arg)
         CHECK(poll(&p, 1, 10000) == -1 && errno == EINTR);
         break;
     }
-    case READ_CANCEL: read(pfd[0], &c, 1); CHECK(0); break;
-    case ACCEPT_CANCEL: accept(lfd, NULL, NULL); CHECK(0); break;
+    case READ_CANCEL:
+        read(pfd[0], &c, 1);
+        CHECK(0);
+        break;
+    case ACCEPT_CANCEL:
+        accept(lfd, NULL, NULL);
+        CHECK(0);
+        break;
     }
     CHECK(ran_on_target);
     return NULL;
