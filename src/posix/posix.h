@@ -179,13 +179,43 @@ static inline uint64_t weft__posix_sig_ready(struct pt *p)
            (~atomic_load_explicit(&p->sigmask, memory_order_relaxed) |
             atomic_load_explicit(&p->sigwaiting, memory_order_relaxed));
 }
+/* signal.c's entry points for the files below it (thread.c, tcb.c),
+ * which it registers at load: signal.c sits above them (it parks, reads
+ * records, tests the fork state), so they reach it only through these.
+ * The table and the flag live in tcb.c. */
+struct weft__posix_sig_ops {
+    int (*run_ready)(struct pt *p);     /* weft__posix_sig_run_ready */
+    void (*start)(struct pt *m);        /* the runtime starts */
+    void (*inherit_slow)(struct pt *p); /* a new thread's mask, the slow way */
+    void (*track)(struct pt *p);        /* a record made by calloc */
+    void (*forked)(struct pt *p);       /* in a child of fork */
+};
+extern struct weft__posix_sig_ops weft__posix_sig_ops;
+/* 1: a signal is managed but the router is not running yet (the runtime
+ * had not started): the next pthread_create starts it. */
+extern _Atomic int weft__posix_sig_router_owed;
+
 /* The runtime starts (thread.c, before weft_init): the caller's kernel
  * mask becomes its record's and is opened for the workers to inherit. */
-void weft__posix_sig_start(struct pt *main);
+static inline void weft__posix_sig_start(struct pt *m)
+{
+    if (weft__posix_sig_ops.start)
+        weft__posix_sig_ops.start(m);
+}
+/* A record made by calloc joins the list signal.c routes over. */
+static inline void weft__posix_sig_track(struct pt *p)
+{
+    if (weft__posix_sig_ops.track)
+        weft__posix_sig_ops.track(p);
+}
+/* In a child of fork: the caller's mask goes back to its kernel thread. */
+static inline void weft__posix_sig_forked(struct pt *p)
+{
+    if (weft__posix_sig_ops.forked)
+        weft__posix_sig_ops.forked(p);
+}
 /* A new user thread p's mask: its creator's (thread.c). The fast path
  * inline: a user thread creates, and the router is not owed a start. */
-extern _Atomic int weft__posix_sig_router_owed;
-void weft__posix_sig_inherit_slow(struct pt *p);
 static inline void weft__posix_sig_inherit(struct pt *p)
 {
     struct pt *c = weft__posix_self_if_any();
@@ -198,12 +228,9 @@ static inline void weft__posix_sig_inherit(struct pt *p)
                               memory_order_relaxed);
         return;
     }
-    weft__posix_sig_inherit_slow(p);
+    if (weft__posix_sig_ops.inherit_slow)
+        weft__posix_sig_ops.inherit_slow(p);
 }
-/* A record made by calloc joins the list signal.c routes over. */
-void weft__posix_sig_track(struct pt *p);
-/* In a child of fork: the caller's mask goes back to its kernel thread. */
-void weft__posix_sig_forked(struct pt *p);
 
 /* ---- helpers ---- */
 static inline int weft__posix_on_user(void)

@@ -13,8 +13,6 @@
 /* glibc's sigaction and sigtimedwait (its restorer, its checks). */
 int weft__posix_real_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
 int weft__posix_real_sigtimedwait(const sigset_t *set, siginfo_t *si, const struct timespec *t);
-#define sigaction_raw    weft__posix_real_sigaction
-#define sigtimedwait_raw weft__posix_real_sigtimedwait
 
 /* A system call without errno or wrappers: async-signal-safe, and past
  * the drop-in's write and syscall. Returns -errno on failure. */
@@ -47,13 +45,7 @@ int weft__posix_sig_run_ready(struct pt *p);
 /* The user thread running on this kernel thread, or NULL. */
 struct pt *weft__posix_sig_user(void);
 
-static inline uint64_t weft__posix_sig_bits(const sigset_t *s)
-{
-    uint64_t b = 0;
-    for (int sig = 1; sig <= 64; sig++)
-        if (sigismember(s, sig) == 1)
-            b |= (uint64_t)1 << (sig - 1);
-    return b;
-}
+/* The signals of s as bits (bit sig-1). */
+uint64_t weft__posix_sig_bits(const sigset_t *s);
 
 #endif

@@ -110,9 +110,6 @@ static siginfo_t proc_info[65];            /* their siginfo; written before the 
 static struct pt *_Atomic all;             /* every record made (pt.all_next); never freed */
 static int router_pipe[2] = { -1, -1 };    /* on_signal -> router */
 static _Atomic int router_up;
-/* 1: a signal is managed but the router is not running yet (the runtime
- * had not started): the next pthread_create starts it */
-_Atomic int weft__posix_sig_router_owed;
 
 static void poke(struct pt *p);
 static void after_preempt(void);
@@ -127,7 +124,7 @@ static void act_release(void)
     atomic_store_explicit(&act_lock, 0, memory_order_release);
 }
 
-void weft__posix_sig_track(struct pt *p)
+static void sig_track(struct pt *p)
 {
     struct pt *head = atomic_load(&all);
     do
@@ -153,6 +150,17 @@ struct pt *weft__posix_sig_user(void)
     return on_user(p) ? p : NULL;
 }
 
+#define sigaction_raw    weft__posix_real_sigaction
+#define sigtimedwait_raw weft__posix_real_sigtimedwait
+
+uint64_t weft__posix_sig_bits(const sigset_t *s)
+{
+    uint64_t b = 0;
+    for (int sig = 1; sig <= 64; sig++)
+        if (sigismember(s, sig) == 1)
+            b |= (uint64_t)1 << (sig - 1);
+    return b;
+}
 #define bits_of weft__posix_sig_bits
 
 static void *real_sigaction, *real_sigtimedwait;
@@ -633,10 +641,10 @@ PT_API __sighandler_t bsd_signal(int sig, __sighandler_t h)
 
 /* ---- life cycle ----------------------------------------------------------- */
 
-void weft__posix_sig_start(struct pt *m)
+static void sig_start(struct pt *m)
 {
     weft__preempt_hook = after_preempt;
-    weft__posix_sig_track(m);
+    sig_track(m);
     sigset_t k;
     weft__real_pthread_sigmask(SIG_BLOCK, NULL, &k);
     uint64_t b = bits_of(&k);
@@ -670,7 +678,7 @@ void weft__posix_sig_start(struct pt *m)
     weft__real_pthread_sigmask(SIG_UNBLOCK, &k, NULL);
 }
 
-void weft__posix_sig_inherit_slow(struct pt *p)
+static void sig_inherit_slow(struct pt *p)
 {
     if (atomic_load(&weft__posix_sig_router_owed))
         router_start();
@@ -687,7 +695,7 @@ void weft__posix_sig_inherit_slow(struct pt *p)
     weft__posix_sig_watch(b);
 }
 
-void weft__posix_sig_forked(struct pt *p)
+static void sig_forked(struct pt *p)
 {
     atomic_store(&weft__posix_proc_pending, 0);
     router_pipe[0] = router_pipe[1] = -1; /* the router is the parent's */
@@ -822,4 +830,14 @@ int weft__posix_sig_broken(int restart)
     if (!(f & RAN))
         return 0;
     return restart && !(f & RAN_NORESTART) ? 0 : EINTR;
+}
+
+/* The entry points the files below reach this one through (posix.h). */
+__attribute__((constructor(102))) static void sig_register(void)
+{
+    weft__posix_sig_ops.run_ready = weft__posix_sig_run_ready;
+    weft__posix_sig_ops.start = sig_start;
+    weft__posix_sig_ops.inherit_slow = sig_inherit_slow;
+    weft__posix_sig_ops.track = sig_track;
+    weft__posix_sig_ops.forked = sig_forked;
 }

@@ -224,10 +224,13 @@ __attribute__((constructor(101))) static void posix_load(void)
 
 /* Runs the caller's pending signals that it does not block (signal.c);
  * here for the fast path's direct read of pt_tls. */
+struct weft__posix_sig_ops weft__posix_sig_ops;
+_Atomic int weft__posix_sig_router_owed;
+
 int weft__posix_deliver(void)
 {
     struct pt *p = pt_tls;
     if (!p || !atomic_load_explicit(&p->sigpending, memory_order_relaxed))
         return 0;
-    return weft__posix_sig_run_ready(p);
+    return weft__posix_sig_ops.run_ready ? weft__posix_sig_ops.run_ready(p) : 0;
 }
