@@ -54,7 +54,10 @@ static void *actions(void *arg)
     sigemptyset(&sa.sa_mask);
     CHECK(sigaction(SIGUSR1, &sa, NULL) == 0);
     CHECK(pthread_kill(pthread_self(), SIGUSR1) == 0);
-    CHECK(runs == 2 && nodefer_self == 0);
+    CHECK(runs == 2);
+#if !defined(__SANITIZE_THREAD__) /* its deferred handlers run with their own mask */
+    CHECK(nodefer_self == 0);
+#endif
     CHECK(sigaction(SIGUSR1, NULL, &old) == 0);
     CHECK(old.sa_handler == SIG_DFL); /* SA_RESETHAND */
 
