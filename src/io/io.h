@@ -59,6 +59,13 @@ enum weft__io_mode {
     WEFT__IO_BLOCKING, /* never io_uring: the call runs in place, its worker handed off */
 };
 
+/* Breaks off the ring request t waits on (its call then ends with
+ * -ECANCELED, or with its result if it completed first): the worker whose
+ * ring holds it cancels it at its next attend. 1 if asked, 0 if t waits
+ * in no ring (or the worker's slots are full: ask again). Any thread; for
+ * the drop-in's pthread_kill and pthread_cancel (src/posix). */
+int weft__io_cancel(struct weft_thread *t);
+
 /* A duplicate of fd for a call that waits, made so that the call stays on
  * the file whatever the number names later; -1 when none can be had below
  * a reserve kept for the program (poller.c). */

@@ -56,8 +56,10 @@
 #define IO_DEFER_MAX 64u    /* scheduling points an SQE may wait unsubmitted */
 #define IO_STEAL_NS  20000u /* how long a worker with only others' tasks left holds its SQEs */
 #define RING_ENTRIES 256u
-#define EFD_TAG      ((uint64_t)1) /* user_data of the eventfd read */
-#define CB_TAG       ((uint64_t)4) /* low bits: a struct weft__io_cb (weft__io_queue_cb) */
+#define EFD_TAG      ((uint64_t)1)      /* user_data of the eventfd read */
+#define CB_TAG       ((uint64_t)4)      /* low bits: a struct weft__io_cb (weft__io_queue_cb) */
+#define CANCEL_DATA  (EFD_TAG | CB_TAG) /* user_data of an IORING_OP_ASYNC_CANCEL */
+#define CANCEL_SLOTS 8u
 
 static _Atomic int usable = -1; /* -1 undecided, 0 no, 1 yes */
 /* enum weft__io_mode; relaxed: written by weft_init before its workers
@@ -88,6 +90,11 @@ struct weft__io_state {
     uint64_t held_since;        /* when attend first held queued SQEs for tasks
                                    elsewhere, 0 if it has not; owner only */
     struct weft__io_counters c; /* owner writes; weft_stats reads racily */
+    /* Threads parked in this ring whose request is to be broken off
+     * (weft__io_cancel): any thread CASes one into a free slot, the owner
+     * takes them at its next attend. */
+    struct weft_thread *_Atomic cancel[CANCEL_SLOTS];
+    _Atomic unsigned ncancel; /* slots filled; a hint for attend */
 };
 
 int weft__io_uring_usable(void)
@@ -158,6 +165,8 @@ static void reap(struct weft__worker *w, struct weft__io_state *io)
     {
         n++;
         uint64_t d = cqe->user_data;
+        if (d == CANCEL_DATA)
+            continue; /* the cancelled request completes by itself */
         if (d == EFD_TAG) {
             io->efd_armed = 0;
             continue;
@@ -210,9 +219,61 @@ static int out_of_work(struct weft__worker *w, struct weft__io_state *io)
     return now - io->held_since >= IO_STEAL_NS;
 }
 
+/* Owner: breaks off the ring requests of the threads in io's cancel
+ * slots that still wait in this ring (a thread readied meanwhile, or
+ * parked elsewhere, is left alone). The request lives on the parked
+ * thread's stack, which stays put while it waits here. */
+static void take_cancels(struct weft__worker *w, struct weft__io_state *io)
+{
+    int any = 0;
+    for (unsigned i = 0; i < CANCEL_SLOTS; i++) {
+        struct weft_thread *t =
+            atomic_exchange_explicit(&io->cancel[i], NULL, memory_order_acquire);
+        if (!t)
+            continue;
+        atomic_fetch_sub_explicit(&io->ncancel, 1, memory_order_relaxed);
+        struct weft__io_req *req =
+            (struct weft__io_req *)__atomic_load_n(&t->wait_on, __ATOMIC_RELAXED);
+        if (t == w->current || weft__thread_waits(t) != WEFT__WAIT_IO || t->worker != w || !req ||
+            req->self != t || req->pending <= 0)
+            continue;
+        struct io_uring_sqe *sqe = weft__io_sqe(w);
+        io_uring_prep_cancel64(sqe, (uint64_t)(uintptr_t)req, 0);
+        io_uring_sqe_set_data64(sqe, CANCEL_DATA);
+        io->queued++;
+        any = 1;
+    }
+    if (any)
+        submit(io);
+}
+
+int weft__io_cancel(struct weft_thread *t)
+{
+    if (weft__thread_waits(t) != WEFT__WAIT_IO)
+        return 0;
+    struct weft__worker *w = __atomic_load_n(&t->worker, __ATOMIC_RELAXED);
+    struct weft__io_state *io = w ? w->io : NULL;
+    if (!io)
+        return 0;
+    for (unsigned i = 0; i < CANCEL_SLOTS; i++) {
+        struct weft_thread *none = NULL;
+        /* release: pairs with the owner's acquire exchange */
+        if (atomic_compare_exchange_strong_explicit(&io->cancel[i], &none, t, memory_order_release,
+                                                    memory_order_relaxed)) {
+            atomic_fetch_add_explicit(&io->ncancel, 1, memory_order_relaxed);
+            weft__io_wake(w); /* out of its idle wait, to its attend */
+            return 1;
+        }
+    }
+    return 0;
+}
+
 void weft__io_attend(struct weft__worker *w)
 {
     struct weft__io_state *io = w->io;
+    /* relaxed: a hint; the slots are exchanged with acquire */
+    if (io && WEFT_UNLIKELY(atomic_load_explicit(&io->ncancel, memory_order_relaxed)))
+        take_cancels(w, io);
     if (io) {
         if (io->queued &&
             (io->queued >= IO_BATCH || ++io->defer >= IO_DEFER_MAX || out_of_work(w, io)))
@@ -263,8 +324,12 @@ static int park_on(struct weft__worker *w, struct weft__io_req *req)
 {
     /* relaxed: only this worker reads the IO bit */
     atomic_fetch_or_explicit(&w->attn, WEFT__ATTN_IO, memory_order_relaxed);
-    if (!weft__thread_waits(w->current)) /* weft_sleep_ns said SLEEP */
+    if (!weft__thread_waits(w->current)) { /* weft_sleep_ns said SLEEP */
+        /* relaxed: read by the owner's take_cancels (this worker), after
+         * the park */
+        __atomic_store_n(&w->current->wait_on, req, __ATOMIC_RELAXED);
         weft__thread_wait(w->current, WEFT__WAIT_IO);
+    }
     weft__park(io_commit, req);
     return req->res;
 }
@@ -352,6 +417,12 @@ void weft__io_counters(struct weft__io_counters *out)
 }
 
 #else /* !WEFT__HAVE_URING: every call takes the spare-thread path */
+
+int weft__io_cancel(struct weft_thread *t)
+{
+    (void)t;
+    return 0;
+}
 
 int weft__io_uring_usable(void)
 {

@@ -539,6 +539,8 @@ static void retry_soon(struct weft__worker *w, uint64_t req)
     syscall(SYS_timer_settime, w->retry_timer - 1, 0, &its, NULL);
 }
 
+void (*weft__preempt_hook)(void);
+
 static void on_signal(int sig, siginfo_t *si, void *ucv)
 {
     int saved_errno = errno;
@@ -601,6 +603,11 @@ static void on_signal(int sig, siginfo_t *si, void *ucv)
     atomic_store_explicit(&w->preempt_req, 0, memory_order_relaxed);
     int cause = (int)(req & 3);
     preempted(w, t, cause == WEFT__PREEMPT_RESCUE ? WEFT__PREEMPT_QUANTUM : cause, saved_errno, uc);
+    if (weft__preempt_hook) {
+        int e = errno; /* t's, restored by preempted */
+        weft__preempt_hook();
+        errno = e;
+    }
     return;
 out:
     errno = saved_errno;

@@ -73,6 +73,12 @@ void weft__preempt_rescue_done(void);
 extern __thread unsigned weft__spin_held __attribute__((tls_model("initial-exec")));
 extern __thread unsigned weft__spin_deferred __attribute__((tls_model("initial-exec")));
 
+/* Runs in the preemption signal's handler after a preemption of a thread
+ * interrupted in its own code (not in libc or the runtime), once that
+ * thread runs again: the drop-in (src/posix) delivers its pending signals
+ * there. NULL: none (native weft). Set before the runtime starts. */
+extern void (*weft__preempt_hook)(void);
+
 /* Honours the request refused while spin locks were held (cooperatively:
  * the caller is libweft code at a scheduling point). */
 void weft__preempt_deferred(void);

@@ -69,6 +69,8 @@ static long user_wait(uint32_t *addr, uint32_t val, int cmd, int op, const struc
     }
     weft__posix_deliver();
     int r = weft__posix_park((_Atomic uint32_t *)addr, val, clk, at);
+    if (r == EINTR)
+        weft__posix_deliver(); /* the handler runs before EINTR, as in the kernel */
     if (r == 0)
         return 0;
     return fail(r == EAGAIN ? EWOULDBLOCK : r);

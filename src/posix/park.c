@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <time.h>
 
+#include "io/io.h"
 #include "posix/posix.h"
 #include "sync/timer.h"
 #include "sync/wait.h"
@@ -80,7 +81,7 @@ int weft__posix_park(_Atomic uint32_t *addr, uint32_t val, clockid_t clk,
      * the lock; we look at the word under it. */
     int r = atomic_load(addr) != val ? EAGAIN : 0;
     if (!r && me && me->h) {
-        if (atomic_load_explicit(&me->sigpending, memory_order_relaxed))
+        if (weft__posix_sig_ready(me))
             r = EINTR;
         else {
             pw.owner = me;
@@ -148,8 +149,13 @@ void weft__posix_interrupt(struct pt *p)
 {
     for (;;) {
         struct waiter *pw = atomic_load(&p->parked);
-        if (!pw)
+        if (!pw) {
+            /* not here: perhaps in its worker's ring (a read, an accept, a
+             * poll), whose request its worker cancels (ECANCELED: rw.c) */
+            if (p->h)
+                weft__io_cancel((struct weft_thread *)p->h);
             return;
+        }
         /* pw may leave meanwhile, but only under its bucket's lock, which
          * clears p->parked: the address read here may be stale (the stack
          * stays mapped), and the check under the lock says whether it was */

@@ -13,6 +13,8 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <poll.h>
+#include <stdint.h>
+#include <time.h>
 
 #include "posix/calls.h"
 
@@ -29,12 +31,32 @@ static int call_real(struct pollfd *fds, nfds_t n, int timeout)
 static int one_fd(struct pollfd *p, int timeout)
 {
     int err = errno;
-    int r = weft_poll(p->fd, p->events, timeout);
-    if (r < 0)
-        return -1;
-    p->revents = (short)r;
-    errno = err;
-    return r != 0;
+    struct timespec end;
+    clock_gettime(CLOCK_MONOTONIC, &end);
+    int64_t end_ms = (int64_t)end.tv_sec * 1000 + end.tv_nsec / 1000000 + timeout;
+    for (;;) {
+        int r = weft_poll(p->fd, p->events, timeout);
+        int broken = r < 0 && errno == ECANCELED;
+        if (r == 0 && timeout > 0) { /* the timeout, or broken off before it */
+            struct timespec now;
+            clock_gettime(CLOCK_MONOTONIC, &now);
+            int64_t left = end_ms - ((int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000);
+            broken = left > 0;
+            timeout = (int)left;
+        }
+        if (!broken) {
+            if (r < 0)
+                return -1;
+            p->revents = (short)r;
+            errno = err;
+            return r != 0;
+        }
+        /* broken off by a signal or a cancellation: poll never restarts */
+        if (weft__posix_sig_broken(0)) {
+            errno = EINTR;
+            return -1;
+        }
+    }
 }
 
 PT_API int poll(struct pollfd *fds, nfds_t n, int timeout)

@@ -32,6 +32,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <time.h>
@@ -87,11 +88,20 @@ struct pt {
     void *arg;                   /* its argument; immutable */
     _Atomic uint32_t done;       /* 1 once the thread ended (park.c word for timed joins) */
     _Atomic uint32_t joiners;    /* timed or try joiners parked on done */
-    _Atomic uint64_t sigpending; /* pthread_kill's signals not yet raised: bit sig-1 */
+    _Atomic uint64_t sigpending; /* signals pending for this thread: bit sig-1 (signal.c) */
     void *_Atomic parked;        /* its park.c waiter while parked there, else NULL;
                                     written under that waiter's bucket lock */
     cpu_set_t *affinity;         /* recorded by pthread_setaffinity_np; the thread only */
     struct pt *next_free;        /* recycled records (thread.c); under its lock */
+    /* signal.c: a user thread's signal state (bit sig-1 of each set) */
+    _Atomic uint64_t sigmask;    /* blocked signals; written by the thread, read by routers */
+    _Atomic uint64_t sigwaiting; /* the set its sigwait waits for, 0: none; the thread */
+    _Atomic uint32_t sigword;    /* its sigwait parks here; routers bump it */
+    /* Kept when a record is reused (thread.c's pt_get clears up to here):
+     * a pending bit's code and value are written before the bit. */
+    int sigcode[64];             /* si_code of each pending signal (SI_TKILL, SI_QUEUE) */
+    union sigval sigval[64];     /* pthread_sigqueue's value of each pending signal */
+    struct pt *_Atomic all_next; /* every record ever made (signal.c's list) */
 };
 
 /* The int fields of the attribute objects (thread.c, sync.c): a setter's
@@ -151,9 +161,76 @@ int weft__posix_park(_Atomic uint32_t *addr, uint32_t val, clockid_t clk,
 void weft__posix_unpark(_Atomic uint32_t *addr, int n); /* wakes up to n waiters */
 /* Breaks p's park.c wait off (its weft__posix_park returns EINTR). */
 void weft__posix_interrupt(struct pt *p);
-/* Raises the caller's pending pthread_kill signals on its kernel thread
- * (their handlers run now, on the caller); 1 if it raised any. */
+/* ---- signal.c: per-user-thread masks, actions, routing ---- */
+/* Runs the caller's pending signals that it does not block (their
+ * actions run now, on the caller); 1 if any ran. */
 int weft__posix_deliver(void);
+int weft__posix_sig_run_ready(struct pt *p); /* the same, p the caller's record */
+/* A mirrored call of the caller was broken off (ECANCELED from the ring):
+ * runs its signals and acts on a cancellation. EINTR if the call must
+ * return EINTR (a handler ran, and restart is 0 or the handler's action
+ * lacks SA_RESTART), 0 to make the call again. */
+int weft__posix_sig_broken(int restart);
+/* The signals pending for p that end a park.c wait: those it does not
+ * block, and those its sigwait waits for. */
+static inline uint64_t weft__posix_sig_ready(struct pt *p)
+{
+    return atomic_load_explicit(&p->sigpending, memory_order_relaxed) &
+           (~atomic_load_explicit(&p->sigmask, memory_order_relaxed) |
+            atomic_load_explicit(&p->sigwaiting, memory_order_relaxed));
+}
+/* signal.c's entry points for the files below it (thread.c, tcb.c),
+ * which it registers at load: signal.c sits above them (it parks, reads
+ * records, tests the fork state), so they reach it only through these.
+ * The table and the flag live in tcb.c. */
+struct weft__posix_sig_ops {
+    int (*run_ready)(struct pt *p);     /* weft__posix_sig_run_ready */
+    void (*start)(struct pt *m);        /* the runtime starts */
+    void (*inherit_slow)(struct pt *p); /* a new thread's mask, the slow way */
+    void (*track)(struct pt *p);        /* a record made by calloc */
+    void (*forked)(struct pt *p);       /* in a child of fork */
+};
+extern struct weft__posix_sig_ops weft__posix_sig_ops;
+/* 1: a signal is managed but the router is not running yet (the runtime
+ * had not started): the next pthread_create starts it. */
+extern _Atomic int weft__posix_sig_router_owed;
+
+/* The runtime starts (thread.c, before weft_init): the caller's kernel
+ * mask becomes its record's and is opened for the workers to inherit. */
+static inline void weft__posix_sig_start(struct pt *m)
+{
+    if (weft__posix_sig_ops.start)
+        weft__posix_sig_ops.start(m);
+}
+/* A record made by calloc joins the list signal.c routes over. */
+static inline void weft__posix_sig_track(struct pt *p)
+{
+    if (weft__posix_sig_ops.track)
+        weft__posix_sig_ops.track(p);
+}
+/* In a child of fork: the caller's mask goes back to its kernel thread. */
+static inline void weft__posix_sig_forked(struct pt *p)
+{
+    if (weft__posix_sig_ops.forked)
+        weft__posix_sig_ops.forked(p);
+}
+/* A new user thread p's mask: its creator's (thread.c). The fast path
+ * inline: a user thread creates, and the router is not owed a start. */
+static inline void weft__posix_sig_inherit(struct pt *p)
+{
+    struct pt *c = weft__posix_self_if_any();
+    /* relaxed: a hint; the slow path decides under its own atomics */
+    if (__builtin_expect(c && c->h &&
+                             !atomic_load_explicit(&weft__posix_sig_router_owed,
+                                                   memory_order_relaxed),
+                         1)) {
+        atomic_store_explicit(&p->sigmask, atomic_load_explicit(&c->sigmask, memory_order_relaxed),
+                              memory_order_relaxed);
+        return;
+    }
+    if (weft__posix_sig_ops.inherit_slow)
+        weft__posix_sig_ops.inherit_slow(p);
+}
 
 /* ---- helpers ---- */
 static inline int weft__posix_on_user(void)

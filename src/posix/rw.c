@@ -139,17 +139,28 @@ static int nonblocking(int fd)
  * out, -1: failed (errno). */
 static int wait_fd(int fd, short ev, int64_t deadline)
 {
-    int ms = -1;
-    if (deadline >= 0) {
-        int64_t left = deadline - now_ms();
-        if (left <= 0)
-            return 0;
-        ms = left > INT_MAX ? INT_MAX : (int)left;
+    for (;;) {
+        int ms = -1;
+        if (deadline >= 0) {
+            int64_t left = deadline - now_ms();
+            if (left <= 0)
+                return 0;
+            ms = left > INT_MAX ? INT_MAX : (int)left;
+        }
+        int r = weft_poll(fd, ev, ms);
+        if (r > 0)
+            return 1;
+        if (r < 0 && errno != ECANCELED)
+            return -1;
+        if (r == 0 && (ms < 0 || deadline - now_ms() <= 0))
+            return ms < 0 ? 1 : 0;
+        /* broken off (ECANCELED, or 0 before the deadline): a socket call
+         * restarts under SA_RESTART unless it has a timeout (signal(7)) */
+        if (weft__posix_sig_broken(deadline < 0)) {
+            errno = EINTR;
+            return -1;
+        }
     }
-    int r = weft_poll(fd, ev, ms);
-    if (r < 0)
-        return -1;
-    return r > 0 || ms < 0 ? 1 : 0;
 }
 
 /* One message transfer: recvmsg or sendmsg that never waits. */
@@ -306,9 +317,21 @@ static ssize_t read_write(int fd, void *buf, size_t n, int out)
     int64_t tmo = enter_timeout(fd, out, &sock);
     if (tmo > 0)
         return sock_simple(fd, buf, n, 0, out, tmo);
-    if (out)
-        return sock ? quick_send(fd, buf, n, 0) : weft_write(fd, buf, n);
-    return sock ? quick_recv(fd, buf, n, 0) : weft_read(fd, buf, n);
+    for (;;) {
+        ssize_t r;
+        if (out)
+            r = sock ? quick_send(fd, buf, n, 0) : weft_write(fd, buf, n);
+        else
+            r = sock ? quick_recv(fd, buf, n, 0) : weft_read(fd, buf, n);
+        if (r >= 0 || errno != ECANCELED)
+            return r;
+        /* broken off by a signal or a cancellation (park.c's interrupt):
+         * read and write restart under SA_RESTART (signal(7)) */
+        if (weft__posix_sig_broken(1)) {
+            errno = EINTR;
+            return -1;
+        }
+    }
 }
 
 PT_API ssize_t read(int fd, void *buf, size_t n)
@@ -506,7 +529,14 @@ static int do_accept(int fd, struct sockaddr *addr, socklen_t *alen, int flags)
         if ((flags & ~(SOCK_CLOEXEC | SOCK_NONBLOCK)) != 0 || nonblocking(fd))
             return weft__real_accept4(fd, addr, alen, flags); /* EINVAL, or at once */
         int err = errno;
-        int s = weft_accept(fd, addr, alen);
+        int s;
+        /* broken off by a signal or a cancellation: accept restarts under
+         * SA_RESTART (signal(7)) */
+        while ((s = weft_accept(fd, addr, alen)) < 0 && errno == ECANCELED)
+            if (weft__posix_sig_broken(1)) {
+                errno = EINTR;
+                return -1;
+            }
         if (s >= 0)
             errno = err;
         return accept_flags(s, flags);

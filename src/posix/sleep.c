@@ -1,8 +1,10 @@
 /* sleep.c: the sleeps of a user thread park it on weft's timer
- * (weft_sleep_ns) instead of holding its worker: nanosleep,
+ * (park.c's timed wait) instead of holding its worker: nanosleep,
  * clock_nanosleep on CLOCK_REALTIME/MONOTONIC/BOOTTIME (relative or
- * TIMER_ABSTIME), usleep and sleep. A user thread's sleep is not broken
- * off by a signal (no EINTR; the remaining time, when asked for, is 0).
+ * TIMER_ABSTIME), usleep and sleep. As under NPTL, a signal whose handler
+ * runs breaks the sleep off (EINTR, with the time left where the call
+ * reports it; Linux never restarts these calls, SA_RESTART or not), and a
+ * pthread_cancel acts at once (cancellation points).
  * Other clocks, other kernel threads and children of fork: glibc's call.
  */
 #include <dlfcn.h>
@@ -28,13 +30,53 @@ static int bad(const struct timespec *t)
     return !t || t->tv_nsec < 0 || t->tv_nsec >= NS_PER_S || t->tv_sec < 0;
 }
 
-static void park_ns(int64_t ns)
+/* The absolute time ns from now on clk. */
+static struct timespec after(clockid_t clk, int64_t ns)
 {
-    weft__posix_deliver();
+    struct timespec t;
+    clock_gettime(clk, &t);
+    int64_t n = t.tv_nsec + ns % NS_PER_S;
+    t.tv_sec += (time_t)(ns / NS_PER_S + n / NS_PER_S);
+    t.tv_nsec = (long)(n % NS_PER_S);
+    return t;
+}
+
+/* Parks until abs on clk: 0, or EINTR once a signal's action ran. A
+ * cancellation acts at the start, when it arrives, and at the end. */
+static int park_until(clockid_t clk, const struct timespec *abs)
+{
+    weft__posix_testcancel(); /* runs pending signals first */
+    _Atomic uint32_t word = 0;
+    for (;;) {
+        int r = weft__posix_park(&word, 0, clk, abs);
+        if (r == ETIMEDOUT)
+            break;
+        if (r == EAGAIN) { /* the timer could not be armed: poll it */
+            if (weft__posix_timed_out(clk, abs))
+                break;
+            weft_sleep_ns(1000000);
+            continue;
+        }
+        if (r == EINTR) {
+            int ran = weft__posix_deliver();
+            weft__posix_testcancel();
+            if (ran)
+                return EINTR;
+        }
+    }
     weft__posix_testcancel();
-    if (ns > 0)
-        weft_sleep_ns((uint64_t)ns);
-    weft__posix_testcancel();
+    return 0;
+}
+
+/* What is left until abs on clk (0 if passed). */
+static struct timespec left(clockid_t clk, const struct timespec *abs)
+{
+    struct timespec now;
+    clock_gettime(clk, &now);
+    int64_t d = (int64_t)(abs->tv_sec - now.tv_sec) * NS_PER_S + (abs->tv_nsec - now.tv_nsec);
+    if (d < 0)
+        d = 0;
+    return (struct timespec){ (time_t)(d / NS_PER_S), (long)(d % NS_PER_S) };
 }
 
 PT_API int nanosleep(const struct timespec *req, struct timespec *rem)
@@ -46,7 +88,13 @@ PT_API int nanosleep(const struct timespec *req, struct timespec *rem)
         errno = EINVAL;
         return -1;
     }
-    park_ns((int64_t)req->tv_sec * NS_PER_S + req->tv_nsec);
+    struct timespec abs = after(CLOCK_MONOTONIC, (int64_t)req->tv_sec * NS_PER_S + req->tv_nsec);
+    if (park_until(CLOCK_MONOTONIC, &abs) == EINTR) {
+        if (rem)
+            *rem = left(CLOCK_MONOTONIC, &abs);
+        errno = EINTR;
+        return -1;
+    }
     if (rem)
         *rem = (struct timespec){ 0, 0 };
     return 0;
@@ -62,13 +110,23 @@ PT_API int clock_nanosleep(clockid_t clk, int flags, const struct timespec *req,
     }
     if (bad(req))
         return EINVAL;
-    int64_t ns = (int64_t)req->tv_sec * NS_PER_S + req->tv_nsec;
-    if (flags & TIMER_ABSTIME) {
+    /* park.c's timer knows the realtime and monotonic clocks; boottime
+     * runs with monotonic while the machine is awake */
+    clockid_t on = clk == CLOCK_REALTIME ? CLOCK_REALTIME : CLOCK_MONOTONIC;
+    struct timespec abs = *req;
+    if (!(flags & TIMER_ABSTIME))
+        abs = after(on, (int64_t)req->tv_sec * NS_PER_S + req->tv_nsec);
+    else if (clk == CLOCK_BOOTTIME) {
         struct timespec now;
-        clock_gettime(clk, &now);
-        ns -= (int64_t)now.tv_sec * NS_PER_S + now.tv_nsec;
+        clock_gettime(CLOCK_BOOTTIME, &now);
+        int64_t d = (int64_t)(req->tv_sec - now.tv_sec) * NS_PER_S + (req->tv_nsec - now.tv_nsec);
+        abs = after(on, d > 0 ? d : 0);
     }
-    park_ns(ns);
+    if (park_until(on, &abs) == EINTR) {
+        if (rem && !(flags & TIMER_ABSTIME))
+            *rem = left(on, &abs);
+        return EINTR;
+    }
     if (rem && !(flags & TIMER_ABSTIME))
         *rem = (struct timespec){ 0, 0 };
     return 0;
@@ -79,7 +137,11 @@ PT_API int usleep(useconds_t us)
     static void *r;
     if (!weft__posix_rw_user())
         return ((__typeof__(usleep) *)real(&r, "usleep"))(us);
-    park_ns((int64_t)us * 1000);
+    struct timespec abs = after(CLOCK_MONOTONIC, (int64_t)us * 1000);
+    if (park_until(CLOCK_MONOTONIC, &abs) == EINTR) {
+        errno = EINTR;
+        return -1;
+    }
     return 0;
 }
 
@@ -88,6 +150,10 @@ PT_API unsigned sleep(unsigned s)
     static void *r;
     if (!weft__posix_rw_user())
         return ((__typeof__(sleep) *)real(&r, "sleep"))(s);
-    park_ns((int64_t)s * NS_PER_S);
+    struct timespec abs = after(CLOCK_MONOTONIC, (int64_t)s * NS_PER_S);
+    if (park_until(CLOCK_MONOTONIC, &abs) == EINTR) {
+        struct timespec l = left(CLOCK_MONOTONIC, &abs);
+        return (unsigned)l.tv_sec + (l.tv_nsec >= NS_PER_S / 2); /* glibc rounds */
+    }
     return 0;
 }

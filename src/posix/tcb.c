@@ -222,18 +222,15 @@ __attribute__((constructor(101))) static void posix_load(void)
     weft__real_pthread_key_create(&foreign_key, foreign_end);
 }
 
-extern __typeof__(pthread_kill) weft__real_pthread_kill;
+/* Runs the caller's pending signals that it does not block (signal.c);
+ * here for the fast path's direct read of pt_tls. */
+struct weft__posix_sig_ops weft__posix_sig_ops;
+_Atomic int weft__posix_sig_router_owed;
 
-/* Runs the signals pthread_kill left pending for the calling user thread
- * (on its own kernel thread now); 1 if any ran. */
 int weft__posix_deliver(void)
 {
-    struct pt *p = weft__posix_self_if_any();
+    struct pt *p = pt_tls;
     if (!p || !atomic_load_explicit(&p->sigpending, memory_order_relaxed))
         return 0;
-    uint64_t bits = atomic_exchange(&p->sigpending, 0);
-    for (int sig = 1; bits; sig++, bits >>= 1)
-        if (bits & 1)
-            weft__real_pthread_kill(pthread_self(), sig);
-    return 1;
+    return weft__posix_sig_ops.run_ready ? weft__posix_sig_ops.run_ready(p) : 0;
 }

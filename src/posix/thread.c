@@ -26,7 +26,6 @@ extern __typeof__(pthread_getattr_np) weft__real_pthread_getattr_np;
 extern __typeof__(pthread_attr_getstack) weft__real_pthread_attr_getstack;
 extern __typeof__(pthread_attr_destroy) weft__real_pthread_attr_destroy;
 extern __typeof__(pthread_setname_np) weft__real_pthread_setname_np;
-extern __typeof__(pthread_kill) weft__real_pthread_kill;
 extern __typeof__(sched_yield) weft__real_sched_yield;
 extern char __libc_single_threaded;
 extern void __call_tls_dtors(void);
@@ -78,6 +77,7 @@ static void forked_child(void)
     weft__tls_worker = NULL;
     weft__tls_lent = NULL;
     struct pt *p = weft__posix_self_if_any();
+    weft__posix_sig_forked(p);
     if (p) {
         p->h = NULL;
         p->user = 0;
@@ -107,6 +107,8 @@ int weft__posix_start(void)
             default_stack = rl.rlim_cur;
         struct pt *p = weft__posix_self();
         weft__posix_pre_token = pre_start_token();
+        if (p)
+            weft__posix_sig_start(p); /* before the workers: they inherit its mask */
         weft_config cfg;
         weft_config_default(&cfg);
         if (!getenv("WEFT_STACK_SIZE"))
@@ -142,8 +144,11 @@ static struct pt *pt_get(void)
     if (p)
         pt_free = p->next_free;
     weft__lock_release(&pt_lock);
-    if (!p)
-        return calloc(1, sizeof *p);
+    if (!p) {
+        if ((p = calloc(1, sizeof *p)))
+            weft__posix_sig_track(p);
+        return p;
+    }
     /* key blocks stay with the record, emptied: most threads use the
      * same few keys */
     struct pt_keyval *keys[PT_KEYS_MAX / PT_KEY_BLOCK];
@@ -152,7 +157,8 @@ static struct pt *pt_get(void)
     for (uint32_t m = mask; m; m &= m - 1)
         memset(keys[__builtin_ctz(m)], 0, PT_KEY_BLOCK * sizeof(struct pt_keyval));
     memset(p, 0, offsetof(struct pt, keys));
-    memset(&p->keymask + 1, 0, sizeof *p - offsetof(struct pt, keymask) - sizeof p->keymask);
+    memset(&p->keymask + 1, 0,
+           offsetof(struct pt, sigcode) - offsetof(struct pt, keymask) - sizeof p->keymask);
     return p;
 }
 
@@ -538,6 +544,7 @@ PT_API int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)
         p->sched_param = me ? me->sched_param : (struct sched_param){ 0 };
     }
     p->state = a.detach == PTHREAD_CREATE_DETACHED ? PT_DETACHED : PT_RUNNING;
+    weft__posix_sig_inherit(p);
     weft__posix_set_pt(tcb, p);
     weft_attr wa = WEFT_ATTR_INIT;
     wa.stack_size = p->stack_size;
@@ -1012,40 +1019,7 @@ PT_API int pthread_getaffinity_np(pthread_t th, size_t n, cpu_set_t *set)
     return sched_getaffinity(0, n, set) == 0 ? 0 : errno;
 }
 
-/* A signal sent to another user thread waits in its record (sigpending)
- * and is raised on whatever kernel thread runs it, by the thread itself,
- * at its next call into the drop-in (yield, a lock, a wait, a cancellation
- * test); a thread parked in one of park.c's waits (semaphores, rwlocks,
- * barriers, once, timed joins) is woken for it, and sem_wait then returns
- * EINTR as POSIX says. Raised on the caller's kernel thread, the handler
- * runs on the target's own stack and thread block. */
-PT_API int pthread_kill(pthread_t th, int sig)
-{
-    if (sig < 0 || sig >= 65)
-        return EINVAL;
-    if (th == pthread_self())
-        return weft__real_pthread_kill(th, sig); /* glibc signals the kernel thread we are on */
-    struct pt *p = user_pt(th);
-    if (!p || !p->user)
-        return weft__real_pthread_kill(th, sig);
-    if (atomic_load(&p->done))
-        return ESRCH;
-    if (sig == 0)
-        return 0;
-    atomic_fetch_or(&p->sigpending, (uint64_t)1 << (sig - 1));
-    weft__posix_interrupt(p);
-    return 0;
-}
-
-PT_API int pthread_sigqueue(pthread_t th, int sig, const union sigval value)
-{
-    struct pt *p = user_pt(th);
-    if (!p || !p->user || th == pthread_self()) {
-        extern __typeof__(pthread_sigqueue) weft__real_pthread_sigqueue;
-        return weft__real_pthread_sigqueue(th, sig, value);
-    }
-    return pthread_kill(th, sig); /* the value is not carried (docs/posix.md) */
-}
+/* pthread_kill, pthread_sigqueue: signal.c. */
 
 /* A user thread's CPU clock: an id no kernel clock has (low bits 7; the
  * kernel's CPU clocks use 0-2, per-thread ones with bit 2) naming a slot
