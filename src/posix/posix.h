@@ -155,6 +155,29 @@ void weft__posix_interrupt(struct pt *p);
  * (their handlers run now, on the caller); 1 if it raised any. */
 int weft__posix_deliver(void);
 
+/* ---- pshared.c: process-shared waits, robust mutexes ---- */
+/* sync.c's mutex meta word (offset 32 of pthread_mutex_t). */
+enum {
+    PT_M_TYPE = 3,          /* PTHREAD_MUTEX_NORMAL .. ADAPTIVE_NP (0..3) */
+    PT_M_ROBUST = 1u << 4,  /* glibc's kind bit for robust */
+    PT_M_PSHARED = 1u << 7, /* glibc's kind bit for process-shared */
+    PT_M_INCONS = 1u << 8,  /* robust: the owner died; until consistent */
+    PT_M_NOTREC = 1u << 9,  /* robust: unlocked while inconsistent */
+};
+/* park's contract on the kernel's futex of a shared word (any process);
+ * a user thread waits inside weft_blocking. */
+int weft__posix_kwait(_Atomic uint32_t *addr, uint32_t val, clockid_t clk,
+                      const struct timespec *abs);
+void weft__posix_kwake(_Atomic uint32_t *addr, int n); /* the real FUTEX_WAKE */
+/* Mutexes whose meta has PT_M_PSHARED or PT_M_ROBUST: pthread's codes. */
+int weft__posix_xmutex_lock(pthread_mutex_t *m, int try, clockid_t clk, const struct timespec *abs);
+int weft__posix_xmutex_unlock(pthread_mutex_t *m);
+int weft__posix_xmutex_consistent(pthread_mutex_t *m);
+int weft__posix_xmutex_held(pthread_mutex_t *m);      /* 1: the caller owns it */
+uint32_t weft__posix_xmutex_drop(pthread_mutex_t *m); /* full release; returns the count */
+void weft__posix_xmutex_setcount(pthread_mutex_t *m, uint32_t count);
+void weft__posix_robust_exit(void); /* the caller's end: its robust holds owner-died */
+
 /* ---- helpers ---- */
 static inline int weft__posix_on_user(void)
 {

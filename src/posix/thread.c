@@ -239,6 +239,7 @@ __attribute__((constructor)) static void set_end_hook(void)
 
 void weft__posix_thread_end(struct pt *p)
 {
+    weft__posix_robust_exit(); /* its robust mutexes: owner died (pshared.c) */
     for (int round = 0; round < PTHREAD_DESTRUCTOR_ITERATIONS; round++) {
         int any = 0;
         for (uint32_t mask = p->keymask; mask; mask &= mask - 1) {
