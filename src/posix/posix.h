@@ -91,6 +91,7 @@ struct pt {
     void *_Atomic parked;        /* its park.c waiter while parked there, else NULL;
                                     written under that waiter's bucket lock */
     cpu_set_t *affinity;         /* recorded by pthread_setaffinity_np; the thread only */
+    pid_t ktid;                  /* a bound thread's kernel thread (bound.c); set at its start */
     struct pt *next_free;        /* recycled records (thread.c); under its lock */
 };
 
@@ -177,6 +178,13 @@ int weft__posix_xmutex_held(pthread_mutex_t *m);      /* 1: the caller owns it *
 uint32_t weft__posix_xmutex_drop(pthread_mutex_t *m); /* full release; returns the count */
 void weft__posix_xmutex_setcount(pthread_mutex_t *m, uint32_t count);
 void weft__posix_robust_exit(void); /* the caller's end: its robust holds owner-died */
+
+/* ---- bound.c: WEFT_POSIX_BOUND ---- */
+int weft__posix_bound_all(void);            /* 1: WEFT_POSIX_BOUND has * */
+void weft__posix_bound_enter(struct pt *p); /* a bound thread's start: its block */
+void weft__posix_bound_leave(void);         /* back to its kernel thread's block */
+int weft__posix_bound_setaffinity(struct pt *p, size_t n, const cpu_set_t *set);
+int weft__posix_bound_getaffinity(struct pt *p, size_t n, cpu_set_t *set);
 
 /* ---- helpers ---- */
 static inline int weft__posix_on_user(void)

@@ -478,7 +478,9 @@ static WEFT_ENTRY void *start(void *arg)
 {
     struct pt *p = arg;
     p->h = weft_self();
-    __ctype_init(); /* as glibc's start_thread: tolower() and isalpha() read them */
+    if (WEFT_UNLIKELY(((struct weft_thread *)p->h)->bound))
+        weft__posix_bound_enter(p); /* WEFT_POSIX_BOUND (bound.c) */
+    __ctype_init();                 /* as glibc's start_thread: tolower() and isalpha() read them */
     struct pt *end __attribute__((cleanup(thread_end))) = p;
     p->result = p->fn(p->arg);
     return p->result;
@@ -530,6 +532,7 @@ PT_API int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)
     weft_attr wa = WEFT_ATTR_INIT;
     wa.stack_size = p->stack_size;
     wa.detached = a.detach == PTHREAD_CREATE_DETACHED;
+    wa.bound = weft__posix_bound_all();
     atomic_fetch_add_explicit(&live, 1, memory_order_relaxed);
     weft_thread *h;
     *th = (pthread_t)tcb; /* before the child runs: it may read it */
@@ -577,6 +580,11 @@ static void unwind_next(struct pt *p)
         while (atomic_load_explicit(&live, memory_order_relaxed) > 0)
             weft__posix_sleep_ns(1000000);
         exit(0);
+    }
+    if (((struct weft_thread *)p->h)->bound) {
+        /* glibc unwinds a bound thread: on its kernel thread's block */
+        __call_tls_dtors();
+        weft__posix_bound_leave();
     }
     weft_exit(p->result);
 }
@@ -964,6 +972,8 @@ PT_API int pthread_setaffinity_np(pthread_t th, size_t n, const cpu_set_t *set)
         extern __typeof__(pthread_setaffinity_np) weft__real_pthread_setaffinity_np;
         return weft__real_pthread_setaffinity_np(th, n, set);
     }
+    if (((struct weft_thread *)p->h)->bound)
+        return weft__posix_bound_setaffinity(p, n, set);
     (void)n, (void)set; /* recorded only: a user thread runs on any worker */
     return 0;
 }
@@ -974,6 +984,8 @@ PT_API int pthread_getaffinity_np(pthread_t th, size_t n, cpu_set_t *set)
         extern __typeof__(pthread_getaffinity_np) weft__real_pthread_getaffinity_np;
         return weft__real_pthread_getaffinity_np(th, n, set);
     }
+    if (((struct weft_thread *)p->h)->bound)
+        return weft__posix_bound_getaffinity(p, n, set);
     return sched_getaffinity(0, n, set) == 0 ? 0 : errno;
 }
 
