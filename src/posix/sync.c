@@ -47,6 +47,7 @@ enum {
     M_ROBUST = PT_M_ROBUST,
     M_PSHARED = PT_M_PSHARED,
     M_X = M_ROBUST | M_PSHARED, /* pshared.c's mutexes */
+    M_SLOW = 1u << 5,           /* recursive or M_X: one test sends these off the fast path */
     M_BUSY = 1u << 30,          /* being converted */
     M_READY = 1u << 31,
 };
@@ -55,6 +56,12 @@ enum {
 enum { A_ROBUST = 1u << 4, A_PROTO_SHIFT = 8, A_PSHARED = 1u << 12, A_CEIL_SHIFT = 16 };
 
 #define PM(m) ((struct pmutex *)(void *)(m))
+
+/* meta with M_SLOW if its type or flags need more than weft_mutex. */
+static uint32_t with_slow(uint32_t meta)
+{
+    return meta | (((meta & M_TYPE) == PTHREAD_MUTEX_RECURSIVE || (meta & M_X)) ? M_SLOW : 0);
+}
 
 WEFT_NOINLINE static uint32_t convert(struct pmutex *m)
 {
@@ -66,7 +73,8 @@ WEFT_NOINLINE static uint32_t convert(struct pmutex *m)
             int kind;
             memcpy(&kind, (char *)m + 16, sizeof kind);
             memset((char *)m + 16, 0, sizeof kind);
-            uint32_t meta = M_READY | ((uint32_t)kind & M_TYPE) | ((uint32_t)kind & M_ROBUST);
+            uint32_t meta =
+                with_slow(M_READY | ((uint32_t)kind & M_TYPE) | ((uint32_t)kind & M_ROBUST));
             /* release: the zeroed weft_mutex; pairs with the acquire above */
             atomic_store_explicit(&m->meta, meta, memory_order_release);
             return meta;
@@ -86,8 +94,8 @@ PT_API int pthread_mutex_init(pthread_mutex_t *mx, const pthread_mutexattr_t *a)
     uint32_t at = a ? *(const uint32_t *)(const void *)a : 0;
     memset(mx, 0, sizeof *mx);
     atomic_store_explicit(&PM(mx)->meta,
-                          M_READY | (at & M_TYPE) | (at & A_ROBUST) |
-                              ((at & A_PSHARED) ? M_PSHARED : 0),
+                          with_slow(M_READY | (at & M_TYPE) | (at & A_ROBUST) |
+                                    ((at & A_PSHARED) ? M_PSHARED : 0)),
                           memory_order_release);
     return 0;
 }
@@ -132,18 +140,30 @@ static inline int is_owner(struct pmutex *m)
     return weft__mutex_held(&m->m, weft__sync_owner()) || (weft__posix_pre_token && adopt(m));
 }
 
-PT_API int pthread_mutex_lock(pthread_mutex_t *mx)
+/* Recursive mutexes and pshared.c's, off the fast path. */
+WEFT_NOINLINE static int lock_slow(pthread_mutex_t *mx, uint32_t meta, int try)
 {
     struct pmutex *m = PM(mx);
-    uint32_t meta = meta_of(m);
-    if (WEFT_UNLIKELY(meta & M_X))
-        return weft__posix_xmutex_lock(mx, 0, CLOCK_REALTIME, NULL);
-    if ((meta & M_TYPE) == PTHREAD_MUTEX_RECURSIVE && is_owner(m)) {
+    if (meta & M_X)
+        return weft__posix_xmutex_lock(mx, try, CLOCK_REALTIME, NULL);
+    if (is_owner(m)) {
         if (m->count == UINT32_MAX)
             return EAGAIN;
         m->count++;
         return 0;
     }
+    if (!try)
+        return weft_mutex_lock(&m->m);
+    int r = weft_mutex_trylock(&m->m);
+    return r == EDEADLK ? EBUSY : r;
+}
+
+PT_API int pthread_mutex_lock(pthread_mutex_t *mx)
+{
+    struct pmutex *m = PM(mx);
+    uint32_t meta = meta_of(m);
+    if (WEFT_UNLIKELY(meta & M_SLOW))
+        return lock_slow(mx, meta, 0);
     return weft_mutex_lock(&m->m);
 }
 
@@ -151,14 +171,8 @@ PT_API int pthread_mutex_trylock(pthread_mutex_t *mx)
 {
     struct pmutex *m = PM(mx);
     uint32_t meta = meta_of(m);
-    if (WEFT_UNLIKELY(meta & M_X))
-        return weft__posix_xmutex_lock(mx, 1, CLOCK_REALTIME, NULL);
-    if ((meta & M_TYPE) == PTHREAD_MUTEX_RECURSIVE && is_owner(m)) {
-        if (m->count == UINT32_MAX)
-            return EAGAIN;
-        m->count++;
-        return 0;
-    }
+    if (WEFT_UNLIKELY(meta & M_SLOW))
+        return lock_slow(mx, meta, 1);
     int r = weft_mutex_trylock(&m->m);
     return r == EDEADLK ? EBUSY : r;
 }
@@ -167,11 +181,13 @@ PT_API int pthread_mutex_unlock(pthread_mutex_t *mx)
 {
     struct pmutex *m = PM(mx);
     uint32_t meta = meta_of(m);
-    if (WEFT_UNLIKELY(meta & M_X))
-        return weft__posix_xmutex_unlock(mx);
-    if ((meta & M_TYPE) == PTHREAD_MUTEX_RECURSIVE && m->count && is_owner(m)) {
-        m->count--;
-        return 0;
+    if (WEFT_UNLIKELY(meta & M_SLOW)) {
+        if (meta & M_X)
+            return weft__posix_xmutex_unlock(mx);
+        if (m->count && is_owner(m)) {
+            m->count--;
+            return 0;
+        }
     }
     int r = weft_mutex_unlock(&m->m);
     if (WEFT_UNLIKELY(r == EPERM) && weft__posix_pre_token && adopt(m))
