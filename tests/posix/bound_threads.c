@@ -19,7 +19,7 @@
 enum { N = 8 };
 
 static pthread_barrier_t bar;
-static pid_t tids[N];
+static _Atomic pid_t tids[N]; /* polled by main */
 static __thread int mine;
 static pthread_t selves[N];
 static _Atomic int affinity_set;
@@ -30,7 +30,7 @@ static void *run(void *arg)
     mine = i + 100;
     errno = i;
     selves[i] = pthread_self();
-    tids[i] = (pid_t)syscall(SYS_gettid);
+    atomic_store(&tids[i], (pid_t)syscall(SYS_gettid));
     char name[16];
     snprintf(name, sizeof name, "bound-%d", i);
     CHECK(pthread_setname_np(pthread_self(), name) == 0);
@@ -61,7 +61,7 @@ int main(void)
     pthread_t t[N];
     for (int i = 0; i < N; i++)
         CHECK(pthread_create(&t[i], NULL, run, (void *)(intptr_t)i) == 0);
-    while (!tids[0])
+    while (!atomic_load(&tids[0]))
         usleep(1000);
     cpu_set_t one;
     CPU_ZERO(&one);
