@@ -177,7 +177,10 @@ int weft__posix_xmutex_consistent(pthread_mutex_t *m);
 int weft__posix_xmutex_held(pthread_mutex_t *m);      /* 1: the caller owns it */
 uint32_t weft__posix_xmutex_drop(pthread_mutex_t *m); /* full release; returns the count */
 void weft__posix_xmutex_setcount(pthread_mutex_t *m, uint32_t count);
-void weft__posix_robust_exit(void); /* the caller's end: its robust holds owner-died */
+/* The caller's end: its robust holds owner-died (pshared.c registers it
+ * at load; thread.c calls it: a hook, so that thread.c needs nothing of
+ * pshared.c). */
+extern void (*weft__posix_robust_exit)(void);
 
 /* ---- bound.c: WEFT_POSIX_BOUND ---- */
 int weft__posix_bound_all(void);            /* 1: WEFT_POSIX_BOUND has * */

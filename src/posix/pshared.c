@@ -28,7 +28,7 @@
  * the kernel then marks each listed mutex whose word holds the anchor's TID
  * FUTEX_OWNER_DIED and wakes one waiter. A user thread (or a kernel thread
  * that used the drop-in) that ends holding robust mutexes releases them the
- * same way at its end (weft__posix_robust_exit). The next locker gets
+ * same way at its end (robust_exit, thread.c's hook). The next locker gets
  * EOWNERDEAD and the mutex is inconsistent (a meta bit) until
  * pthread_mutex_consistent; unlocked while inconsistent, it becomes not
  * recoverable (ENOTRECOVERABLE for every locker after).
@@ -150,9 +150,12 @@ static void pshared_child(void)
     weft__sync_unlock(&list_lock);
 }
 
+static void robust_exit(void);
+
 __attribute__((constructor(103))) static void pshared_load(void)
 {
     list_reset();
+    weft__posix_robust_exit = robust_exit;
     pthread_atfork(NULL, NULL, pshared_child); /* glibc's (libc_nonshared) */
 }
 
@@ -427,7 +430,7 @@ int weft__posix_xmutex_consistent(pthread_mutex_t *mx)
 
 /* At a thread's end: the robust mutexes it holds are released as
  * owner-died, so that the next locker gets EOWNERDEAD. */
-void weft__posix_robust_exit(void)
+static void robust_exit(void)
 {
     if (!atomic_load_explicit(&list_len, memory_order_relaxed))
         return;

@@ -237,9 +237,12 @@ __attribute__((constructor)) static void set_end_hook(void)
     weft__posix_on_end = weft__posix_thread_end;
 }
 
+void (*weft__posix_robust_exit)(void);
+
 void weft__posix_thread_end(struct pt *p)
 {
-    weft__posix_robust_exit(); /* its robust mutexes: owner died (pshared.c) */
+    if (weft__posix_robust_exit)
+        weft__posix_robust_exit(); /* its robust mutexes: owner died (pshared.c) */
     for (int round = 0; round < PTHREAD_DESTRUCTOR_ITERATIONS; round++) {
         int any = 0;
         for (uint32_t mask = p->keymask; mask; mask &= mask - 1) {
