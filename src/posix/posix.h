@@ -92,6 +92,7 @@ struct pt {
     void *_Atomic parked;        /* its park.c waiter while parked there, else NULL;
                                     written under that waiter's bucket lock */
     cpu_set_t *affinity;         /* recorded by pthread_setaffinity_np; the thread only */
+    pid_t ktid;                  /* a bound thread's kernel thread (bound.c); set at its start */
     struct pt *next_free;        /* recycled records (thread.c); under its lock */
     /* signal.c: a user thread's signal state (bit sig-1 of each set) */
     _Atomic uint64_t sigmask;    /* blocked signals; written by the thread, read by routers */
@@ -231,6 +232,39 @@ static inline void weft__posix_sig_inherit(struct pt *p)
     if (weft__posix_sig_ops.inherit_slow)
         weft__posix_sig_ops.inherit_slow(p);
 }
+
+/* ---- pshared.c: process-shared waits, robust mutexes ---- */
+/* sync.c's mutex meta word (offset 32 of pthread_mutex_t). */
+enum {
+    PT_M_TYPE = 3,          /* PTHREAD_MUTEX_NORMAL .. ADAPTIVE_NP (0..3) */
+    PT_M_ROBUST = 1u << 4,  /* glibc's kind bit for robust */
+    PT_M_PSHARED = 1u << 7, /* glibc's kind bit for process-shared */
+    PT_M_INCONS = 1u << 8,  /* robust: the owner died; until consistent */
+    PT_M_NOTREC = 1u << 9,  /* robust: unlocked while inconsistent */
+};
+/* park's contract on the kernel's futex of a shared word (any process);
+ * a user thread waits inside weft_blocking. */
+int weft__posix_kwait(_Atomic uint32_t *addr, uint32_t val, clockid_t clk,
+                      const struct timespec *abs);
+void weft__posix_kwake(_Atomic uint32_t *addr, int n); /* the real FUTEX_WAKE */
+/* Mutexes whose meta has PT_M_PSHARED or PT_M_ROBUST: pthread's codes. */
+int weft__posix_xmutex_lock(pthread_mutex_t *m, int try, clockid_t clk, const struct timespec *abs);
+int weft__posix_xmutex_unlock(pthread_mutex_t *m);
+int weft__posix_xmutex_consistent(pthread_mutex_t *m);
+int weft__posix_xmutex_held(pthread_mutex_t *m);      /* 1: the caller owns it */
+uint32_t weft__posix_xmutex_drop(pthread_mutex_t *m); /* full release; returns the count */
+void weft__posix_xmutex_setcount(pthread_mutex_t *m, uint32_t count);
+/* The caller's end: its robust holds owner-died (pshared.c registers it
+ * at load; thread.c calls it: a hook, so that thread.c needs nothing of
+ * pshared.c). */
+extern void (*weft__posix_robust_exit)(void);
+
+/* ---- bound.c: WEFT_POSIX_BOUND ---- */
+int weft__posix_bound_all(void);            /* 1: WEFT_POSIX_BOUND has * */
+void weft__posix_bound_enter(struct pt *p); /* a bound thread's start: its block */
+void weft__posix_bound_leave(void);         /* back to its kernel thread's block */
+int weft__posix_bound_setaffinity(struct pt *p, size_t n, const cpu_set_t *set);
+int weft__posix_bound_getaffinity(struct pt *p, size_t n, cpu_set_t *set);
 
 /* ---- helpers ---- */
 static inline int weft__posix_on_user(void)

@@ -26,6 +26,7 @@
 #include <semaphore.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "posix/posix.h"
 #include "sync/mutex.h"
@@ -43,12 +44,14 @@ struct pmutex {
 _Static_assert(sizeof(struct pmutex) == sizeof(pthread_mutex_t), "glibc's mutex size");
 
 enum {
-    M_TYPE = 3, /* PTHREAD_MUTEX_NORMAL .. ADAPTIVE_NP (0..3) */
-    M_ROBUST = 1u << 4,
-    M_PROTECT = 1u << 5, /* PTHREAD_PRIO_PROTECT: the ceiling is kept in M_CEIL */
-    M_PSHARED = 1u << 7, /* glibc's kind bit for process-shared */
-    M_CEIL_SHIFT = 8,    /* 8 bits: SCHED_FIFO's range is 1..99 */
-    M_BUSY = 1u << 30,   /* being converted */
+    M_TYPE = PT_M_TYPE,
+    M_ROBUST = PT_M_ROBUST,
+    M_PSHARED = PT_M_PSHARED,
+    M_X = M_ROBUST | M_PSHARED, /* pshared.c's mutexes */
+    M_SLOW = 1u << 5,           /* recursive or M_X: one test sends these off the fast path */
+    M_PROTECT = 1u << 6,        /* PTHREAD_PRIO_PROTECT: the ceiling is kept at M_CEIL_SHIFT */
+    M_CEIL_SHIFT = 16,          /* 8 bits: SCHED_FIFO's range is 1..99 */
+    M_BUSY = 1u << 30,          /* being converted */
     M_READY = 1u << 31,
 };
 /* pthread_mutexattr_t (4): type in 0-3, robust 4, protocol 8-9, pshared
@@ -56,6 +59,12 @@ enum {
 enum { A_ROBUST = 1u << 4, A_PROTO_SHIFT = 8, A_PSHARED = 1u << 12, A_CEIL_SHIFT = 16 };
 
 #define PM(m) ((struct pmutex *)(void *)(m))
+
+/* meta with M_SLOW if its type or flags need more than weft_mutex. */
+static uint32_t with_slow(uint32_t meta)
+{
+    return meta | (((meta & M_TYPE) == PTHREAD_MUTEX_RECURSIVE || (meta & M_X)) ? M_SLOW : 0);
+}
 
 WEFT_NOINLINE static uint32_t convert(struct pmutex *m)
 {
@@ -67,7 +76,8 @@ WEFT_NOINLINE static uint32_t convert(struct pmutex *m)
             int kind;
             memcpy(&kind, (char *)m + 16, sizeof kind);
             memset((char *)m + 16, 0, sizeof kind);
-            uint32_t meta = M_READY | ((uint32_t)kind & M_TYPE) | ((uint32_t)kind & M_ROBUST);
+            uint32_t meta =
+                with_slow(M_READY | ((uint32_t)kind & M_TYPE) | ((uint32_t)kind & M_ROBUST));
             /* release: the zeroed weft_mutex; pairs with the acquire above */
             atomic_store_explicit(&m->meta, meta, memory_order_release);
             return meta;
@@ -97,14 +107,18 @@ PT_API int pthread_mutex_init(pthread_mutex_t *mx, const pthread_mutexattr_t *a)
     uint32_t prot = 0;
     if (((at >> A_PROTO_SHIFT) & 3) == PTHREAD_PRIO_PROTECT)
         prot = M_PROTECT | (attr_ceiling(at) & 0xffu) << M_CEIL_SHIFT;
-    atomic_store_explicit(&PM(mx)->meta, M_READY | (at & M_TYPE) | (at & A_ROBUST) | prot,
+    atomic_store_explicit(&PM(mx)->meta,
+                          with_slow(M_READY | (at & M_TYPE) | (at & A_ROBUST) |
+                                    ((at & A_PSHARED) ? M_PSHARED : 0)) |
+                              prot,
                           memory_order_release);
     return 0;
 }
 
 PT_API int pthread_mutex_destroy(pthread_mutex_t *mx)
 {
-    meta_of(PM(mx));
+    if (meta_of(PM(mx)) & M_X)
+        return (*(_Atomic uint32_t *)(void *)mx & 0x3fffffffu) ? EBUSY : 0;
     return weft_mutex_destroy(&PM(mx)->m);
 }
 
@@ -177,19 +191,32 @@ static inline int is_owner(struct pmutex *m)
     return weft__mutex_held(&m->m, weft__sync_owner()) || (weft__posix_pre_token && adopt(m));
 }
 
-PT_API int pthread_mutex_lock(pthread_mutex_t *mx)
+/* Recursive mutexes and pshared.c's, off the fast path. */
+WEFT_NOINLINE static int lock_slow(pthread_mutex_t *mx, uint32_t meta, int try)
 {
     struct pmutex *m = PM(mx);
-    uint32_t meta = meta_of(m);
-    if ((meta & M_TYPE) == PTHREAD_MUTEX_RECURSIVE && is_owner(m)) {
+    if (meta & M_X)
+        return weft__posix_xmutex_lock(mx, try, CLOCK_REALTIME, NULL);
+    if (is_owner(m)) {
         if (m->count == UINT32_MAX)
             return EAGAIN;
         m->count++;
         return 0;
     }
+    if (!try)
+        return weft_mutex_lock(&m->m);
+    int r = weft_mutex_trylock(&m->m);
+    return r == EDEADLK ? EBUSY : r;
+}
+
+PT_API int pthread_mutex_lock(pthread_mutex_t *mx)
+{
+    struct pmutex *m = PM(mx);
+    uint32_t meta = meta_of(m);
+    if (WEFT_UNLIKELY(meta & M_SLOW))
+        return lock_slow(mx, meta, 0);
     int r = weft_mutex_lock(&m->m);
-    if (WEFT_UNLIKELY(r == EDEADLK) && !(meta & M_ROBUST) &&
-        ((meta & M_TYPE) == PTHREAD_MUTEX_NORMAL || (meta & M_TYPE) == PTHREAD_MUTEX_ADAPTIVE_NP))
+    if (WEFT_UNLIKELY(r == EDEADLK) && (meta & M_TYPE) != PTHREAD_MUTEX_ERRORCHECK)
         relock(); /* POSIX: a normal mutex relocked by its owner deadlocks */
     return r;
 }
@@ -198,12 +225,8 @@ PT_API int pthread_mutex_trylock(pthread_mutex_t *mx)
 {
     struct pmutex *m = PM(mx);
     uint32_t meta = meta_of(m);
-    if ((meta & M_TYPE) == PTHREAD_MUTEX_RECURSIVE && is_owner(m)) {
-        if (m->count == UINT32_MAX)
-            return EAGAIN;
-        m->count++;
-        return 0;
-    }
+    if (WEFT_UNLIKELY(meta & M_SLOW))
+        return lock_slow(mx, meta, 1);
     int r = weft_mutex_trylock(&m->m);
     return r == EDEADLK ? EBUSY : r;
 }
@@ -212,9 +235,13 @@ PT_API int pthread_mutex_unlock(pthread_mutex_t *mx)
 {
     struct pmutex *m = PM(mx);
     uint32_t meta = meta_of(m);
-    if ((meta & M_TYPE) == PTHREAD_MUTEX_RECURSIVE && m->count && is_owner(m)) {
-        m->count--;
-        return 0;
+    if (WEFT_UNLIKELY(meta & M_SLOW)) {
+        if (meta & M_X)
+            return weft__posix_xmutex_unlock(mx);
+        if (m->count && is_owner(m)) {
+            m->count--;
+            return 0;
+        }
     }
     int r = weft_mutex_unlock(&m->m);
     if (WEFT_UNLIKELY(r == EPERM))
@@ -226,6 +253,11 @@ PT_API int pthread_mutex_clocklock(pthread_mutex_t *mx, clockid_t clk, const str
 {
     if (clk != CLOCK_REALTIME && clk != CLOCK_MONOTONIC)
         return EINVAL;
+    if (meta_of(PM(mx)) & M_X) {
+        if (!abs || abs->tv_nsec < 0 || abs->tv_nsec >= 1000000000)
+            return EINVAL;
+        return weft__posix_xmutex_lock(mx, 0, clk, abs);
+    }
     int r = pthread_mutex_trylock(mx);
     if (r != EBUSY)
         return r;
@@ -253,7 +285,7 @@ PT_API int pthread_mutex_timedlock(pthread_mutex_t *mx, const struct timespec *a
 
 PT_API int pthread_mutex_consistent(pthread_mutex_t *mx)
 {
-    return (meta_of(PM(mx)) & M_ROBUST) ? EINVAL : EINVAL; /* no owner ever dies holding one */
+    return (meta_of(PM(mx)) & M_ROBUST) ? weft__posix_xmutex_consistent(mx) : EINVAL;
 }
 /* Priority ceilings: kept for PTHREAD_PRIO_PROTECT mutexes (user threads
  * are not run at them); EINVAL for the others, as glibc. */
@@ -386,17 +418,18 @@ PT_API int pthread_mutexattr_getprioceiling(const pthread_mutexattr_t *a, int *c
 struct pcond {
     _Atomic uint32_t seq;     /* bumped by every signal and broadcast with waiters */
     _Atomic uint32_t waiters; /* threads between their count and their wake */
-    uint32_t clock;           /* clockid + 1; 0: CLOCK_REALTIME */
+    uint32_t clock;           /* clockid + 1 (0: CLOCK_REALTIME) | C_PSHARED */
     uint32_t pad[9];
 };
 _Static_assert(sizeof(struct pcond) == sizeof(pthread_cond_t), "glibc's cond size");
-#define PC(c) ((struct pcond *)(void *)(c))
+#define PC(c)     ((struct pcond *)(void *)(c))
+#define C_PSHARED 0x100u /* the condattr's bit too */
 
 PT_API int pthread_cond_init(pthread_cond_t *c, const pthread_condattr_t *a)
 {
     memset(c, 0, sizeof *c);
     uint32_t at = a ? CATTR(a) : 0;
-    PC(c)->clock = at & 0xff;
+    PC(c)->clock = at & (0xffu | C_PSHARED);
     return 0;
 }
 /* Waiters woken by a signal or broadcast may still be leaving the wait
@@ -416,7 +449,10 @@ PT_API int pthread_cond_signal(pthread_cond_t *c)
      * signaller that saw no waiter had nobody to wake */
     if (atomic_load(&PC(c)->waiters)) {
         atomic_fetch_add(&PC(c)->seq, 1);
-        weft__posix_unpark(&PC(c)->seq, 1);
+        if (WEFT_UNLIKELY(PC(c)->clock & C_PSHARED))
+            weft__posix_kwake(&PC(c)->seq, 1);
+        else
+            weft__posix_unpark(&PC(c)->seq, 1);
     }
     return 0;
 }
@@ -424,7 +460,10 @@ PT_API int pthread_cond_broadcast(pthread_cond_t *c)
 {
     if (atomic_load(&PC(c)->waiters)) {
         atomic_fetch_add(&PC(c)->seq, 1);
-        weft__posix_unpark(&PC(c)->seq, INT_MAX);
+        if (WEFT_UNLIKELY(PC(c)->clock & C_PSHARED))
+            weft__posix_kwake(&PC(c)->seq, INT_MAX);
+        else
+            weft__posix_unpark(&PC(c)->seq, INT_MAX);
     }
     return 0;
 }
@@ -436,6 +475,45 @@ static void cond_cancelled(struct pcond *c)
     atomic_fetch_sub(&c->waiters, 1);
 }
 
+/* A wait on a process-shared condition variable, or with a process-shared
+ * or robust mutex: the kernel's futex for a shared one (the wait cannot be
+ * broken off by pthread_kill or pthread_cancel: docs/posix.md), park.c
+ * otherwise. EOWNERDEAD if the mutex's owner died meanwhile. */
+static int cond_xwait(pthread_cond_t *cv, pthread_mutex_t *mx, clockid_t clk,
+                      const struct timespec *abs)
+{
+    struct pcond *c = PC(cv);
+    int x = (meta_of(PM(mx)) & M_X) != 0;
+    if (x ? !weft__posix_xmutex_held(mx) : !is_owner(PM(mx)))
+        return EPERM;
+    weft__posix_testcancel();
+    uint32_t s = atomic_load(&c->seq);
+    atomic_fetch_add(&c->waiters, 1);
+    uint32_t count;
+    if (x) {
+        count = weft__posix_xmutex_drop(mx);
+    } else {
+        count = PM(mx)->count;
+        PM(mx)->count = 0;
+        weft_mutex_unlock(&PM(mx)->m);
+    }
+    int r = (c->clock & C_PSHARED) ? weft__posix_kwait(&c->seq, s, clk, abs)
+                                   : weft__posix_park(&c->seq, s, clk, abs);
+    atomic_fetch_sub(&c->waiters, 1);
+    int l = pthread_mutex_lock(mx);
+    if (x)
+        weft__posix_xmutex_setcount(mx, count);
+    else
+        PM(mx)->count = count;
+    if (l == EOWNERDEAD || l == ENOTRECOVERABLE)
+        return l;
+    if (r == EINTR) {
+        weft__posix_deliver();
+        weft__posix_testcancel();
+    }
+    return r == ETIMEDOUT ? ETIMEDOUT : 0;
+}
+
 /* A wait on a recursive mutex held once or more: the whole hold is
  * released and taken back, as glibc does. */
 static int cond_wait(pthread_cond_t *cv, pthread_mutex_t *mx, clockid_t clk,
@@ -443,7 +521,8 @@ static int cond_wait(pthread_cond_t *cv, pthread_mutex_t *mx, clockid_t clk,
 {
     struct pmutex *m = PM(mx);
     struct pcond *c = PC(cv);
-    meta_of(m);
+    if (WEFT_UNLIKELY((meta_of(m) & M_X) || (c->clock & C_PSHARED)))
+        return cond_xwait(cv, mx, clk, abs);
     if (!is_owner(m))
         return EPERM;
     weft__posix_testcancel();
@@ -535,9 +614,10 @@ struct prw {
     _Atomic uint32_t word;    /* readers | WRITER */
     _Atomic uint32_t seq;     /* bumped by every unlock; the park word */
     _Atomic uint32_t waiters; /* threads parked or about to park on seq */
-    uint32_t pad;
+    uint32_t pshared;         /* 1: process-shared (the kernel's futex); immutable */
     _Atomic uintptr_t writer; /* owner token of the write holder, 0: none */
-    char rest[32];
+    _Atomic uint32_t wpid;    /* pshared: the write holder's pid */
+    char rest[28];
 };
 _Static_assert(sizeof(struct prw) == sizeof(pthread_rwlock_t), "glibc's rwlock size");
 #define PR(l)     ((struct prw *)(void *)(l))
@@ -545,9 +625,18 @@ _Static_assert(sizeof(struct prw) == sizeof(pthread_rwlock_t), "glibc's rwlock s
 
 PT_API int pthread_rwlock_init(pthread_rwlock_t *l, const pthread_rwlockattr_t *a)
 {
-    (void)a;
     memset(l, 0, sizeof *l);
+    PR(l)->pshared = a && ((const int *)(const void *)a)[1] == PTHREAD_PROCESS_SHARED;
     return 0;
+}
+
+/* A writer's identity: its owner token, and its pid for a shared lock
+ * (tokens of two processes may be equal). */
+static int rw_mine(struct prw *r)
+{
+    return atomic_load_explicit(&r->writer, memory_order_relaxed) == weft__sync_owner() &&
+           (!r->pshared ||
+            atomic_load_explicit(&r->wpid, memory_order_relaxed) == (uint32_t)getpid());
 }
 PT_API int pthread_rwlock_destroy(pthread_rwlock_t *l)
 {
@@ -565,8 +654,11 @@ static int rw_try(struct prw *r, int write)
         /* acquire: the critical section after; pairs with unlock's release */
         if (atomic_compare_exchange_weak_explicit(&r->word, &v, write ? RW_WRITER : v + 1,
                                                   memory_order_acquire, memory_order_relaxed)) {
-            if (write)
+            if (write) {
                 atomic_store_explicit(&r->writer, weft__sync_owner(), memory_order_relaxed);
+                if (r->pshared)
+                    atomic_store_explicit(&r->wpid, (uint32_t)getpid(), memory_order_relaxed);
+            }
             return 0;
         }
     }
@@ -577,10 +669,11 @@ static int rw_try(struct prw *r, int write)
  * hold moves to its new token, as adopt does for mutexes). */
 static int rw_writer_is_me(struct prw *r)
 {
-    uintptr_t w = atomic_load_explicit(&r->writer, memory_order_relaxed);
-    if (w == weft__sync_owner())
+    if (rw_mine(r))
         return 1;
-    if (!w || w != weft__posix_pre_token || weft__posix_self_if_any() != weft__posix_main)
+    uintptr_t w = atomic_load_explicit(&r->writer, memory_order_relaxed);
+    if (!w || r->pshared || w != weft__posix_pre_token ||
+        weft__posix_self_if_any() != weft__posix_main)
         return 0;
     atomic_store_explicit(&r->writer, weft__sync_owner(), memory_order_relaxed);
     return 1;
@@ -599,7 +692,8 @@ static int rw_lock(pthread_rwlock_t *l, int write, clockid_t clk, const struct t
         if (abs && weft__posix_timed_out(clk, abs))
             return ETIMEDOUT;
         atomic_fetch_add(&r->waiters, 1);
-        e = weft__posix_park(&r->seq, s, clk, abs);
+        e = r->pshared ? weft__posix_kwait(&r->seq, s, clk, abs)
+                       : weft__posix_park(&r->seq, s, clk, abs);
         atomic_fetch_sub(&r->waiters, 1);
         if (e == ETIMEDOUT)
             return ETIMEDOUT;
@@ -667,8 +761,12 @@ PT_API int pthread_rwlock_unlock(pthread_rwlock_t *l)
      * then parks only if seq has not moved (park.c reads it under its
      * bucket lock): one of the two sees the other. */
     atomic_fetch_add(&r->seq, 1);
-    if (atomic_load(&r->waiters))
-        weft__posix_unpark(&r->seq, INT_MAX);
+    if (atomic_load(&r->waiters)) {
+        if (r->pshared)
+            weft__posix_kwake(&r->seq, INT_MAX);
+        else
+            weft__posix_unpark(&r->seq, INT_MAX);
+    }
     return 0;
 }
 
@@ -755,7 +853,8 @@ struct pbar {
     uint32_t count;           /* threads per round; immutable */
     _Atomic uint32_t arrived; /* this round's arrivals */
     _Atomic uint32_t gen;     /* round number: the park word */
-    uint32_t pad[5];
+    uint32_t pshared;         /* 1: process-shared (the kernel's futex); immutable */
+    uint32_t pad[4];
 };
 _Static_assert(sizeof(struct pbar) == sizeof(pthread_barrier_t), "glibc's barrier size");
 #define PB(b) ((struct pbar *)(void *)(b))
@@ -763,11 +862,11 @@ _Static_assert(sizeof(struct pbar) == sizeof(pthread_barrier_t), "glibc's barrie
 PT_API int pthread_barrier_init(pthread_barrier_t *b, const pthread_barrierattr_t *a,
                                 unsigned count)
 {
-    (void)a;
     if (count == 0 || count > INT_MAX)
         return EINVAL;
     memset(b, 0, sizeof *b);
     PB(b)->count = count;
+    PB(b)->pshared = a && CATTR(a) == PTHREAD_PROCESS_SHARED;
     return 0;
 }
 PT_API int pthread_barrier_destroy(pthread_barrier_t *b)
@@ -781,11 +880,18 @@ PT_API int pthread_barrier_wait(pthread_barrier_t *bb)
     if (atomic_fetch_add(&b->arrived, 1) + 1 == b->count) {
         atomic_store(&b->arrived, 0);
         atomic_fetch_add(&b->gen, 1); /* seq_cst: after arrived's reset */
-        weft__posix_unpark(&b->gen, INT_MAX);
+        if (b->pshared)
+            weft__posix_kwake(&b->gen, INT_MAX);
+        else
+            weft__posix_unpark(&b->gen, INT_MAX);
         return PTHREAD_BARRIER_SERIAL_THREAD;
     }
-    while (atomic_load(&b->gen) == g)
-        weft__posix_park(&b->gen, g, CLOCK_MONOTONIC, NULL);
+    while (atomic_load(&b->gen) == g) {
+        if (b->pshared)
+            weft__posix_kwait(&b->gen, g, CLOCK_MONOTONIC, NULL);
+        else
+            weft__posix_park(&b->gen, g, CLOCK_MONOTONIC, NULL);
+    }
     return 0;
 }
 PT_API int pthread_barrierattr_init(pthread_barrierattr_t *a)
@@ -812,19 +918,21 @@ PT_API int pthread_barrierattr_getpshared(const pthread_barrierattr_t *a, int *s
 struct psem {
     _Atomic uint32_t value;   /* glibc: the low half of its 64-bit word */
     _Atomic uint32_t waiters; /* glibc: the high half */
-    uint32_t rest[6];
+    uint32_t shared;          /* glibc's private field: S_SHARED (sem_open's too), or 0 */
+    uint32_t rest[5];
 };
+#define S_SHARED 128u /* glibc's FUTEX_SHARED */
 _Static_assert(sizeof(struct psem) == sizeof(sem_t), "glibc's sem_t size");
 #define PS(s) ((struct psem *)(void *)(s))
 
 PT_API int sem_init(sem_t *s, int pshared, unsigned value)
 {
-    (void)pshared;
     if (value > SEM_VALUE_MAX) {
         errno = EINVAL;
         return -1;
     }
     memset(s, 0, sizeof *s);
+    PS(s)->shared = pshared ? S_SHARED : 0;
     atomic_store(&PS(s)->value, value);
     return 0;
 }
@@ -861,7 +969,8 @@ static int sem_wait_until(sem_t *ss, clockid_t clk, const struct timespec *abs)
             return -1;
         }
         atomic_fetch_add(&s->waiters, 1);
-        int e = weft__posix_park(&s->value, 0, clk, abs);
+        int e = s->shared ? weft__posix_kwait(&s->value, 0, clk, abs)
+                          : weft__posix_park(&s->value, 0, clk, abs);
         atomic_fetch_sub(&s->waiters, 1);
         if (e == EINTR) {
             int raised = weft__posix_deliver();
@@ -903,8 +1012,12 @@ PT_API int sem_post(sem_t *ss)
             return -1;
         }
     } while (!atomic_compare_exchange_weak(&s->value, &v, v + 1)); /* seq_cst: then waiters */
-    if (atomic_load(&s->waiters))
-        weft__posix_unpark(&s->value, 1);
+    if (atomic_load(&s->waiters)) {
+        if (s->shared)
+            weft__posix_kwake(&s->value, 1); /* waiters of any process, glibc's too */
+        else
+            weft__posix_unpark(&s->value, 1);
+    }
     return 0;
 }
 PT_API int sem_getvalue(sem_t *s, int *v)

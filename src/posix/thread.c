@@ -250,8 +250,12 @@ __attribute__((constructor)) static void set_end_hook(void)
     weft__posix_on_end = weft__posix_thread_end;
 }
 
+void (*weft__posix_robust_exit)(void);
+
 void weft__posix_thread_end(struct pt *p)
 {
+    if (weft__posix_robust_exit)
+        weft__posix_robust_exit(); /* its robust mutexes: owner died (pshared.c) */
     for (int round = 0; round < PTHREAD_DESTRUCTOR_ITERATIONS; round++) {
         int any = 0;
         for (uint32_t mask = p->keymask; mask; mask &= mask - 1) {
@@ -490,7 +494,9 @@ static WEFT_ENTRY void *start(void *arg)
 {
     struct pt *p = arg;
     p->h = weft_self();
-    __ctype_init(); /* as glibc's start_thread: tolower() and isalpha() read them */
+    if (WEFT_UNLIKELY(((struct weft_thread *)p->h)->bound))
+        weft__posix_bound_enter(p); /* WEFT_POSIX_BOUND (bound.c) */
+    __ctype_init();                 /* as glibc's start_thread: tolower() and isalpha() read them */
     struct pt *end __attribute__((cleanup(thread_end))) = p;
     p->result = p->fn(p->arg);
     return p->result;
@@ -549,6 +555,7 @@ PT_API int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)
     weft_attr wa = WEFT_ATTR_INIT;
     wa.stack_size = p->stack_size;
     wa.detached = a.detach == PTHREAD_CREATE_DETACHED;
+    wa.bound = weft__posix_bound_all();
     atomic_fetch_add_explicit(&live, 1, memory_order_relaxed);
     weft_thread *h;
     *th = (pthread_t)tcb; /* before the child runs: it may read it */
@@ -597,6 +604,11 @@ static void unwind_next(struct pt *p)
         while (atomic_load_explicit(&live, memory_order_relaxed) > 0)
             weft__posix_sleep_ns(1000000);
         exit(0);
+    }
+    if (((struct weft_thread *)p->h)->bound) {
+        /* glibc unwinds a bound thread: on its kernel thread's block */
+        __call_tls_dtors();
+        weft__posix_bound_leave();
     }
     weft_exit(p->result);
 }
@@ -1006,6 +1018,8 @@ PT_API int pthread_setaffinity_np(pthread_t th, size_t n, const cpu_set_t *set)
         extern __typeof__(pthread_setaffinity_np) weft__real_pthread_setaffinity_np;
         return weft__real_pthread_setaffinity_np(th, n, set);
     }
+    if (((struct weft_thread *)p->h)->bound)
+        return weft__posix_bound_setaffinity(p, n, set);
     (void)n, (void)set; /* recorded only: a user thread runs on any worker */
     return 0;
 }
@@ -1016,6 +1030,8 @@ PT_API int pthread_getaffinity_np(pthread_t th, size_t n, cpu_set_t *set)
         extern __typeof__(pthread_getaffinity_np) weft__real_pthread_getaffinity_np;
         return weft__real_pthread_getaffinity_np(th, n, set);
     }
+    if (((struct weft_thread *)p->h)->bound)
+        return weft__posix_bound_getaffinity(p, n, set);
     return sched_getaffinity(0, n, set) == 0 ? 0 : errno;
 }
 
