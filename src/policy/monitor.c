@@ -46,6 +46,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -189,6 +190,42 @@ RACY static int look_at(struct weft__worker *w, struct look *l, uint64_t now, ui
     return moved;
 }
 
+/* ---- the tail trace (preempt.h) ----------------------------------------------------- */
+
+#ifdef WEFT_TAIL_TRACE
+/* Each look, and every 0.5 ms each worker's run delay: the time its kernel
+ * thread was ready but off the CPU (/proc/self/task/TID/schedstat), which
+ * tells a host that did not run the worker from a request the runtime kept
+ * waiting. */
+static void tt_look(uint64_t now, uint64_t dt)
+{
+    static uint64_t sampled;
+    weft__tt(8, -1, (long)dt);
+    if (now - sampled < 500000)
+        return;
+    sampled = now;
+    for (int i = 0; i < weft__rt.nworkers; i++) {
+        char path[64];
+        unsigned long long run = 0, delay = 0;
+        snprintf(path, sizeof path, "/proc/self/task/%d/schedstat",
+                 atomic_load_explicit(&weft__rt.workers[i]->ktid, memory_order_relaxed));
+        FILE *f = fopen(path, "r");
+        if (f) {
+            if (fscanf(f, "%llu %llu", &run, &delay) != 2)
+                delay = 0;
+            fclose(f);
+        }
+        weft__tt(10, i, (long)delay);
+    }
+}
+#else
+static void tt_look(uint64_t now, uint64_t dt)
+{
+    (void)now;
+    (void)dt;
+}
+#endif
+
 /* ---- the thread ---------------------------------------------------------------- */
 
 /* 1 while a worker has kept one thread past the quantum: the watch must
@@ -300,6 +337,7 @@ static void *monitor_main(void *arg)
         /* relaxed: a statistic (tests/unit/monitor_quiet) */
         atomic_fetch_add_explicit(&weft__monitor_looks, 1, memory_order_relaxed);
         uint64_t now = weft__now_ns();
+        tt_look(now, now - mon.last);
         uint64_t dt = now - mon.last;
         mon.last = now;
         int moved = 0;

@@ -95,4 +95,11 @@ static inline void weft__spin_release(void)
  * lowest is preempted. */
 void weft__preempt_for_class(int c);
 
+#ifdef WEFT_TAIL_TRACE
+/* The tail trace (docs/priorities.md, "Measuring the tail"): a build with
+ * -DWEFT_TAIL_TRACE logs the preemption path's events (kind, worker, CPU,
+ * one value) and appends them to the file $WEFT_TAIL_TRACE at teardown. */
+void weft__tt(int kind, int wid, long a);
+#endif
+
 #endif
