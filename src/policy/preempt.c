@@ -675,6 +675,11 @@ void weft__preempt_request(struct weft__worker *v, uint64_t tick, int cause)
                                                     memory_order_relaxed, memory_order_relaxed));
     TT(3, v->id, cause);
     signal_worker(v); /* a refusal retries by itself (retry_soon), then via the monitor */
+    /* v's kernel thread may be off the CPU for milliseconds (a loaded
+     * host): the monitor looks again within 0.1 ms and asks another
+     * worker (monitor.c, Watch). */
+    if (cause == WEFT__PREEMPT_PRIO)
+        weft__monitor_watch();
 }
 
 int weft__preempt_escalate(struct weft__worker *v, uint64_t tick)
