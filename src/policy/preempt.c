@@ -107,6 +107,7 @@
 #include "os/kwait.h"
 #include "policy/machine.h"
 #include "policy/monitor.h"
+#include "policy/prio.h"
 #include "sched/events.h"
 #include "sched/sched.h"
 #include "sched/switch.h"
@@ -580,6 +581,31 @@ static void retry_soon(struct weft__worker *w, uint64_t req)
     syscall(SYS_timer_settime, w->retry_timer - 1, 0, &its, NULL);
 }
 
+#if defined(WEFT_SANITIZE_THREAD)
+#define RACY __attribute__((no_sanitize("thread")))
+#else
+#define RACY
+#endif
+
+/* 1 when a thread of class c or higher may wait for a worker: in a
+ * worker's lists, the injection queue, or behind a worker's attention bits
+ * (its mailbox: counted whatever they hold). Racy hints: a priority request
+ * whose thread was taken meanwhile by the other worker asked (see
+ * weft__preempt_for_class) is dropped, not honoured by a switch to a
+ * thread of the interrupted one's own class. */
+RACY static int higher_waits(int c)
+{
+    for (int i = 0; i < weft__rt.nworkers; i++) {
+        struct weft__worker *v = weft__rt.workers[i];
+        if (weft__prio_top(v) >= c || atomic_load_explicit(&v->attn, memory_order_relaxed))
+            return 1;
+    }
+    for (int k = c; k <= WEFT_PRIO_URGENT; k++)
+        if (__atomic_load_n(&weft__rt.inj[k - WEFT_PRIO_BACKGROUND].head, __ATOMIC_RELAXED))
+            return 1;
+    return 0;
+}
+
 static void on_signal(int sig, siginfo_t *si, void *ucv)
 {
     int saved_errno = errno;
@@ -645,6 +671,10 @@ static void on_signal(int sig, siginfo_t *si, void *ucv)
     }
     atomic_store_explicit(&w->preempt_req, 0, memory_order_relaxed);
     int cause = (int)(req & 3);
+    if (cause == WEFT__PREEMPT_PRIO && !higher_waits(weft__cls(t) + 1)) {
+        TT(4, w->id, 5);
+        goto out; /* served by another worker */
+    }
     TT(4, w->id, 0);
     preempted(w, t, cause == WEFT__PREEMPT_RESCUE ? WEFT__PREEMPT_QUANTUM : cause, saved_errno, uc);
     return;
@@ -724,12 +754,6 @@ int weft__preempt_retry(struct weft__worker *v, uint64_t tick, int rescue_due)
     return asleep ? 2 : 1;
 }
 
-#if defined(WEFT_SANITIZE_THREAD)
-#define RACY __attribute__((no_sanitize("thread")))
-#else
-#define RACY
-#endif
-
 RACY void weft__preempt_for_class(int c)
 {
     if (!pre.on || c <= WEFT_PRIO_BACKGROUND)
@@ -779,8 +803,30 @@ RACY void weft__preempt_for_class(int c)
         }
     }
     TT(2, low ? low->id : -1, skipped * 10 + low_asked);
-    if (low)
-        weft__preempt_request(low, low_tick, WEFT__PREEMPT_PRIO);
+    if (!low)
+        return;
+    weft__preempt_request(low, low_tick, WEFT__PREEMPT_PRIO);
+    if (low_asked)
+        return;
+    /* A second worker of that class, not asked yet, is asked too: under a
+     * flood, the first one's kernel thread was off the CPU in every wake
+     * that took over 0.5 ms, and the monitor that would re-aim the request
+     * (monitor.c, Watch) was as often kept off its CPU for as long. The
+     * one that comes second finds the thread taken and goes on
+     * (higher_waits). Never one of a higher class: that would preempt a
+     * thread the lowest one should yield to. */
+    for (int i = 0; i < weft__rt.nworkers; i++) {
+        struct weft__worker *v = weft__rt.workers[i];
+        struct weft_thread *cur = __atomic_load_n(&v->current, __ATOMIC_RELAXED);
+        if (v == low || !cur || weft__cls(cur) != low_cls)
+            continue;
+        uint64_t tick = __atomic_load_n(&v->tick, __ATOMIC_RELAXED);
+        uint64_t req = atomic_load_explicit(&v->preempt_req, memory_order_relaxed);
+        if (req && (req >> 2) == tick)
+            continue;
+        weft__preempt_request(v, tick, WEFT__PREEMPT_PRIO);
+        return;
+    }
 }
 
 /* ---- set-up ------------------------------------------------------------------- */
