@@ -131,14 +131,16 @@ static void run_once(int clocked, double out[4])
     weft_stats st;
     weft_stats_get(&st);
     weft_finalize();
-    /* PRIO_FLOOD_SLOW=FILE: the samples over 500 us (post time and
-     * latency, ns, CLOCK_MONOTONIC), to match a WEFT_TAIL_TRACE build's
-     * timeline (docs/priorities.md). */
+    /* PRIO_FLOOD_SLOW=FILE: the samples over PRIO_FLOOD_SLOW_US (500)
+     * microseconds (post time and latency, ns, CLOCK_MONOTONIC), to match
+     * a WEFT_TAIL_TRACE build's timeline (docs/priorities.md). */
     const char *slow = getenv("PRIO_FLOOD_SLOW");
+    const char *slow_us = getenv("PRIO_FLOOD_SLOW_US"); /* the threshold; 500 */
+    double bar = slow_us ? atof(slow_us) * 1e3 : 500e3;
     FILE *sf = slow ? fopen(slow, "a") : NULL;
     if (sf) {
         for (int i = 0; i < nsamp; i++)
-            if (lat[i] > 500e3)
+            if (lat[i] > bar)
                 fprintf(sf, "SLOW %llu %.0f\n", (unsigned long long)post_ns[i], lat[i]);
         fprintf(sf, "RUNEND\n");
         fclose(sf);
