@@ -37,14 +37,15 @@
  * (schedstat) grew by about as much as the sample, while the other worker
  * ran. Its request waited for the monitor's next look, up to a period
  * (1 ms, more once backed off), to be re-aimed at the other worker. Now
- * each priority request bumps prio_asks and rings the monitor unless it is
+ * each priority request bumps weft__monitor_asks (sched/bell.c: the
+ * preemption reaches the monitor through its bells) and rings it unless it is
  * watching already; while watching (2 ms after the last request) it looks
  * every WATCH_NS (0.1 ms), and a priority request it finds pending at two
  * looks in a row is signalled again and another worker of a lower class
  * is asked. The first look only notes it: its worker may not have had
- * time to answer. Dekker pair: the requester bumps prio_asks and then
+ * time to answer. Dekker pair: the requester bumps the count and then
  * reads watching; the monitor reads its poke word, stores watching = 0
- * and then reads prio_asks (seq_cst); a ring it misses comes after its
+ * and then reads the count (seq_cst); a ring it misses comes after its
  * read of the poke word, so its sleep ends at once. The monitor's timer
  * slack is 1 us (PR_SET_TIMERSLACK), so that a 0.1 ms sleep is not 0.15.
  * Rejected: asking every worker of the lowest class at once (each
@@ -118,10 +119,6 @@ struct look {
 };
 
 _Atomic uint64_t weft__monitor_looks;
-_Atomic uint32_t weft__monitor_watching;
-/* Priority requests made so far (seq_cst: a Dekker pair with
- * weft__monitor_watching, see Watch). */
-static _Atomic uint32_t prio_asks;
 
 static struct {
     pthread_t pt;
@@ -132,7 +129,7 @@ static struct {
     struct look *looks;    /* one per worker; monitor only */
     int pending;           /* a preemption asked during this look; monitor only */
     uint64_t last;         /* monitor clock of the last look; monitor only */
-    uint32_t asks;         /* prio_asks at the last look; monitor only */
+    uint32_t asks;         /* weft__monitor_asks at the last look; monitor only */
     uint64_t watch_until;  /* watching until then (see Watch); monitor only */
 } mon;
 
@@ -267,22 +264,11 @@ static void tt_look(uint64_t now, uint64_t dt)
 
 /* ---- the watch after a priority request (see Watch) ----------------------------- */
 
-static __thread int on_monitor; /* 1 on the monitor's own kernel thread */
-
-void weft__monitor_watch(void)
-{
-    /* seq_cst, both: the Dekker pair with watch_on (the monitor stores
-     * watching = 0, then reads prio_asks). */
-    atomic_fetch_add_explicit(&prio_asks, 1, memory_order_seq_cst);
-    if (!on_monitor && !atomic_load_explicit(&weft__monitor_watching, memory_order_seq_cst))
-        weft__monitor_poke_now();
-}
-
 /* 1 while the next look must come within WATCH_NS: a priority request was
  * made since the look WATCH_HOLD_NS ago. */
 static int watch_on(uint64_t now)
 {
-    uint32_t asks = atomic_load_explicit(&prio_asks, memory_order_seq_cst);
+    uint32_t asks = atomic_load_explicit(&weft__monitor_asks, memory_order_seq_cst);
     if (asks != mon.asks) {
         mon.asks = asks;
         mon.watch_until = now + WATCH_HOLD_NS;
@@ -291,11 +277,11 @@ static int watch_on(uint64_t now)
         atomic_store_explicit(&weft__monitor_watching, 1, memory_order_relaxed);
         return 1;
     }
-    /* seq_cst: pairs with weft__monitor_watch. A request after the store
+    /* seq_cst: pairs with weft__monitor_watch (bell.c). A request after the store
      * sees 0 and rings; one before it is seen here. */
     atomic_store_explicit(&weft__monitor_watching, 0, memory_order_seq_cst);
-    if (atomic_load_explicit(&prio_asks, memory_order_seq_cst) != mon.asks) {
-        mon.asks = atomic_load_explicit(&prio_asks, memory_order_relaxed);
+    if (atomic_load_explicit(&weft__monitor_asks, memory_order_seq_cst) != mon.asks) {
+        mon.asks = atomic_load_explicit(&weft__monitor_asks, memory_order_relaxed);
         mon.watch_until = now + WATCH_HOLD_NS;
         atomic_store_explicit(&weft__monitor_watching, 1, memory_order_relaxed);
         return 1;
@@ -399,7 +385,6 @@ static void quiet_sleep(uint64_t ns)
 static void *monitor_main(void *arg)
 {
     (void)arg;
-    on_monitor = 1;
     /* The watch's 100 us sleeps, not 150: the default timer slack (50 us)
      * would be added to each. */
     prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);

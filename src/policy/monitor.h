@@ -14,13 +14,5 @@ int weft__monitor_start(int64_t quantum_ns);
 void weft__monitor_stop(void);
 /* The monitor's looks so far (one per wake-up): a statistic. */
 extern _Atomic uint64_t weft__monitor_looks;
-/* Called with each priority preemption request (preempt.c): the monitor
- * looks again WATCH_NS later and asks another worker if the request is
- * still pending (its worker's kernel thread off the CPU). Rings the monitor
- * unless it is watching already. Async-signal-safe. */
-void weft__monitor_watch(void);
-/* 1 while the monitor looks every WATCH_NS (a priority request was made in
- * the last WATCH_HOLD_NS); tests read it. */
-extern _Atomic uint32_t weft__monitor_watching;
 
 #endif

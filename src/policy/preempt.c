@@ -107,7 +107,6 @@
 #include "os/kwait.h"
 #include "policy/machine.h"
 #include "policy/monitor.h"
-#include "policy/prio.h"
 #include "sched/events.h"
 #include "sched/sched.h"
 #include "sched/switch.h"
@@ -593,11 +592,21 @@ static void retry_soon(struct weft__worker *w, uint64_t req)
  * whose thread was taken meanwhile by the other worker asked (see
  * weft__preempt_for_class) is dropped, not honoured by a switch to a
  * thread of the interrupted one's own class. */
+static int (*prio_top)(struct weft__worker *w); /* relaxed __atomic; set once */
+
+void weft__preempt_set_top(int (*top)(struct weft__worker *w))
+{
+    __atomic_store_n(&prio_top, top, __ATOMIC_RELAXED);
+}
+
 RACY static int higher_waits(int c)
 {
+    int (*top)(struct weft__worker *) = __atomic_load_n(&prio_top, __ATOMIC_RELAXED);
+    if (!top)
+        return 1; /* no priority pool: nothing to tell */
     for (int i = 0; i < weft__rt.nworkers; i++) {
         struct weft__worker *v = weft__rt.workers[i];
-        if (weft__prio_top(v) >= c || atomic_load_explicit(&v->attn, memory_order_relaxed))
+        if (top(v) >= c || atomic_load_explicit(&v->attn, memory_order_relaxed))
             return 1;
     }
     for (int k = c; k <= WEFT_PRIO_URGENT; k++)
