@@ -131,6 +131,7 @@ static struct {
     uint64_t last;         /* monitor clock of the last look; monitor only */
     uint32_t asks;         /* weft__monitor_asks at the last look; monitor only */
     uint64_t watch_until;  /* watching until then (see Watch); monitor only */
+    uint32_t watching;     /* what weft__monitor_watching was set to; monitor only */
 } mon;
 
 /* ---- the look at one worker ------------------------------------------------ */
@@ -274,16 +275,21 @@ static int watch_on(uint64_t now)
         mon.watch_until = now + WATCH_HOLD_NS;
     }
     if (now < mon.watch_until) {
-        atomic_store_explicit(&weft__monitor_watching, 1, memory_order_relaxed);
+        if (!mon.watching)
+            atomic_store_explicit(&weft__monitor_watching, mon.watching = 1, memory_order_relaxed);
         return 1;
     }
-    /* seq_cst: pairs with weft__monitor_watch (bell.c). A request after the store
-     * sees 0 and rings; one before it is seen here. */
-    atomic_store_explicit(&weft__monitor_watching, 0, memory_order_seq_cst);
+    /* Off already: a request since sees 0 and rings (a ring seen by the
+     * acquire load of the poke word brings the count above with it). */
+    if (!mon.watching)
+        return 0;
+    /* seq_cst: pairs with weft__monitor_watch (bell.c). A request after the
+     * store sees 0 and rings; one before it is seen here. */
+    atomic_store_explicit(&weft__monitor_watching, mon.watching = 0, memory_order_seq_cst);
     if (atomic_load_explicit(&weft__monitor_asks, memory_order_seq_cst) != mon.asks) {
         mon.asks = atomic_load_explicit(&weft__monitor_asks, memory_order_relaxed);
         mon.watch_until = now + WATCH_HOLD_NS;
-        atomic_store_explicit(&weft__monitor_watching, 1, memory_order_relaxed);
+        atomic_store_explicit(&weft__monitor_watching, mon.watching = 1, memory_order_relaxed);
         return 1;
     }
     return 0;
@@ -396,8 +402,9 @@ static void *monitor_main(void *arg)
     uint64_t period = mon.period_ns;
     while (atomic_load_explicit(&mon.stop, memory_order_acquire) == MON_RUN) {
         /* Read before watch_on: a ring after its store of watching = 0
-         * comes after this read and ends the wait at once. */
-        uint32_t poke = atomic_load_explicit(&weft__monitor_poke, memory_order_relaxed);
+         * comes after this read and ends the wait at once. acquire: pairs
+         * with the release in weft__monitor_poke_now. */
+        uint32_t poke = atomic_load_explicit(&weft__monitor_poke, memory_order_acquire);
         if (mon.pending)
             period = RETRY_NS; /* a request waits for a safe point: look soon */
         uint64_t nap = period;
