@@ -26,12 +26,13 @@ for ev,ss in zip(runs,sl):
         end=p+l
         i=bisect.bisect_left(ts,p); j=bisect.bisect_right(ts,end)
         win=ev[i:j]
-        hs=[e for e in win if e[1]==4 and e[4]==0]
+        # the worker that took the HIGH thread: its handler's pick of a HIGH
+        hs=[e for e in win if e[1]==9 and e[4]>=1]
         if not hs: continue
-        w=hs[-1][2]
+        w=hs[0][2]
         # the request honoured: the last one made to w before its handler ran
         # (made before the post if it was pending then: the runtime's part is 0)
-        k=bisect.bisect_right(ts,hs[-1][0])
+        k=bisect.bisect_right(ts,hs[0][0])
         reqs=[e for e in ev[max(0,k-5000):k] if e[1]==3 and e[2]==w]
         if not reqs: continue
         a=max(0.0,(reqs[-1][0]-p)/1e3)

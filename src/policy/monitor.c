@@ -139,8 +139,14 @@ static struct {
 /* 1 when a thread of class c or higher is ready anywhere (hints). */
 RACY static int ready_at_least(int c)
 {
+    /* The injection queue by class: under a flood it always holds NORMAL
+     * threads (the quantum's losers), which must not pass for a higher
+     * class (a priority request at every look, that the handler drops). */
     if (atomic_load_explicit(&weft__rt.ninj, memory_order_relaxed) > 0)
-        return 1;
+        for (int k = c < WEFT_PRIO_BACKGROUND ? WEFT_PRIO_BACKGROUND : c; k <= WEFT_PRIO_URGENT;
+             k++)
+            if (__atomic_load_n(&weft__rt.inj[k - WEFT_PRIO_BACKGROUND].head, __ATOMIC_RELAXED))
+                return 1;
     for (int i = 0; i < weft__rt.nworkers; i++)
         if (weft__prio_top(weft__rt.workers[i]) >= c)
             return 1;
