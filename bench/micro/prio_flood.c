@@ -31,6 +31,7 @@ static weft_sem sem;
 static _Atomic uint64_t posted_at;
 static _Atomic int busy; /* 1 from a post until the HIGH thread has run */
 static double lat[MAX_SAMP];
+static uint64_t post_ns[MAX_SAMP]; /* each sample's post, for PRIO_FLOOD_SLOW */
 static int nsamp, want;
 static long skipped;
 
@@ -61,7 +62,9 @@ static void *high(void *arg)
     while (nsamp < want) {
         weft_sem_wait(&sem);
         uint64_t now = bench_now_ns();
-        lat[nsamp++] = (double)(now - atomic_load(&posted_at));
+        uint64_t at = atomic_load(&posted_at);
+        post_ns[nsamp] = at;
+        lat[nsamp++] = (double)(now - at);
         atomic_store(&busy, 0);
     }
     return NULL;
@@ -128,6 +131,20 @@ static void run_once(int clocked, double out[4])
     weft_stats st;
     weft_stats_get(&st);
     weft_finalize();
+    /* PRIO_FLOOD_SLOW=FILE: the samples over PRIO_FLOOD_SLOW_US (500)
+     * microseconds (post time and latency, ns, CLOCK_MONOTONIC), to match
+     * a WEFT_TAIL_TRACE build's timeline (docs/priorities.md). */
+    const char *slow = getenv("PRIO_FLOOD_SLOW");
+    const char *slow_us = getenv("PRIO_FLOOD_SLOW_US"); /* the threshold; 500 */
+    double bar = slow_us ? atof(slow_us) * 1e3 : 500e3;
+    FILE *sf = slow ? fopen(slow, "a") : NULL;
+    if (sf) {
+        for (int i = 0; i < nsamp; i++)
+            if (lat[i] > bar)
+                fprintf(sf, "SLOW %llu %.0f\n", (unsigned long long)post_ns[i], lat[i]);
+        fprintf(sf, "RUNEND\n");
+        fclose(sf);
+    }
     qsort(lat, (size_t)nsamp, sizeof lat[0], bench_cmp_double);
     out[0] = pct(nsamp, 0.50) / 1e3;
     out[1] = pct(nsamp, 0.99) / 1e3;

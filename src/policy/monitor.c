@@ -31,6 +31,27 @@
  * on a loaded 2-CPU host): at the 16 ms back-off, a runtime whose initial
  * thread sat in nanosleep used 0.17-0.42% of a core (bench_idle -i raw).
  *
+ * Watch (issue 24, item 5): a priority request (preempt.c) is one signal
+ * to one worker, and under a flood the worker asked was, in every wake
+ * that took over 0.5 ms, a kernel thread off the CPU: its run delay
+ * (schedstat) grew by about as much as the sample, while the other worker
+ * ran. Its request waited for the monitor's next look, up to a period
+ * (1 ms, more once backed off), to be re-aimed at the other worker. Now
+ * each priority request bumps weft__monitor_asks (sched/bell.c: the
+ * preemption reaches the monitor through its bells) and rings it unless it is
+ * watching already; while watching (2 ms after the last request) it looks
+ * every WATCH_NS (0.1 ms), and a priority request it finds pending at two
+ * looks in a row is signalled again and another worker of a lower class
+ * is asked. The first look only notes it: its worker may not have had
+ * time to answer. Dekker pair: the requester bumps the count and then
+ * reads watching; the monitor reads its poke word, stores watching = 0
+ * and then reads the count (seq_cst); a ring it misses comes after its
+ * read of the poke word, so its sleep ends at once. The monitor's timer
+ * slack is 1 us (PR_SET_TIMERSLACK), so that a 0.1 ms sleep is not 0.15.
+ * Rejected: asking every worker of the lowest class at once (each
+ * extra one is a preemption for nothing, on every wake-up, loaded or
+ * not); a timer of the requester's (a system call on every wake-up).
+ *
  * The descriptors it reads may be finished and reused meanwhile: they stay
  * mapped while the runtime runs (stack slabs), so a stale read charges a
  * period to the wrong record at worst, and a record whose id no longer
@@ -46,8 +67,10 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <time.h>
 
 #include "os/futex.h"
@@ -64,6 +87,8 @@
 #define RETRY_NS        ((uint64_t)200000)   /* while a preemption waits for a safe point */
 #define RESCUE_AFTER_NS ((uint64_t)2000000)  /* past the quantum: a blocked thread is rescued */
 #define QUIET_MAX_NS    ((uint64_t)WEFT_NS_PER_S) /* the longest quiet sleep (see Quiet) */
+#define WATCH_NS        ((uint64_t)100000)        /* after a priority request: the next look */
+#define WATCH_HOLD_NS   ((uint64_t)2000000)       /* watching lasts this long after the last one */
 
 #if defined(WEFT_SANITIZE_THREAD)
 #define RACY __attribute__((no_sanitize("thread")))
@@ -90,6 +115,7 @@ struct look {
     int stuck;               /* its preemption has waited past the quantum and a grace */
     uint64_t rescue_at;      /* a rescue of cur asleep in the kernel is signalled from then */
     uint64_t rescue_gap;     /* the wait before the next (0: none signalled yet) */
+    uint64_t prio_req;       /* the priority request pending at the last look, 0: none */
 };
 
 _Atomic uint64_t weft__monitor_looks;
@@ -103,6 +129,9 @@ static struct {
     struct look *looks;    /* one per worker; monitor only */
     int pending;           /* a preemption asked during this look; monitor only */
     uint64_t last;         /* monitor clock of the last look; monitor only */
+    uint32_t asks;         /* weft__monitor_asks at the last look; monitor only */
+    uint64_t watch_until;  /* watching until then (see Watch); monitor only */
+    uint32_t watching;     /* what weft__monitor_watching was set to; monitor only */
 } mon;
 
 /* ---- the look at one worker ------------------------------------------------ */
@@ -110,8 +139,14 @@ static struct {
 /* 1 when a thread of class c or higher is ready anywhere (hints). */
 RACY static int ready_at_least(int c)
 {
+    /* The injection queue by class: under a flood it always holds NORMAL
+     * threads (the quantum's losers), which must not pass for a higher
+     * class (a priority request at every look, that the handler drops). */
     if (atomic_load_explicit(&weft__rt.ninj, memory_order_relaxed) > 0)
-        return 1;
+        for (int k = c < WEFT_PRIO_BACKGROUND ? WEFT_PRIO_BACKGROUND : c; k <= WEFT_PRIO_URGENT;
+             k++)
+            if (__atomic_load_n(&weft__rt.inj[k - WEFT_PRIO_BACKGROUND].head, __ATOMIC_RELAXED))
+                return 1;
     for (int i = 0; i < weft__rt.nworkers; i++)
         if (weft__prio_top(weft__rt.workers[i]) >= c)
             return 1;
@@ -155,10 +190,19 @@ RACY static int look_at(struct weft__worker *w, struct look *l, uint64_t now, ui
         weft__acct_charge(cur, dt, now);
     l->cur = cur;
     l->tick = tick;
+    uint64_t req = atomic_load_explicit(&w->preempt_req, memory_order_relaxed);
+    int first_prio = (req & 3) == WEFT__PREEMPT_PRIO && (req >> 2) == tick && req != l->prio_req;
+    l->prio_req = (req & 3) == WEFT__PREEMPT_PRIO ? req : 0;
     if (cur && mon.quantum_ns > 0) {
         /* A request the handler could not act on yet (the thread was in
-         * code it must not interrupt): signal again. */
-        if (retry(w, l, tick, now)) {
+         * code it must not interrupt): signal again. A priority request
+         * seen for the first time may be a few microseconds old (the
+         * readier rang us, see Watch): its worker gets one watch period
+         * to honour it before it is signalled again and another worker is
+         * asked. */
+        if (first_prio) {
+            mon.pending = 1;
+        } else if (retry(w, l, tick, now)) {
             mon.pending = 1;
             /* A priority request still pending a look later: w's kernel
              * thread is off its CPU (a loaded host) or keeps refusing; ask
@@ -187,6 +231,74 @@ RACY static int look_at(struct weft__worker *w, struct look *l, uint64_t now, ui
         }
     }
     return moved;
+}
+
+/* ---- the tail trace (preempt.h) ----------------------------------------------------- */
+
+#ifdef WEFT_TAIL_TRACE
+/* Each look, and every 0.5 ms each worker's run delay: the time its kernel
+ * thread was ready but off the CPU (/proc/self/task/TID/schedstat), which
+ * tells a host that did not run the worker from a request the runtime kept
+ * waiting. */
+static void tt_look(uint64_t now, uint64_t dt)
+{
+    static uint64_t sampled;
+    weft__tt(8, -1, (long)dt);
+    if (now - sampled < 500000)
+        return;
+    sampled = now;
+    for (int i = 0; i < weft__rt.nworkers; i++) {
+        char path[64];
+        unsigned long long run = 0, delay = 0;
+        snprintf(path, sizeof path, "/proc/self/task/%d/schedstat",
+                 atomic_load_explicit(&weft__rt.workers[i]->ktid, memory_order_relaxed));
+        FILE *f = fopen(path, "r");
+        if (f) {
+            if (fscanf(f, "%llu %llu", &run, &delay) != 2)
+                delay = 0;
+            fclose(f);
+        }
+        weft__tt(10, i, (long)delay);
+    }
+}
+#else
+static void tt_look(uint64_t now, uint64_t dt)
+{
+    (void)now;
+    (void)dt;
+}
+#endif
+
+/* ---- the watch after a priority request (see Watch) ----------------------------- */
+
+/* 1 while the next look must come within WATCH_NS: a priority request was
+ * made since the look WATCH_HOLD_NS ago. */
+static int watch_on(uint64_t now)
+{
+    uint32_t asks = atomic_load_explicit(&weft__monitor_asks, memory_order_seq_cst);
+    if (asks != mon.asks) {
+        mon.asks = asks;
+        mon.watch_until = now + WATCH_HOLD_NS;
+    }
+    if (now < mon.watch_until) {
+        if (!mon.watching)
+            atomic_store_explicit(&weft__monitor_watching, mon.watching = 1, memory_order_relaxed);
+        return 1;
+    }
+    /* Off already: a request since sees 0 and rings (a ring seen by the
+     * acquire load of the poke word brings the count above with it). */
+    if (!mon.watching)
+        return 0;
+    /* seq_cst: pairs with weft__monitor_watch (bell.c). A request after the
+     * store sees 0 and rings; one before it is seen here. */
+    atomic_store_explicit(&weft__monitor_watching, mon.watching = 0, memory_order_seq_cst);
+    if (atomic_load_explicit(&weft__monitor_asks, memory_order_seq_cst) != mon.asks) {
+        mon.asks = atomic_load_explicit(&weft__monitor_asks, memory_order_relaxed);
+        mon.watch_until = now + WATCH_HOLD_NS;
+        atomic_store_explicit(&weft__monitor_watching, mon.watching = 1, memory_order_relaxed);
+        return 1;
+    }
+    return 0;
 }
 
 /* ---- the thread ---------------------------------------------------------------- */
@@ -285,6 +397,9 @@ static void quiet_sleep(uint64_t ns)
 static void *monitor_main(void *arg)
 {
     (void)arg;
+    /* The watch's 100 us sleeps, not 150: the default timer slack (50 us)
+     * would be added to each. */
+    prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
     mon.last = weft__now_ns();
     /* Backs off (doubling up to PERIOD_MAX_NS) while no worker switches:
      * workers stuck in one computation each, or blocked in the kernel,
@@ -292,14 +407,21 @@ static void *monitor_main(void *arg)
      * whole time). Any switch brings the base period back. */
     uint64_t period = mon.period_ns;
     while (atomic_load_explicit(&mon.stop, memory_order_acquire) == MON_RUN) {
-        uint32_t poke = atomic_load_explicit(&weft__monitor_poke, memory_order_relaxed);
+        /* Read before watch_on: a ring after its store of watching = 0
+         * comes after this read and ends the wait at once. acquire: pairs
+         * with the release in weft__monitor_poke_now. */
+        uint32_t poke = atomic_load_explicit(&weft__monitor_poke, memory_order_acquire);
         if (mon.pending)
             period = RETRY_NS; /* a request waits for a safe point: look soon */
-        struct timespec ts = { (time_t)(period / WEFT_NS_PER_S), (long)(period % WEFT_NS_PER_S) };
+        uint64_t nap = period;
+        if (watch_on(mon.last) && nap > WATCH_NS)
+            nap = WATCH_NS;
+        struct timespec ts = { (time_t)(nap / WEFT_NS_PER_S), (long)(nap % WEFT_NS_PER_S) };
         weft__futex_wait(&weft__monitor_poke, poke, &ts);
         /* relaxed: a statistic (tests/unit/monitor_quiet) */
         atomic_fetch_add_explicit(&weft__monitor_looks, 1, memory_order_relaxed);
         uint64_t now = weft__now_ns();
+        tt_look(now, now - mon.last);
         uint64_t dt = now - mon.last;
         mon.last = now;
         int moved = 0;

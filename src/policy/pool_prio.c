@@ -301,6 +301,7 @@ int weft__prio_activate(void)
             rc = ENOMEM;
         } else {
             memset(qs, 0, (size_t)n * sizeof *qs);
+            weft__preempt_set_top(weft__prio_top);
             __atomic_store_n(&prio.qs, qs, __ATOMIC_RELEASE); /* pairs with q_of */
             /* release: the lists are initialised before any worker that
              * sees the pool uses them; pairs with the acquire above (and

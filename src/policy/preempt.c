@@ -134,6 +134,45 @@ struct range {
     uintptr_t lo, hi;
 };
 
+#ifdef WEFT_TAIL_TRACE
+#include <sched.h>
+struct tt_ev {
+    uint64_t ns;
+    int kind, wid, cpu;
+    long a;
+};
+#define TT_N (1u << 20)
+static struct tt_ev tt[TT_N];
+static _Atomic unsigned tt_n;
+void weft__tt(int kind, int wid, long a)
+{
+    unsigned i = atomic_fetch_add_explicit(&tt_n, 1, memory_order_relaxed);
+    if (i < TT_N)
+        tt[i] = (struct tt_ev){ weft__now_ns(), kind, wid, sched_getcpu(), a };
+}
+static void tt_dump(void)
+{
+    const char *path = getenv("WEFT_TAIL_TRACE");
+    if (!path)
+        return;
+    FILE *f = fopen(path, "a");
+    if (!f)
+        return;
+    unsigned n = atomic_load(&tt_n);
+    if (n > TT_N)
+        n = TT_N;
+    for (unsigned i = 0; i < n; i++)
+        fprintf(f, "%llu %d %d %d %ld\n", (unsigned long long)tt[i].ns, tt[i].kind, tt[i].wid,
+                tt[i].cpu, tt[i].a);
+    fprintf(f, "END\n");
+    fclose(f);
+    atomic_store(&tt_n, 0);
+}
+#define TT(k, w, a) weft__tt(k, w, a)
+#else
+#define TT(k, w, a) ((void)0)
+#endif
+
 __thread unsigned weft__spin_held __attribute__((tls_model("initial-exec")));
 __thread unsigned weft__spin_deferred __attribute__((tls_model("initial-exec")));
 
@@ -467,6 +506,7 @@ static void preempted(struct weft__worker *w, struct weft_thread *t, int cause, 
      * steals the higher class from where it waits. */
     __atomic_store_n(&w->npreempt[cause - 1], w->npreempt[cause - 1] + 1, __ATOMIC_RELAXED);
     errno = saved_errno; /* saved as t's by the switch */
+    TT(9, w->id, next ? weft__cls(next) : -99);
     struct weft__parkx inj = { t, to_injection, NULL };
     weft__switch(w, t, next, spread ? (uintptr_t)&inj | XF_PARK : (uintptr_t)t | XF_YIELD);
     /* Resumed, maybe on another kernel thread: its errno holds ours. */
@@ -536,10 +576,46 @@ static void retry_soon(struct weft__worker *w, uint64_t req)
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
     z ^= z >> 31;
     struct itimerspec its = { { 0, 0 }, { 0, d + (long)(z % (uint64_t)(d / 2)) } };
+    TT(5, w->id, its.it_value.tv_nsec);
     syscall(SYS_timer_settime, w->retry_timer - 1, 0, &its, NULL);
 }
 
 void (*weft__preempt_hook)(void);
+
+#if defined(WEFT_SANITIZE_THREAD)
+#define RACY __attribute__((no_sanitize("thread")))
+#else
+#define RACY
+#endif
+
+/* 1 when a thread of class c or higher may wait for a worker: in a
+ * worker's lists, the injection queue, or behind a worker's attention bits
+ * (its mailbox: counted whatever they hold). Racy hints: a priority request
+ * whose thread was taken meanwhile by the other worker asked (see
+ * weft__preempt_for_class) is dropped, not honoured by a switch to a
+ * thread of the interrupted one's own class. */
+static int (*prio_top)(struct weft__worker *w); /* relaxed __atomic; set once */
+
+void weft__preempt_set_top(int (*top)(struct weft__worker *w))
+{
+    __atomic_store_n(&prio_top, top, __ATOMIC_RELAXED);
+}
+
+RACY static int higher_waits(int c)
+{
+    int (*top)(struct weft__worker *) = __atomic_load_n(&prio_top, __ATOMIC_RELAXED);
+    if (!top)
+        return 1; /* no priority pool: nothing to tell */
+    for (int i = 0; i < weft__rt.nworkers; i++) {
+        struct weft__worker *v = weft__rt.workers[i];
+        if (top(v) >= c || atomic_load_explicit(&v->attn, memory_order_relaxed))
+            return 1;
+    }
+    for (int k = c; k <= WEFT_PRIO_URGENT; k++)
+        if (__atomic_load_n(&weft__rt.inj[k - WEFT_PRIO_BACKGROUND].head, __ATOMIC_RELAXED))
+            return 1;
+    return 0;
+}
 
 static void on_signal(int sig, siginfo_t *si, void *ucv)
 {
@@ -575,9 +651,12 @@ static void on_signal(int sig, siginfo_t *si, void *ucv)
     }
     uint64_t req = atomic_load_explicit(&w->preempt_req, memory_order_relaxed);
     struct weft_thread *t = w->current;
-    if (!req || !t)
+    if (!req || !t) {
+        TT(4, w->id, 4);
         goto out;
+    }
     if ((req >> 2) != w->tick) {
+        TT(4, w->id, 3);
         /* the thread it was meant for switched since: stale */
         atomic_compare_exchange_strong_explicit(&w->preempt_req, &req, 0, memory_order_relaxed,
                                                 memory_order_relaxed);
@@ -585,6 +664,7 @@ static void on_signal(int sig, siginfo_t *si, void *ucv)
     }
     int pc_fine = pc_ok((uintptr_t)uc->uc_mcontext.gregs[REG_RIP]);
     if (!pc_fine || weft__spin_held) {
+        TT(4, w->id, !pc_fine ? 1 : 2);
         /* A spin lock's holder blocked in the kernel may still be rescued:
          * it keeps its kernel thread, and its count with it. */
         if ((req & 3) == WEFT__PREEMPT_RESCUE && !pc_fine)
@@ -602,6 +682,11 @@ static void on_signal(int sig, siginfo_t *si, void *ucv)
     }
     atomic_store_explicit(&w->preempt_req, 0, memory_order_relaxed);
     int cause = (int)(req & 3);
+    if (cause == WEFT__PREEMPT_PRIO && !higher_waits(weft__cls(t) + 1)) {
+        TT(4, w->id, 5);
+        goto out; /* served by another worker */
+    }
+    TT(4, w->id, 0);
     preempted(w, t, cause == WEFT__PREEMPT_RESCUE ? WEFT__PREEMPT_QUANTUM : cause, saved_errno, uc);
     if (weft__preempt_hook) {
         int e = errno; /* t's, restored by preempted */
@@ -634,7 +719,13 @@ void weft__preempt_request(struct weft__worker *v, uint64_t tick, int cause)
     } while (!atomic_compare_exchange_weak_explicit(&v->preempt_req, &old,
                                                     tick << 2 | (uint64_t)cause,
                                                     memory_order_relaxed, memory_order_relaxed));
+    TT(3, v->id, cause);
     signal_worker(v); /* a refusal retries by itself (retry_soon), then via the monitor */
+    /* v's kernel thread may be off the CPU for milliseconds (a loaded
+     * host): the monitor looks again within 0.1 ms and asks another
+     * worker (monitor.c, Watch). */
+    if (cause == WEFT__PREEMPT_PRIO)
+        weft__monitor_watch();
 }
 
 int weft__preempt_escalate(struct weft__worker *v, uint64_t tick)
@@ -674,15 +765,10 @@ int weft__preempt_retry(struct weft__worker *v, uint64_t tick, int rescue_due)
     int asleep = tid > 0 && asleep_in_kernel(tid);
     if (asleep && ((req & 3) != WEFT__PREEMPT_RESCUE || !rescue_due))
         return 1;
+    TT(6, v->id, (long)(req & 3));
     signal_worker(v);
     return asleep ? 2 : 1;
 }
-
-#if defined(WEFT_SANITIZE_THREAD)
-#define RACY __attribute__((no_sanitize("thread")))
-#else
-#define RACY
-#endif
 
 RACY void weft__preempt_for_class(int c)
 {
@@ -691,13 +777,21 @@ RACY void weft__preempt_for_class(int c)
     struct weft__worker *low = NULL;
     int low_cls = c, low_asked = 1;
     uint64_t low_tick = 0;
+#ifdef WEFT_TAIL_TRACE
+    long skipped = 0;
+#endif
     for (int i = 0; i < weft__rt.nworkers; i++) {
         struct weft__worker *v = weft__rt.workers[i];
         /* racy reads of owner-only fields: a hint, checked by the handler */
         struct weft_thread *cur = __atomic_load_n(&v->current, __ATOMIC_RELAXED);
         if (!cur) {
-            if (atomic_load_explicit(&v->sleeping, memory_order_relaxed))
+            if (atomic_load_explicit(&v->sleeping, memory_order_relaxed)) {
+                TT(2, v->id, 1000);
                 return; /* an idle worker is woken to take it */
+            }
+#ifdef WEFT_TAIL_TRACE
+            skipped++;
+#endif
             /* Switching: it may have picked its next thread already, and
              * if that is of a lower class too the thread readied waits for
              * the monitor's next look (a p99.9 of ~1.06 ms in
@@ -705,8 +799,10 @@ RACY void weft__preempt_for_class(int c)
             continue;
         }
         int k = weft__cls(cur);
-        if (k >= c)
+        if (k >= c) {
+            TT(2, v->id, 2000);
             return; /* not every worker runs a lower class */
+        }
         uint64_t tick = __atomic_load_n(&v->tick, __ATOMIC_RELAXED);
         uint64_t req = atomic_load_explicit(&v->preempt_req, memory_order_relaxed);
         /* Asked already and not honoured yet: its kernel thread is off
@@ -722,8 +818,31 @@ RACY void weft__preempt_for_class(int c)
             low_asked = asked;
         }
     }
-    if (low)
-        weft__preempt_request(low, low_tick, WEFT__PREEMPT_PRIO);
+    TT(2, low ? low->id : -1, skipped * 10 + low_asked);
+    if (!low)
+        return;
+    weft__preempt_request(low, low_tick, WEFT__PREEMPT_PRIO);
+    if (low_asked)
+        return;
+    /* A second worker of that class, not asked yet, is asked too: under a
+     * flood, the first one's kernel thread was off the CPU in every wake
+     * that took over 0.5 ms, and the monitor that would re-aim the request
+     * (monitor.c, Watch) was as often kept off its CPU for as long. The
+     * one that comes second finds the thread taken and goes on
+     * (higher_waits). Never one of a higher class: that would preempt a
+     * thread the lowest one should yield to. */
+    for (int i = 0; i < weft__rt.nworkers; i++) {
+        struct weft__worker *v = weft__rt.workers[i];
+        struct weft_thread *cur = __atomic_load_n(&v->current, __ATOMIC_RELAXED);
+        if (v == low || !cur || weft__cls(cur) != low_cls)
+            continue;
+        uint64_t tick = __atomic_load_n(&v->tick, __ATOMIC_RELAXED);
+        uint64_t req = atomic_load_explicit(&v->preempt_req, memory_order_relaxed);
+        if (req && (req >> 2) == tick)
+            continue;
+        weft__preempt_request(v, tick, WEFT__PREEMPT_PRIO);
+        return;
+    }
 }
 
 /* ---- set-up ------------------------------------------------------------------- */
@@ -793,4 +912,7 @@ void weft__preempt_teardown(void)
         return;
     sigaction(WEFT__PREEMPT_SIGNAL, &pre.old, NULL);
     pre.on = 0;
+#ifdef WEFT_TAIL_TRACE
+    tt_dump();
+#endif
 }

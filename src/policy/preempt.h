@@ -101,4 +101,17 @@ static inline void weft__spin_release(void)
  * lowest is preempted. */
 void weft__preempt_for_class(int c);
 
+/* The priority pool's probe of a worker's highest ready class
+ * (weft__prio_top), registered by the pool when it is activated: the
+ * handler asks it whether a priority request is still wanted, without a
+ * call from preempt.c into pool_prio.c (which calls into it). */
+void weft__preempt_set_top(int (*top)(struct weft__worker *w));
+
+#ifdef WEFT_TAIL_TRACE
+/* The tail trace (docs/priorities.md, "Measuring the tail"): a build with
+ * -DWEFT_TAIL_TRACE logs the preemption path's events (kind, worker, CPU,
+ * one value) and appends them to the file $WEFT_TAIL_TRACE at teardown. */
+void weft__tt(int kind, int wid, long a);
+#endif
+
 #endif

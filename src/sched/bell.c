@@ -5,13 +5,26 @@
 
 _Atomic uint32_t weft__monitor_idle;
 _Atomic uint32_t weft__monitor_poke;
+_Atomic uint32_t weft__monitor_asks;
+_Atomic uint32_t weft__monitor_watching;
 
 void weft__monitor_poke_now(void)
 {
-    /* relaxed: the monitor re-reads everything it acts on; the futex wake
-     * only ends its period early. */
-    atomic_fetch_add_explicit(&weft__monitor_poke, 1, memory_order_relaxed);
+    /* release: a monitor that reads this ring before its sleep sees what
+     * the ringer stored before it (weft__monitor_watch's count); pairs with
+     * the acquire load in policy/monitor.c. The monitor re-reads everything
+     * else it acts on. */
+    atomic_fetch_add_explicit(&weft__monitor_poke, 1, memory_order_release);
     weft__futex_wake(&weft__monitor_poke, 1);
+}
+
+void weft__monitor_watch(void)
+{
+    /* seq_cst, both: the Dekker pair with the monitor, which stores
+     * watching = 0 and then reads the count (policy/monitor.c, Watch). */
+    atomic_fetch_add_explicit(&weft__monitor_asks, 1, memory_order_seq_cst);
+    if (!atomic_load_explicit(&weft__monitor_watching, memory_order_seq_cst))
+        weft__monitor_poke_now();
 }
 
 void weft__monitor_wake(void)

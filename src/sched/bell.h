@@ -21,6 +21,17 @@ extern _Atomic uint32_t weft__monitor_poke;
  * wait for a safe point). Async-signal-safe. */
 void weft__monitor_poke_now(void);
 
+/* Priority preemption requests made so far, and 1 while the monitor looks
+ * every 0.1 ms after one (policy/monitor.c, Watch); seq_cst: a Dekker
+ * pair between weft__monitor_watch and the monitor. */
+extern _Atomic uint32_t weft__monitor_asks;
+extern _Atomic uint32_t weft__monitor_watching;
+
+/* Counts a priority preemption request and rings the monitor unless it is
+ * watching already, so that it looks again soon and re-aims the request if
+ * its worker does not answer. Async-signal-safe. */
+void weft__monitor_watch(void);
+
 /* Ends the monitor's idle sleep: a worker woke up. */
 void weft__monitor_wake(void);
 
