@@ -114,13 +114,13 @@ run() { # mode conns
     errs=$(awk '/Socket errors|Non-2xx/ {print}' "$dir/wrk" | tr '\n' ' ')
     echo "apache mode=$1 c=$2 rps=${rps:-0} p99_ms=${p99:-0} rss_kb=$rss threads=$thr $errs" | tee -a "$out"
 }
-i=0
-while [ $i -lt "$R" ]; do
+round=0
+while [ $round -lt "$R" ]; do
     for c in 100 1000; do
         run native $c
         run dropin $c
     done
-    i=$((i + 1))
+    round=$((round + 1))
 done
 python3 - "$out" <<'PY'
 import re, statistics, sys

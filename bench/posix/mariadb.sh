@@ -115,8 +115,8 @@ print(f'mariadb mode={mode} test={test} c={conns} tps={float(tps[1]) if tps else
       f'fatal={fatal} rss_kb={rss} threads={thr}')
 PY
 }
-i=0
-while [ $i -lt "$R" ]; do
+round=0
+while [ $round -lt "$R" ]; do
     for mode in native dropin pool; do
         start $mode
         for t in oltp_point_select oltp_read_write; do
@@ -126,7 +126,7 @@ while [ $i -lt "$R" ]; do
         done
         stop
     done
-    i=$((i + 1))
+    round=$((round + 1))
 done
 python3 - "$out" <<'PY'
 import re, statistics, sys
