@@ -30,7 +30,6 @@ test: build
 # out: recheck-optional.sh configures it again while something is missing,
 # so the table has every column whichever command ran first.
 demo: deps
-	@scripts/install-deps.sh bench
 	@scripts/recheck-optional.sh $(BUILD)
 	@$(MAKE) --no-print-directory build
 	WEFT_BENCH_NO_DEPS=1 WEFT_BENCH_NO_BUILD=1 bench/scripts/demo.sh $(BUILD)
@@ -56,17 +55,16 @@ sanitize: asan tsan
 # Longer benchmarks, not part of the demo.
 # Task graphs: weft tasks vs OpenMP depend vs oneTBB flow graph (ns per task).
 bench-tasks: deps
-	@scripts/install-deps.sh bench
 	@$(MAKE) --no-print-directory build
 	bench/scripts/tasks.sh $(BUILD)
 
 # Unmodified Debian programs under the drop-in vs natively (bench/README.md).
 bench-posix: deps
-	@command -v civetweb >/dev/null && command -v wrk >/dev/null && command -v sysbench >/dev/null || \
-		apt-get install -y civetweb wrk sysbench
 	@$(MAKE) --no-print-directory build
 	bench/posix/civetweb.sh $(BUILD)
 	bench/posix/sysbench.sh $(BUILD)
+	bench/posix/mariadb.sh $(BUILD)
+	bench/posix/apache.sh $(BUILD)
 
 bench-dist: deps
 	@$(MAKE) --no-print-directory build
@@ -87,7 +85,6 @@ scale-calibrate: deps
 	bench/scale/calibrate.sh $(BUILD)
 
 bench-io: deps
-	@scripts/install-deps.sh bench
 	@$(MAKE) --no-print-directory build
 	bench/scripts/httpd.sh $(BUILD)
 	bench/scripts/chatroom.sh $(BUILD)
@@ -95,7 +92,6 @@ bench-io: deps
 	$(BUILD)/bench/bench_blocking -k 64
 
 bench-seeds: deps
-	@scripts/install-deps.sh bench
 	@$(MAKE) --no-print-directory build
 	bench/seeds/run.sh $(BUILD)
 

@@ -2,7 +2,8 @@
 # install-deps.sh: installs the Debian packages a target needs, only the missing ones.
 #
 #   scripts/install-deps.sh build   compiler, CMake, liburing, valgrind headers, libdw, gdb, MPICH,
-#                                   and civetweb and wrk, which a posix test runs under the drop-in
+#                                   and the servers posix tests run under the drop-in: civetweb,
+#                                   wrk, mariadb-server, sysbench, apache2 (under a minute)
 #   scripts/install-deps.sh bench   build + the peers' packages and OpenBLAS/LAPACKE (Cholesky)
 #   scripts/install-deps.sh format  clang-format, for scripts/check-format.sh
 #
@@ -11,7 +12,8 @@
 # goes on: the build leaves out optional parts and says so.
 set -u
 
-build_pkgs=(gcc g++ make cmake ninja-build pkg-config liburing-dev valgrind libdw-dev gdb mpich libmpich-dev civetweb wrk)
+build_pkgs=(gcc g++ make cmake ninja-build pkg-config liburing-dev valgrind libdw-dev gdb mpich libmpich-dev civetweb wrk
+            mariadb-server sysbench apache2)
 bench_pkgs=(libtbb-dev liblapacke-dev libopenblas-dev libboost-fiber-dev libboost-context-dev python3 python3-matplotlib sysbench strace)
 
 want=("${build_pkgs[@]}")

@@ -430,12 +430,16 @@ int weft__preempt_rescues_out(void)
     return 0;
 }
 
-/* The handler's part of a rescue: t, running on w, blocks in the kernel. */
+/* The handler's part of a rescue: t, running on w, blocks in the kernel.
+ * A call the signal broke off with EINTR (io_uring_enter, ppoll, msgrcv:
+ * not restarted whatever SA_RESTART says) is rescued too: t goes on from
+ * there on its kernel thread, and a loop that calls again at once (liburing
+ * in MariaDB's InnoDB) blocks there without its worker. Refused, it was
+ * broken off at every retry and kept the worker for ever. */
 static void rescue(struct weft__worker *w, struct weft_thread *t, uint64_t req,
                    const ucontext_t *uc)
 {
-    if (!at_syscall((uintptr_t)uc->uc_mcontext.gregs[REG_RIP]) ||
-        !stack_clean(t, (uintptr_t)uc->uc_mcontext.gregs[REG_RSP]))
+    if (!in_kernel_call(uc) || !stack_clean(t, (uintptr_t)uc->uc_mcontext.gregs[REG_RSP]))
         return;
     int tid = tid_self();
     if (!note_rescued(tid))

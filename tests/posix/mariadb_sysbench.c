@@ -1,0 +1,298 @@
+/* mariadb_sysbench: Debian's MariaDB 10.11 (one-thread-per-connection,
+ * InnoDB with its io_uring completion thread and its raw futexes) answers
+ * sysbench oltp_point_select at 64 connections for 3 s with zero errors.
+ * A private instance: mariadb-install-db into a temporary datadir, mariadbd
+ * with its socket there and TCP on 127.0.0.1 and a free port only,
+ * --skip-grant-tables. mariadbd runs as this test runs: natively, or under
+ * the drop-in (LD_PRELOAD is kept for it only; the installer and sysbench
+ * run without). Under the drop-in the server must have it loaded and use
+ * at most 2 x CPUs + 16 kernel threads during the load. The server and the
+ * datadir are removed on every exit (atexit; the alarm bound exits through
+ * it too). Skipped (77) when mariadbd, mariadb-install-db or sysbench is
+ * not installed. */
+#define _GNU_SOURCE 1
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <netinet/in.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "pcheck.h"
+
+static const char *find(const char *name)
+{
+    static char buf[4][256];
+    static int k;
+    const char *dirs[] = { "/usr/sbin", "/usr/bin", "/usr/local/sbin", "/usr/local/bin" };
+    for (size_t i = 0; i < sizeof dirs / sizeof *dirs; i++) {
+        char *p = buf[k];
+        snprintf(p, sizeof buf[0], "%s/%s", dirs[i], name);
+        if (access(p, X_OK) == 0) {
+            k = (k + 1) % 4;
+            return p;
+        }
+    }
+    return NULL;
+}
+
+static int free_port(void)
+{
+    int s = socket(AF_INET, SOCK_STREAM, 0);
+    CHECK(s >= 0);
+    struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+    CHECK(bind(s, (struct sockaddr *)&a, sizeof a) == 0);
+    socklen_t al = sizeof a;
+    CHECK(getsockname(s, (struct sockaddr *)&a, &al) == 0);
+    close(s);
+    return ntohs(a.sin_port);
+}
+
+static int port_open(int port)
+{
+    int s = socket(AF_INET, SOCK_STREAM, 0);
+    CHECK(s >= 0);
+    struct sockaddr_in a = { .sin_family = AF_INET,
+                             .sin_port = htons((uint16_t)port),
+                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+    int ok = connect(s, (struct sockaddr *)&a, sizeof a) == 0;
+    close(s);
+    return ok;
+}
+
+static char dir[] = "/tmp/weft_mariadbXXXXXX";
+static int have_dir;
+static pid_t server;
+static char preload[1024];
+
+static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *f)
+{
+    (void)st, (void)flag, (void)f;
+    remove(p);
+    return 0;
+}
+
+static void cleanup(void)
+{
+    if (server > 0) {
+        kill(server, SIGTERM);
+        for (int i = 0; i < 100 && waitpid(server, NULL, WNOHANG) == 0; i++)
+            usleep(100 * 1000);
+        kill(server, SIGKILL);
+        waitpid(server, NULL, 0);
+        server = 0;
+    }
+    if (have_dir) {
+        nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+        have_dir = 0;
+    }
+}
+
+static void on_alarm(int sig)
+{
+    (void)sig;
+    static const char msg[] = "mariadb_sysbench: time bound reached\n";
+    if (write(2, msg, sizeof msg - 1) < 0) {
+    }
+    exit(1); /* through cleanup */
+}
+
+static void show_file(const char *name)
+{
+    char p[128], line[512];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    FILE *f = fopen(p, "r");
+    if (!f)
+        return;
+    while (fgets(line, sizeof line, f))
+        fputs(line, stderr);
+    fclose(f);
+}
+
+/* Runs argv without the drop-in, its output into dir/log; its exit status,
+ * or -1. While it runs, *peak (if not NULL) gets the most kernel threads
+ * the server had. */
+static int run(char *const argv[], const char *log, int *peak)
+{
+    char p[128];
+    snprintf(p, sizeof p, "%s/%s", dir, log);
+    pid_t c = fork();
+    CHECK(c >= 0);
+    if (c == 0) {
+        unsetenv("LD_PRELOAD");
+        int fd = creat(p, 0644);
+        if (fd >= 0) {
+            dup2(fd, 1);
+            dup2(fd, 2);
+        }
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    int st;
+    while (waitpid(c, &st, WNOHANG) == 0) {
+        if (peak && server > 0) {
+            char t[64];
+            snprintf(t, sizeof t, "/proc/%d/task", (int)server);
+            int k = pt_count_tasks(t);
+            if (k > *peak)
+                *peak = k;
+        }
+        usleep(100 * 1000);
+    }
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static int maps_dropin(pid_t pid)
+{
+    char p[64], line[512];
+    snprintf(p, sizeof p, "/proc/%d/maps", (int)pid);
+    FILE *f = fopen(p, "r");
+    if (!f)
+        return 0;
+    int found = 0;
+    while (!found && fgets(line, sizeof line, f))
+        found = strstr(line, "libweft-pthread") != NULL;
+    fclose(f);
+    return found;
+}
+
+int main(void)
+{
+    const char *mariadbd = find("mariadbd"), *install = find("mariadb-install-db");
+    const char *sysbench = find("sysbench");
+    if (!mariadbd || !install || !sysbench) {
+        printf("mariadbd, mariadb-install-db or sysbench not installed: skipped\n");
+        return 77;
+    }
+    const char *pre = getenv("LD_PRELOAD");
+    snprintf(preload, sizeof preload, "%s", pre ? pre : "");
+    CHECK(mkdtemp(dir) != NULL);
+    have_dir = 1;
+    atexit(cleanup);
+    signal(SIGALRM, on_alarm);
+    alarm(100);
+    struct passwd *pw = getpwuid(geteuid());
+    CHECK(pw != NULL);
+    char user[64], datadir[128], sock[128], port_s[16];
+    snprintf(user, sizeof user, "--user=%s", pw->pw_name);
+    snprintf(datadir, sizeof datadir, "--datadir=%s/data", dir);
+    snprintf(sock, sizeof sock, "--socket=%s/sock", dir);
+
+    char *inst[] = { (char *)install,
+                     "--no-defaults",
+                     user,
+                     datadir,
+                     "--auth-root-authentication-method=normal",
+                     "--skip-test-db",
+                     "--innodb-log-file-size=16M",
+                     NULL };
+    if (run(inst, "install.log", NULL) != 0) {
+        show_file("install.log");
+        CHECK(!"mariadb-install-db failed");
+    }
+
+    /* A free port may be taken by another test before mariadbd binds it:
+     * a server that exits at start is tried again on another port. */
+    int port = 0, up = 0;
+    char pid_file[160], err_log[160];
+    snprintf(pid_file, sizeof pid_file, "--pid-file=%s/pid", dir);
+    snprintf(err_log, sizeof err_log, "--log-error=%s/err.log", dir);
+    for (int tries = 0; tries < 3 && !up; tries++) {
+        port = free_port();
+        snprintf(port_s, sizeof port_s, "--port=%d", port);
+        server = fork();
+        CHECK(server >= 0);
+        if (server == 0) {
+            execl(mariadbd, "mariadbd", "--no-defaults", user, datadir, sock, port_s,
+                  "--bind-address=127.0.0.1", "--skip-grant-tables", "--max-connections=200",
+                  "--thread-handling=one-thread-per-connection", "--innodb-buffer-pool-size=32M",
+                  "--innodb-log-file-size=16M", "--skip-log-bin", pid_file, err_log, (char *)NULL);
+            _exit(127);
+        }
+        for (int i = 0; i < 600 && !up; i++) {
+            up = port_open(port);
+            if (!up)
+                usleep(50 * 1000);
+            if (waitpid(server, NULL, WNOHANG) != 0) {
+                server = 0;
+                show_file("err.log");
+                break;
+            }
+        }
+    }
+    if (!up)
+        show_file("err.log");
+    CHECK(up && server > 0);
+    if (pt_dropin())
+        CHECK(maps_dropin(server));
+
+    char sport[32];
+    snprintf(sport, sizeof sport, "--mysql-port=%d", port);
+    char *create[] = { (char *)find("mariadb"),
+                       "--no-defaults",
+                       sock,
+                       "-uroot",
+                       "-e",
+                       "CREATE DATABASE sbtest",
+                       NULL };
+    CHECK(create[0] != NULL);
+    CHECK(run(create, "create.log", NULL) == 0);
+    char *prep[] = { (char *)sysbench,
+                     "oltp_point_select",
+                     "--db-driver=mysql",
+                     "--mysql-host=127.0.0.1",
+                     sport,
+                     "--mysql-user=root",
+                     "--mysql-db=sbtest",
+                     "--tables=2",
+                     "--table-size=2000",
+                     "prepare",
+                     NULL };
+    if (run(prep, "prepare.log", NULL) != 0) {
+        show_file("prepare.log");
+        CHECK(!"sysbench prepare failed");
+    }
+    int peak = 0;
+    char *load[] = { (char *)sysbench,
+                     "oltp_point_select",
+                     "--db-driver=mysql",
+                     "--mysql-host=127.0.0.1",
+                     sport,
+                     "--mysql-user=root",
+                     "--mysql-db=sbtest",
+                     "--tables=2",
+                     "--table-size=2000",
+                     "--threads=64",
+                     "--time=3",
+                     "run",
+                     NULL };
+    int rc = run(load, "run.log", &peak);
+    show_file("run.log");
+    CHECK(rc == 0);
+    char p[128], text[16384];
+    snprintf(p, sizeof p, "%s/run.log", dir);
+    FILE *f = fopen(p, "r");
+    CHECK(f != NULL);
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    text[n] = 0;
+    fclose(f);
+    CHECK(strstr(text, "FATAL") == NULL);
+    const char *e = strstr(text, "ignored errors:");
+    CHECK(e != NULL && strtol(e + strlen("ignored errors:"), NULL, 10) == 0);
+    const char *t = strstr(text, "transactions:");
+    CHECK(t != NULL && strtol(t + strlen("transactions:"), NULL, 10) > 100);
+    CHECK(waitpid(server, NULL, WNOHANG) == 0); /* still up */
+    printf("server kernel threads during the load (most): %d\n", peak);
+    if (pt_dropin())
+        pt_check_few_tasks(peak, "mariadbd");
+    printf("ok\n");
+    return 0;
+}
