@@ -120,6 +120,15 @@ int weft__posix_start(void)
         if (r == 0) {
             struct weft_thread *t = weft_self();
             t->fs = p->tcb; /* the initial thread keeps its own block */
+            /* and the main kernel thread gets a block of its own for the
+             * scheduler: the initial thread may run on another kernel
+             * thread while the main one runs another user thread's
+             * blocking call, and the two in one block would overwrite each
+             * other's kernel-thread locals (the home, the worker:
+             * sched/switch.h) */
+            void *own = weft__posix_tcb_get();
+            if (own)
+                weft__tls_kfs = own;
             p->h = t;
             main_pt = p;
             weft__posix_main = p;

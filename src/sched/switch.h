@@ -52,9 +52,11 @@
 
 #if WEFT_POSIX
 /* The kernel thread's own glibc thread block, carried into user threads'
- * blocks (NULL in a kernel thread's own block: %fs:0 names it; the initial
- * thread runs on the main kernel thread's block, which may visit another
- * kernel thread while the main one is lent, and says NULL again once back). */
+ * blocks (NULL in a kernel thread's own block: %fs:0 names it). The
+ * initial thread keeps the block the main kernel thread started on, which
+ * visits other kernel threads while the main one is lent; the main kernel
+ * thread gets a block of its own for the scheduler at the start
+ * (posix/thread.c), so the two never share one. */
 extern __thread void *weft__tls_kfs __attribute__((tls_model("initial-exec")));
 extern int weft__fs_wrfsbase; /* 1: the CPU and kernel allow wrfsbase */
 void weft__fs_syscall(void *fs);
