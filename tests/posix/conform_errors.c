@@ -59,7 +59,7 @@ static void inherit(void)
     CHECK(pthread_attr_init(&a) == 0);
     /* ignored: INHERIT_SCHED (the default) takes the creator's */
     CHECK(pthread_attr_setschedpolicy(&a, SCHED_RR) == 0);
-    int got[2] = {-1, -1};
+    int got[2] = { -1, -1 };
     pthread_t t;
     CHECK(pthread_create(&t, &a, report_policy, got) == 0);
     CHECK(pthread_join(t, NULL) == 0);
@@ -68,7 +68,7 @@ static void inherit(void)
     CHECK(pthread_getschedparam(pthread_self(), &mine, &sp) == 0);
     CHECK(got[0] == mine);
     CHECK(got[1] == sp.sched_priority);
-    struct sched_param bad = {.sched_priority = 1000};
+    struct sched_param bad = { .sched_priority = 1000 };
     CHECK(pthread_setschedparam(pthread_self(), SCHED_FIFO, &bad) == EINVAL);
     CHECK(pthread_attr_destroy(&a) == 0);
 }
@@ -197,7 +197,7 @@ int main(void)
     while (cpu_now() - before < 0.2)
         ; /* 200 ms of CPU for the initial thread */
 
-    struct timespec child = {9, 0};
+    struct timespec child = { 9, 0 };
     pthread_t t;
     CHECK(pthread_create(&t, NULL, cpu_time, &child) == 0);
     CHECK(pthread_join(t, NULL) == 0);
