@@ -322,10 +322,11 @@ int weft_dist_finalize(void)
         struct weft__dctl *c = d->me;
         fprintf(stderr,
                 "weft_dist: rank %d: spawns %llu steals %llu steal_ns_mean %llu suspends %llu "
-                "transport %s\n",
+                "fails %llu idle_ns %llu transport %s\n",
                 d->rank, (unsigned long long)c->nspawns, (unsigned long long)c->nsteals,
                 (unsigned long long)(c->nsteals ? c->steal_ns / c->nsteals : 0),
-                (unsigned long long)c->nsuspends, d->xp->name);
+                (unsigned long long)c->nsuspends, (unsigned long long)c->nfails,
+                (unsigned long long)c->idle_ns, d->xp->name);
     }
     MPI_Barrier(comm);
     release_all();

@@ -147,6 +147,8 @@ struct weft__dctl {
 
     /* counters for WEFT_DIST_STATS; owner only */
     uint64_t nspawns, nsteals, nsuspends, steal_ns;
+    uint64_t nfails;  /* steal attempts that came back empty-handed */
+    uint64_t idle_ns; /* time in the scheduler loop without a thread to run */
 
     struct weft__dentry entries[WEFT__DIST_DEQUE_CAP]; /* [base, top): owner writes at top */
     uint32_t evac_next[WEFT__DIST_NEVAC];              /* free-list links of evac buffers */

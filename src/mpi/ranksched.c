@@ -470,12 +470,15 @@ static char *steal(struct weft__dist *d)
         return NULL;
     int v = random_other(d);
     const struct weft__dist_xport *xp = d->xp;
-    if (!xp->nonempty(v) || !xp->trylock(v))
+    if (!xp->nonempty(v) || !xp->trylock(v)) {
+        d->me->nfails++;
         return NULL;
+    }
     uint64_t t0 = weft__now_ns();
     struct weft__dentry e;
     if (!xp->take(v, &e)) {
         xp->unlock(v);
+        d->me->nfails++;
         return NULL;
     }
     char *lo = e.sp - WEFT__DIST_RED;
@@ -798,13 +801,17 @@ void weft__dist_loop(void)
 {
     struct weft__dist *d = &weft__dist;
     unsigned fails = 0;
+    uint64_t idle_since = weft__now_ns(); /* for WEFT_DIST_STATS: 0 while a thread runs */
     atomic_store_explicit(&d->me->loop_gen, d->gen, memory_order_relaxed);
     for (;;) {
         char *sp = serve_request(d);
         if (!sp) {
             struct weft__dentry e;
+            if (!idle_since)
+                idle_since = weft__now_ns();
             /* acquire: pairs with the release stores of the root's end */
             if (atomic_load_explicit(&d->me->exit_gen, memory_order_acquire) == d->gen) {
+                d->me->idle_ns += weft__now_ns() - idle_since;
                 d->xp->exit_seen();
                 return;
             }
@@ -831,6 +838,10 @@ void weft__dist_loop(void)
             }
         }
         fails = 0;
+        if (idle_since) {
+            d->me->idle_ns += weft__now_ns() - idle_since;
+            idle_since = 0;
+        }
         atomic_store_explicit(&d->me->idle, 0, memory_order_relaxed);
         san_to_u(sp);
         weft__ctx_switch_plain(&d->sched_sp, sp);
