@@ -178,8 +178,50 @@ static unsigned long poll_every(void)
     return every;
 }
 
+/* Node first: the other ranks of this rank's node, which its thieves try
+ * before the rest (ranksched.c's victim). None when every rank is on one
+ * node (they all are near) or none shares ours. WEFT_DIST_NODE_RANKS=n
+ * groups consecutive ranks by n instead of by node (tests, experiments on
+ * one machine). Collective. */
+static void find_near(struct weft__dist *d)
+{
+    const char *e = getenv("WEFT_DIST_NODE_RANKS");
+    long per = e && *e ? strtol(e, NULL, 10) : 0;
+    int key = d->rank, n = 0;
+    MPI_Comm node;
+    if (per > 0)
+        key = (int)(d->rank / per);
+    else if (MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) ==
+             MPI_SUCCESS) {
+        MPI_Allreduce(&d->rank, &key, 1, MPI_INT, MPI_MIN, node); /* the node's lowest rank */
+        MPI_Comm_free(&node);
+    }
+    int *keys = malloc(sizeof *keys * (size_t)d->size);
+    int *near = malloc(sizeof *near * (size_t)d->size);
+    int ok = keys && near, all_ok = 0;
+    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, comm);
+    if (all_ok) {
+        MPI_Allgather(&key, 1, MPI_INT, keys, 1, MPI_INT, comm);
+        for (int r = 0; r < d->size; r++)
+            if (r != d->rank && keys[r] == key)
+                near[n++] = r;
+    }
+    free(keys);
+    if (n == 0 || n == d->size - 1) {
+        free(near);
+        near = NULL;
+        n = 0;
+    }
+    d->near = near;
+    d->nnear = n;
+    d->near_left = n ? WEFT__DIST_NEAR_TRIES : 0;
+}
+
 static void release_all(void)
 {
+    free(weft__dist.near);
+    weft__dist.near = NULL;
+    weft__dist.nnear = 0;
     weft__dist_rma_close();
     if (region)
         munmap(region, region_size);
@@ -261,6 +303,7 @@ int weft_dist_init(int *argc, char ***argv)
     }
     d->me = weft__dist_ctl(d->rank);
     d->rng = WEFT_GOLDEN64 ^ ((uint64_t)d->rank << 32 | 1);
+    find_near(d);
     const char *force = getenv("WEFT_DIST_FORCE_STEAL");
     d->force_steal = force && *force && strcmp(force, "0") != 0;
     d->oversubscribed = node_size > sysconf(_SC_NPROCESSORS_ONLN);
@@ -322,10 +365,11 @@ int weft_dist_finalize(void)
         struct weft__dctl *c = d->me;
         fprintf(stderr,
                 "weft_dist: rank %d: spawns %llu steals %llu steal_ns_mean %llu suspends %llu "
-                "transport %s\n",
+                "fails %llu idle_ns %llu near %llu transport %s\n",
                 d->rank, (unsigned long long)c->nspawns, (unsigned long long)c->nsteals,
                 (unsigned long long)(c->nsteals ? c->steal_ns / c->nsteals : 0),
-                (unsigned long long)c->nsuspends, d->xp->name);
+                (unsigned long long)c->nsuspends, (unsigned long long)c->nfails,
+                (unsigned long long)c->idle_ns, (unsigned long long)c->nnear, d->xp->name);
     }
     MPI_Barrier(comm);
     release_all();

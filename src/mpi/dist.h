@@ -86,6 +86,7 @@
 #define WEFT__DIST_ARG_MAX     4096 /* weft_spawn_copy's limit */
 #define WEFT__DIST_SHARE_EVERY 256  /* oversubscribed: spawns between two looks for idle ranks */
 #define WEFT__DIST_POLL_EVERY  64   /* rma: spawns between two polls of MPI (WEFT_DIST_POLL) */
+#define WEFT__DIST_NEAR_TRIES  3    /* steal attempts on one's node between two elsewhere */
 
 /* Record states (weft__drec.state). */
 enum { WEFT__DREC_LIVE = 0, WEFT__DREC_DONE = 1, WEFT__DREC_FREED = 2 };
@@ -147,6 +148,9 @@ struct weft__dctl {
 
     /* counters for WEFT_DIST_STATS; owner only */
     uint64_t nspawns, nsteals, nsuspends, steal_ns;
+    uint64_t nfails;  /* steal attempts that came back empty-handed */
+    uint64_t idle_ns; /* time in the scheduler loop without a thread to run */
+    uint64_t nnear;   /* steal attempts on a rank of this node (node first) */
 
     struct weft__dentry entries[WEFT__DIST_DEQUE_CAP]; /* [base, top): owner writes at top */
     uint32_t evac_next[WEFT__DIST_NEVAC];              /* free-list links of evac buffers */

@@ -461,21 +461,43 @@ static int random_other(struct weft__dist *d)
     return v >= d->rank ? v + 1 : v;
 }
 
-/* Steals the oldest continuation of a random other rank into our U (the
+/* The rank a thief tries next. Node first: when the job spans nodes, it
+ * tries WEFT__DIST_NEAR_TRIES ranks of its own node (the MPI reaches them
+ * through shared memory, a fraction of a round trip between nodes) for
+ * each one anywhere else, so that work still crosses nodes when a whole
+ * node runs dry. Uniform over the others on one node (d->near is NULL).
+ * Rejected: only the node until it is dry (a node that ran out would need
+ * its ranks to agree that it has), and latency-weighted choice (no
+ * latency to weight by without measuring it per pair). */
+static int victim(struct weft__dist *d)
+{
+    if (d->near_left > 0) {
+        d->near_left--;
+        d->me->nnear++;
+        return d->near[weft__rand_next(&d->rng) % (uint64_t)d->nnear];
+    }
+    d->near_left = d->nnear ? WEFT__DIST_NEAR_TRIES : 0;
+    return random_other(d);
+}
+
+/* Steals the oldest continuation of another rank (victim) into our U (the
  * scheduler runs on its native stack and U is free: see dist.h). Returns
  * the saved sp to resume, with d->cur set, or NULL. */
 static char *steal(struct weft__dist *d)
 {
     if (d->size < 2)
         return NULL;
-    int v = random_other(d);
+    int v = victim(d);
     const struct weft__dist_xport *xp = d->xp;
-    if (!xp->nonempty(v) || !xp->trylock(v))
+    if (!xp->nonempty(v) || !xp->trylock(v)) {
+        d->me->nfails++;
         return NULL;
+    }
     uint64_t t0 = weft__now_ns();
     struct weft__dentry e;
     if (!xp->take(v, &e)) {
         xp->unlock(v);
+        d->me->nfails++;
         return NULL;
     }
     char *lo = e.sp - WEFT__DIST_RED;
@@ -798,13 +820,17 @@ void weft__dist_loop(void)
 {
     struct weft__dist *d = &weft__dist;
     unsigned fails = 0;
+    uint64_t idle_since = weft__now_ns(); /* for WEFT_DIST_STATS: 0 while a thread runs */
     atomic_store_explicit(&d->me->loop_gen, d->gen, memory_order_relaxed);
     for (;;) {
         char *sp = serve_request(d);
         if (!sp) {
             struct weft__dentry e;
+            if (!idle_since)
+                idle_since = weft__now_ns();
             /* acquire: pairs with the release stores of the root's end */
             if (atomic_load_explicit(&d->me->exit_gen, memory_order_acquire) == d->gen) {
+                d->me->idle_ns += weft__now_ns() - idle_since;
                 d->xp->exit_seen();
                 return;
             }
@@ -831,6 +857,10 @@ void weft__dist_loop(void)
             }
         }
         fails = 0;
+        if (idle_since) {
+            d->me->idle_ns += weft__now_ns() - idle_since;
+            idle_since = 0;
+        }
         atomic_store_explicit(&d->me->idle, 0, memory_order_relaxed);
         san_to_u(sp);
         weft__ctx_switch_plain(&d->sched_sp, sp);

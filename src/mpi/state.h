@@ -32,6 +32,9 @@ struct weft__dist {
     uint64_t gen;                    /* runs so far: the current run's generation */
     uint64_t id_next;                /* thread ids: rank << 40 | counter */
     uint64_t rng;                    /* victim choice */
+    int *near;                       /* the other ranks of this node, when the job spans */
+    int nnear;                       /* nodes (thieves try them first); else NULL, 0 */
+    int near_left;                   /* attempts on this node before the next elsewhere */
     void *sched_sp;                  /* the scheduler context (native stack) */
     struct weft__drec *cur;          /* the running thread; NULL in the scheduler */
     struct weft__drec *spawn_parent; /* spawn -> child start hand-off */

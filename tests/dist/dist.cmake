@@ -20,6 +20,10 @@ set(WEFT_DIST_TEST_FORCED moves patterns results)
 set(WEFT_DIST_TEST_RMA_RANKS 2 4)
 set(WEFT_DIST_TEST_RMA api patterns results)
 set(WEFT_DIST_TEST_RMA_FORCED moves)
+# near.c runs again with the ranks grouped into "nodes" of two, so that
+# node-first victim selection (src/mpi/ranksched.c's victim) is on, with
+# forced steals (continuations that move), over shm and over rma.
+set(WEFT_DIST_TEST_NEAR_RANKS 4 8)
 # dist/TEST/npNP: dist_NAME under mpiexec on NP ranks, with the variables
 # ENV (a list) and the MPI tests' common ones (WEFT_MPI_TEST_ENV).
 function(weft_add_dist_test test name np timeout env)
@@ -54,6 +58,12 @@ foreach(src ${dist_srcs})
     weft_add_dist_test(${name} ${name} ${np} ${timeout} "${env}")
     if(name IN_LIST WEFT_DIST_TEST_FORCED)
       weft_add_dist_test(${name}_forced ${name} ${np} ${timeout} "WEFT_DIST_FORCE_STEAL=1")
+    endif()
+    if(name STREQUAL "near" AND np IN_LIST WEFT_DIST_TEST_NEAR_RANKS)
+      weft_add_dist_test(near_groups ${name} ${np} ${timeout}
+                         "WEFT_DIST_NODE_RANKS=2;WEFT_DIST_FORCE_STEAL=1")
+      weft_add_dist_test(near_groups_rma ${name} ${np} ${WEFT_DIST_TEST_OVERSUB_TIMEOUT}
+                         "WEFT_DIST_NODE_RANKS=2;WEFT_DIST_FORCE_STEAL=1;WEFT_DIST_TRANSPORT=rma")
     endif()
   endforeach()
   foreach(np ${WEFT_DIST_TEST_RMA_RANKS} ${WEFT_DIST_TEST_OVERSUB_RANKS})

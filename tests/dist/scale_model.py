@@ -63,6 +63,36 @@ check(0.8 < e4 <= 1.0 and 0.5 < e16 <= 1.0, "efficiency 4 ranks %.2f, 16 ranks %
 e16_slow = T1 / (16 * model.simulate(big, 16, net(per_node=1, rma=50e3), c)[0])
 check(e16_slow < e16, "50 us round trips (%.2f) not worse than shared memory (%.2f)" % (e16_slow, e16))
 
+# node first, as src/mpi/ranksched.c's victim: NEAR_TRIES attempts on one's
+# node for each one elsewhere, when the job spans nodes; uniform inside one
+for nf, per, want in ((True, 4, model.NEAR_TRIES), (False, 4, None), (True, 1 << 20, None)):
+    sim = model.Sim(model.FibTree(10), 16, net(per_node=per), c, seed=5, node_first=nf)
+    r = sim.ranks[5]
+    tries = 4 * (model.NEAR_TRIES + 1) * 25
+    near = sum(sim.victim(r).node == r.node and per < 16 for _ in range(tries))
+    if want is not None:
+        # the NEAR_TRIES of each cycle, and some of the others by chance (3 in 15)
+        lo = tries * want // (want + 1)
+        check(lo <= near < lo + tries // (want + 1) // 2, "node first: %d of %d attempts on the node" % (near, tries))
+    else:
+        check(near < tries // 2, "no node first (per_node %d): %d of %d attempts on the node" % (per, near, tries))
+for nt in (net(per_node=4), model.Net("near", 100.0, 4000.0, 10.0, 10.0, 5.0, 4, near_op=1000.0)):
+    tree = model.FibTree(22)
+    T, s = model.simulate(tree, 16, nt, c, seed=2, leaf_ns=2e3, node_first=True)
+    work = sum(r.work for r in s.ranks)
+    check(abs(work - model.t1_of(tree, c)) < 1e-6 * work, "node first: work lost or duplicated")
+
+# one spawn cost for both transports: rma adds a poll per WEFT_DIST_POLL spawns
+cal = {"serial_fib35": 27.5, "shm_np1_fib35": 941.0, "serial_nq12": 128.0, "serial_uts": 891.0,
+       "rma_fao_us": 1.2, "poll_ns_np1": 50.0, "poll_ns_np2": 100.0}
+model.Param.record = False
+P = model.machine_costs(cal)
+model.Param.record = True
+check(abs(P["spawn_rma"].value - P["spawn"].value - 50.0 / model.POLL_EVERY) < 1e-9, "rma spawn, 1 rank")
+check(abs(P["spawn_rma_peers"].value - P["spawn"].value - 100.0 / model.POLL_EVERY) < 1e-9, "rma spawn, peers")
+check(model.prog_costs(P, "fib", "rma", ranks=1).per_spawn < model.prog_costs(P, "fib", "rma", ranks=2).per_spawn,
+      "a poll with peers is dearer")
+
 # a skeleton as treegen writes it: post-order, L = bulk subtree, E = node
 with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
     f.write("# tree=test x cut=10 nodes=30 tokens=6\nL 5\nL 9\nE 2\nL 7\nL 7\nE 3\n")

@@ -31,7 +31,8 @@ static void *tree(void *arg)
 }
 
 /* weft_dist_finalize with WEFT_DIST_STATS=1, its stderr captured: the
- * line must name transport want. */
+ * line must name transport want, and carry the counters the scale model
+ * compares its events with (bench/scale/calibrate.sh reads them). */
 static void finalize_expecting(const char *want)
 {
     char buf[STATS_MAX], needle[64];
@@ -56,6 +57,9 @@ static void finalize_expecting(const char *want)
     if (!strstr(buf, needle))
         fprintf(stderr, "transport: wanted \"%s\" in: %s\n", want, buf);
     CHECK(strstr(buf, needle) != NULL);
+    CHECK(strstr(buf, " steals ") != NULL);
+    CHECK(strstr(buf, " fails ") != NULL);
+    CHECK(strstr(buf, " idle_ns ") != NULL);
 }
 
 static void runs(void)
