@@ -159,14 +159,23 @@ WEFT_NOINLINE static int adopt(struct pmutex *m)
     return take_hold(m, pre);
 }
 
-/* The owner relocks a normal mutex: it waits for ever, as under glibc
- * (signal handlers still run). */
+/* The owner relocks a normal mutex: it waits for ever, as under glibc.
+ * Signal handlers still run, and an asynchronous cancellation acts (the
+ * way out glibc's programs take); a deferred one does not (the lock is no
+ * cancellation point), and the wait goes on without a park that its
+ * pending cancellation would break off at once. */
 WEFT_NOINLINE __attribute__((noreturn)) static void relock(void)
 {
     static _Atomic uint32_t never;
     for (;;) {
-        weft__posix_park(&never, 0, CLOCK_MONOTONIC, NULL);
+        int r = weft__posix_park(&never, 0, CLOCK_MONOTONIC, NULL);
         weft__posix_deliver();
+        struct pt *p = weft__posix_self_if_any();
+        if (r != EINTR || !p || !atomic_load(&p->cancel))
+            continue;
+        if (p->cancel_type == PTHREAD_CANCEL_ASYNCHRONOUS)
+            weft__posix_testcancel();
+        weft_sleep_ns(10 * 1000 * 1000);
     }
 }
 

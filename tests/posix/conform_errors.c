@@ -130,6 +130,17 @@ static void *relock_normal(void *arg)
     return NULL;
 }
 
+static void *relock_async(void *arg)
+{
+    pthread_mutex_t *m = arg;
+    CHECK(pthread_mutex_lock(m) == 0);
+    CHECK(pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, NULL) == 0);
+    atomic_store(&relocked, 2);
+    pthread_mutex_lock(m); /* deadlocks until cancelled */
+    atomic_store(&relocked, 3);
+    return NULL;
+}
+
 static pthread_mutex_t cm = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t *cv;
 static int go, in_wait, left;
@@ -226,6 +237,19 @@ int main(void)
     CHECK(pthread_detach(t) == 0);
     usleep(200 * 1000);
     CHECK(!atomic_load(&relocked));
+
+    /* the way out of such a deadlock: an asynchronous cancellation */
+    static pthread_mutex_t m2 = PTHREAD_MUTEX_INITIALIZER;
+    atomic_store(&relocked, 0);
+    CHECK(pthread_create(&t, NULL, relock_async, &m2) == 0);
+    while (atomic_load(&relocked) != 2)
+        sched_yield();
+    usleep(50 * 1000);
+    CHECK(pthread_cancel(t) == 0);
+    void *res = NULL;
+    CHECK(pthread_join(t, &res) == 0);
+    CHECK(res == PTHREAD_CANCELED);
+    CHECK(atomic_load(&relocked) == 2);
 
     cond_destroy_after_broadcast();
     return 0; /* ends the deadlocked thread */
