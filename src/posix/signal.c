@@ -466,9 +466,24 @@ int weft__posix_sig_claim(struct pt *p, uint64_t b, siginfo_t *si)
     return 0;
 }
 
+/* The kernel's signals sent to this user thread by another (SIGABRT,
+ * SIGSEGV, SIGTRAP ... with pthread_kill): raised here, on the kernel
+ * thread that runs it now, so that the kernel's action meets this
+ * thread. */
+static int raise_unmanaged(struct pt *p)
+{
+    uint64_t raw = weft__posix_sig_ready(p) & unmanaged;
+    if (WEFT_LIKELY(!raw))
+        return 0;
+    raw = atomic_fetch_and(&p->sigpending, ~raw) & raw;
+    for (; raw; raw &= raw - 1)
+        syscall(SYS_tgkill, getpid(), (pid_t)syscall(SYS_gettid), __builtin_ctzll(raw) + 1);
+    return 1;
+}
+
 int weft__posix_sig_run_ready(struct pt *p)
 {
-    int ran = 0;
+    int ran = raise_unmanaged(p);
     for (;;) {
         uint64_t ready = ~atomic_load_explicit(&p->sigmask, memory_order_relaxed) & ~unmanaged;
         siginfo_t si;
@@ -750,8 +765,19 @@ static int send_to(struct pt *p, int sig, int code, union sigval v)
         return ESRCH;
     if (sig == 0)
         return 0;
-    if (!weft__posix_sig_managed(sig))
-        return weft__real_pthread_kill((pthread_t)p->tcb, sig);
+    if (!weft__posix_sig_managed(sig)) {
+        if (sig == SIGKILL || sig == SIGSTOP || sig == SIGCONT)
+            return kill(getpid(), sig) == 0 ? 0 : errno; /* they act on the process */
+        int blocked = (atomic_load_explicit(&p->sigmask, memory_order_relaxed) & BIT(sig)) != 0;
+        if (p == weft__posix_sig_user() && !blocked)
+            return syscall(SYS_tgkill, getpid(), (pid_t)syscall(SYS_gettid), sig) == 0 ? 0 : errno;
+        /* raised by the thread itself, once it runs and does not block it */
+        atomic_fetch_or(&p->sigpending, BIT(sig));
+        if (blocked)
+            return 0;
+        poke(p);
+        return 0;
+    }
     p->sigcode[sig - 1] = code;
     p->sigval[sig - 1] = v;
     atomic_fetch_or(&p->sigpending, BIT(sig));
