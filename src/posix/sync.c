@@ -179,6 +179,17 @@ WEFT_NOINLINE __attribute__((noreturn)) static void relock(void)
     }
 }
 
+/* A wait that is no cancellation point (a rwlock's, a barrier's) was
+ * broken off: pending signals run their handlers and the wait goes on.
+ * What broke it off may stay (a deferred cancellation, which acts only at
+ * a cancellation point): then the next wait begins after a pause, not at
+ * once. */
+static void interrupted_wait(void)
+{
+    if (!weft__posix_deliver())
+        weft_sleep_ns(1000 * 1000);
+}
+
 /* An unlock by a thread that does not hold m (weft_mutex said EPERM): the
  * initial thread's hold from before the start; a normal mutex, unlocked
  * by any thread as glibc allows (0 if it was not locked at all); EPERM
@@ -706,6 +717,8 @@ static int rw_lock(pthread_rwlock_t *l, int write, clockid_t clk, const struct t
         atomic_fetch_sub(&r->waiters, 1);
         if (e == ETIMEDOUT)
             return ETIMEDOUT;
+        if (e == EINTR)
+            interrupted_wait(); /* the handler runs; the wait goes on (POSIX) */
     }
 }
 
@@ -896,10 +909,10 @@ PT_API int pthread_barrier_wait(pthread_barrier_t *bb)
         return PTHREAD_BARRIER_SERIAL_THREAD;
     }
     while (atomic_load(&b->gen) == g) {
-        if (b->pshared)
-            weft__posix_kwait(&b->gen, g, CLOCK_MONOTONIC, NULL);
-        else
-            weft__posix_park(&b->gen, g, CLOCK_MONOTONIC, NULL);
+        int e = b->pshared ? weft__posix_kwait(&b->gen, g, CLOCK_MONOTONIC, NULL)
+                           : weft__posix_park(&b->gen, g, CLOCK_MONOTONIC, NULL);
+        if (e == EINTR)
+            interrupted_wait(); /* the handler runs; the wait goes on (POSIX) */
     }
     return 0;
 }
@@ -984,7 +997,9 @@ static int sem_wait_until(sem_t *ss, clockid_t clk, const struct timespec *abs)
         if (e == EINTR) {
             int raised = weft__posix_deliver();
             weft__posix_testcancel(); /* a cancellation point */
-            if (raised) {
+            /* a shared semaphore's kernel futex wait broken off: a
+             * handler ran there */
+            if (raised || s->shared) {
                 errno = EINTR; /* a handler ran: POSIX's sem_wait returns */
                 return -1;
             }
