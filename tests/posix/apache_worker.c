@@ -9,8 +9,10 @@
  * child must have the drop-in loaded and use at most 2 x CPUs + 16 kernel
  * threads. The server (its process group) and the directory are removed on
  * every exit of the test (atexit; a SIGALRM bound exits through it too).
- * One Listen only: with two, children serialise accept on a robust
- * process-shared pthread mutex (docs/posix.md). Skipped (77) when apache2
+ * Two Listens: the children then serialise accept on a robust
+ * process-shared pthread mutex in shared memory, the fork-first daemon's
+ * case of issue 27 (it failed with EDEADLK in every child before
+ * process-shared objects worked across processes). Skipped (77) when apache2
  * or its mpm_worker module is not installed. */
 #define _GNU_SOURCE 1
 #include <errno.h>
@@ -191,12 +193,14 @@ int main(void)
     snprintf(path, sizeof path, "%s/hello.txt", dir);
     FILE *f = fopen(path, "w");
     CHECK(f != NULL && fputs(body, f) >= 0 && fclose(f) == 0);
-    int port = free_port();
+    int port = free_port(), port2 = free_port();
+    while (port2 == port)
+        port2 = free_port();
     snprintf(path, sizeof path, "%s/httpd.conf", dir);
     f = fopen(path, "w");
     CHECK(f != NULL);
     fprintf(f,
-            "ServerRoot %s\nServerName 127.0.0.1\nListen 127.0.0.1:%d\n"
+            "ServerRoot %s\nServerName 127.0.0.1\nListen 127.0.0.1:%d\nListen 127.0.0.1:%d\n"
             "LoadModule mpm_worker_module " MODS "/mod_mpm_worker.so\n"
             "LoadModule authz_core_module " MODS "/mod_authz_core.so\n"
             "LoadModule mime_module " MODS "/mod_mime.so\n"
@@ -205,7 +209,7 @@ int main(void)
             "DefaultRuntimeDir %s\nDocumentRoot %s\n"
             "StartServers 2\nServerLimit 4\nThreadsPerChild 32\nMaxRequestWorkers 128\n"
             "<Directory %s>\n  Require all granted\n</Directory>\n",
-            dir, port, dir, dir, dir, dir, dir);
+            dir, port, port2, dir, dir, dir, dir, dir);
     if (geteuid() == 0) /* Apache refuses to serve as root */
         fprintf(f, "User nobody\nGroup nogroup\n");
     CHECK(fclose(f) == 0);
