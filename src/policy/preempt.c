@@ -298,6 +298,11 @@ close_fd:
     return rc;
 }
 
+int weft__preempt_pc_in_runtime(uintptr_t pc)
+{
+    return pc >= pre.weft.lo && pc < pre.weft.hi;
+}
+
 static int pc_ok(uintptr_t pc)
 {
     for (int i = 0; i < pre.nr; i++)

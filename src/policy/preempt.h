@@ -28,6 +28,11 @@ int weft__preempt_setup(void);
 void weft__preempt_teardown(void);
 /* 1 while preemption is on (set up, quantum not off). */
 int weft__preempt_on(void);
+/* 1 when pc is in the runtime's own code (libweft's, or the drop-in's,
+ * which is the same object): a signal there may have interrupted a holder
+ * of the runtime's locks. 0 when preemption was never set up. Any thread,
+ * async-signal-safe. */
+int weft__preempt_pc_in_runtime(uintptr_t pc);
 
 /* The calling kernel thread now runs w (it is the one to signal). */
 void weft__preempt_own(struct weft__worker *w);

@@ -293,14 +293,23 @@ static void on_signal(int sig, siginfo_t *si, void *uc)
     uint64_t bit = BIT(sig);
     if (on_user(p)) {
         uint64_t mask = atomic_load_explicit(&p->sigmask, memory_order_relaxed);
+        /* Interrupted in the runtime's own code (a park.c bucket, the
+         * scheduler), the thread may hold a lock that the handler's
+         * async-signal-safe calls (sem_post) take again: the action waits
+         * for the thread's next delivery point (its next call into the
+         * drop-in, or its preemption), as for a blocked signal. */
+        int in_runtime =
+            weft__preempt_pc_in_runtime((uintptr_t)((ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP]);
         if (thread_directed(sig, si)) {
-            if ((mask | atomic_load_explicit(&p->sigwaiting, memory_order_relaxed)) & bit) {
+            if (in_runtime ||
+                ((mask | atomic_load_explicit(&p->sigwaiting, memory_order_relaxed)) & bit)) {
                 p->sigcode[sig - 1] = SI_TKILL;
                 atomic_fetch_or(&p->sigpending, bit);
             } else {
                 run_action(p, sig, si, uc);
             }
-        } else if (!(mask & bit) && !(atomic_load_explicit(&waited, memory_order_relaxed) & bit)) {
+        } else if (!in_runtime && !(mask & bit) &&
+                   !(atomic_load_explicit(&waited, memory_order_relaxed) & bit)) {
             run_action(p, sig, si, uc);
         } else {
             post_process(sig, si);
