@@ -854,9 +854,10 @@ PT_API int pthread_spin_lock(pthread_spinlock_t *s)
                                                   memory_order_relaxed))
             return 0;
         if (i % 64 == 63) {
-            if (weft_self())
+            if (weft_self()) {
                 weft_yield();
-            else
+                weft__posix_deliver(); /* handlers run while it spins */
+            } else
                 weft__real_sched_yield();
         } else {
             weft__cpu_relax();
