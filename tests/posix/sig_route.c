@@ -66,6 +66,10 @@ static void *opener(void *arg)
 
 int main(void)
 {
+#ifdef __SANITIZE_THREAD__
+    return 77; /* ThreadSanitizer holds process signals back at its own points:
+                  a round may not end within the bound (it timed out in CI) */
+#endif
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = handler;
