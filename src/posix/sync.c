@@ -427,6 +427,23 @@ PT_API int pthread_mutexattr_getprioceiling(const pthread_mutexattr_t *a, int *c
     return weft__posix_get_int(c, (int)attr_ceiling(CATTR(a)));
 }
 
+/* A futex-style wait on w while it holds v, and a wake of n waiters: the
+ * kernel's shared futex for a process-shared object (pshared.c: a wake
+ * from another process reaches it), park.c for the others. */
+static inline int word_wait(int shared, _Atomic uint32_t *w, uint32_t v, clockid_t clk,
+                            const struct timespec *abs)
+{
+    return WEFT_UNLIKELY(shared) ? weft__posix_kwait(w, v, clk, abs)
+                                 : weft__posix_park(w, v, clk, abs);
+}
+static inline void word_wake(int shared, _Atomic uint32_t *w, int n)
+{
+    if (WEFT_UNLIKELY(shared))
+        weft__posix_kwake(w, n);
+    else
+        weft__posix_unpark(w, n);
+}
+
 /* ---- condition variables -------------------------------------------------- */
 
 /* A sequence word that every signal bumps, on park.c: a waiter reads it,
@@ -463,29 +480,24 @@ PT_API int pthread_cond_destroy(pthread_cond_t *c)
         weft__posix_sleep_ns(1000);
     return 0;
 }
-PT_API int pthread_cond_signal(pthread_cond_t *c)
+/* Wakes n waiters of c, if it has any. seq_cst: a waiter counts itself
+ * before it drops the mutex; a signaller that saw no waiter had nobody to
+ * wake. */
+static int cond_wake(pthread_cond_t *c, int n)
 {
-    /* seq_cst: a waiter counts itself before it drops the mutex; a
-     * signaller that saw no waiter had nobody to wake */
     if (atomic_load(&PC(c)->waiters)) {
         atomic_fetch_add(&PC(c)->seq, 1);
-        if (WEFT_UNLIKELY(PC(c)->clock & C_PSHARED))
-            weft__posix_kwake(&PC(c)->seq, 1);
-        else
-            weft__posix_unpark(&PC(c)->seq, 1);
+        word_wake(PC(c)->clock & C_PSHARED, &PC(c)->seq, n);
     }
     return 0;
 }
+PT_API int pthread_cond_signal(pthread_cond_t *c)
+{
+    return cond_wake(c, 1);
+}
 PT_API int pthread_cond_broadcast(pthread_cond_t *c)
 {
-    if (atomic_load(&PC(c)->waiters)) {
-        atomic_fetch_add(&PC(c)->seq, 1);
-        if (WEFT_UNLIKELY(PC(c)->clock & C_PSHARED))
-            weft__posix_kwake(&PC(c)->seq, INT_MAX);
-        else
-            weft__posix_unpark(&PC(c)->seq, INT_MAX);
-    }
-    return 0;
+    return cond_wake(c, INT_MAX);
 }
 
 /* Leaves a wait that cancellation broke off: the mutex is held again
@@ -517,8 +529,7 @@ static int cond_xwait(pthread_cond_t *cv, pthread_mutex_t *mx, clockid_t clk,
         PM(mx)->count = 0;
         weft_mutex_unlock(&PM(mx)->m);
     }
-    int r = (c->clock & C_PSHARED) ? weft__posix_kwait(&c->seq, s, clk, abs)
-                                   : weft__posix_park(&c->seq, s, clk, abs);
+    int r = word_wait(c->clock & C_PSHARED, &c->seq, s, clk, abs);
     atomic_fetch_sub(&c->waiters, 1);
     int l = pthread_mutex_lock(mx);
     if (x)
@@ -712,8 +723,7 @@ static int rw_lock(pthread_rwlock_t *l, int write, clockid_t clk, const struct t
         if (abs && weft__posix_timed_out(clk, abs))
             return ETIMEDOUT;
         atomic_fetch_add(&r->waiters, 1);
-        e = r->pshared ? weft__posix_kwait(&r->seq, s, clk, abs)
-                       : weft__posix_park(&r->seq, s, clk, abs);
+        e = word_wait(r->pshared, &r->seq, s, clk, abs);
         atomic_fetch_sub(&r->waiters, 1);
         if (e == ETIMEDOUT)
             return ETIMEDOUT;
@@ -783,12 +793,8 @@ PT_API int pthread_rwlock_unlock(pthread_rwlock_t *l)
      * then parks only if seq has not moved (park.c reads it under its
      * bucket lock): one of the two sees the other. */
     atomic_fetch_add(&r->seq, 1);
-    if (atomic_load(&r->waiters)) {
-        if (r->pshared)
-            weft__posix_kwake(&r->seq, INT_MAX);
-        else
-            weft__posix_unpark(&r->seq, INT_MAX);
-    }
+    if (atomic_load(&r->waiters))
+        word_wake(r->pshared, &r->seq, INT_MAX);
     return 0;
 }
 
@@ -903,15 +909,11 @@ PT_API int pthread_barrier_wait(pthread_barrier_t *bb)
     if (atomic_fetch_add(&b->arrived, 1) + 1 == b->count) {
         atomic_store(&b->arrived, 0);
         atomic_fetch_add(&b->gen, 1); /* seq_cst: after arrived's reset */
-        if (b->pshared)
-            weft__posix_kwake(&b->gen, INT_MAX);
-        else
-            weft__posix_unpark(&b->gen, INT_MAX);
+        word_wake(b->pshared, &b->gen, INT_MAX);
         return PTHREAD_BARRIER_SERIAL_THREAD;
     }
     while (atomic_load(&b->gen) == g) {
-        int e = b->pshared ? weft__posix_kwait(&b->gen, g, CLOCK_MONOTONIC, NULL)
-                           : weft__posix_park(&b->gen, g, CLOCK_MONOTONIC, NULL);
+        int e = word_wait(b->pshared, &b->gen, g, CLOCK_MONOTONIC, NULL);
         if (e == EINTR)
             interrupted_wait(); /* the handler runs; the wait goes on (POSIX) */
     }
@@ -992,8 +994,7 @@ static int sem_wait_until(sem_t *ss, clockid_t clk, const struct timespec *abs)
             return -1;
         }
         atomic_fetch_add(&s->waiters, 1);
-        int e = s->shared ? weft__posix_kwait(&s->value, 0, clk, abs)
-                          : weft__posix_park(&s->value, 0, clk, abs);
+        int e = word_wait(s->shared, &s->value, 0, clk, abs);
         atomic_fetch_sub(&s->waiters, 1);
         if (e == EINTR) {
             int raised = weft__posix_deliver();
@@ -1037,12 +1038,8 @@ PT_API int sem_post(sem_t *ss)
             return -1;
         }
     } while (!atomic_compare_exchange_weak(&s->value, &v, v + 1)); /* seq_cst: then waiters */
-    if (atomic_load(&s->waiters)) {
-        if (s->shared)
-            weft__posix_kwake(&s->value, 1); /* waiters of any process, glibc's too */
-        else
-            weft__posix_unpark(&s->value, 1);
-    }
+    if (atomic_load(&s->waiters))
+        word_wake(s->shared, &s->value, 1); /* shared: any process's waiters, glibc's too */
     return 0;
 }
 PT_API int sem_getvalue(sem_t *s, int *v)
