@@ -263,15 +263,23 @@ static mode_t mode_arg(int flags, va_list ap)
     return (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE ? (mode_t)va_arg(ap, int) : 0;
 }
 
+/* open and openat: only a user thread's open that may wait (a FIFO's,
+ * may_wait) goes to open_user. */
+static int open_in(int dir, const char *path, int flags, mode_t mode)
+{
+    if (weft__posix_calls_user() && may_wait(flags))
+        return open_user(dir, path, flags, mode);
+    return dir == AT_FDCWD ? weft__real_open(path, flags, mode)
+                           : weft__real_openat(dir, path, flags, mode);
+}
+
 PT_API int openat(int dir, const char *path, int flags, ...)
 {
     va_list ap;
     va_start(ap, flags);
     mode_t mode = mode_arg(flags, ap);
     va_end(ap);
-    if (!weft__posix_calls_user() || !may_wait(flags))
-        return weft__real_openat(dir, path, flags, mode);
-    return open_user(dir, path, flags, mode);
+    return open_in(dir, path, flags, mode);
 }
 
 PT_API int open(const char *path, int flags, ...)
@@ -280,9 +288,7 @@ PT_API int open(const char *path, int flags, ...)
     va_start(ap, flags);
     mode_t mode = mode_arg(flags, ap);
     va_end(ap);
-    if (!weft__posix_calls_user() || !may_wait(flags))
-        return weft__real_open(path, flags, mode);
-    return open_user(AT_FDCWD, path, flags, mode);
+    return open_in(AT_FDCWD, path, flags, mode);
 }
 
 PT_API int open64(const char *path, int flags, ...)
@@ -291,7 +297,7 @@ PT_API int open64(const char *path, int flags, ...)
     va_start(ap, flags);
     mode_t mode = mode_arg(flags, ap);
     va_end(ap);
-    return open(path, flags, mode);
+    return open_in(AT_FDCWD, path, flags, mode);
 }
 
 PT_API int openat64(int dir, const char *path, int flags, ...)
@@ -300,7 +306,7 @@ PT_API int openat64(int dir, const char *path, int flags, ...)
     va_start(ap, flags);
     mode_t mode = mode_arg(flags, ap);
     va_end(ap);
-    return openat(dir, path, flags, mode);
+    return open_in(dir, path, flags, mode);
 }
 
 PT_API int creat(const char *path, mode_t mode)
