@@ -151,12 +151,16 @@ static int take_hold(struct pmutex *m, uintptr_t from)
     }
 }
 
+/* 1 if owner is the token the initial thread held things under before
+ * the runtime started, and the caller is the initial thread. */
+static int main_before_start(uintptr_t owner)
+{
+    return owner && owner == weft__posix_pre_token && weft__posix_self_if_any() == weft__posix_main;
+}
+
 WEFT_NOINLINE static int adopt(struct pmutex *m)
 {
-    uintptr_t pre = weft__posix_pre_token;
-    if (!pre || weft__posix_self_if_any() != weft__posix_main)
-        return 0;
-    return take_hold(m, pre);
+    return main_before_start(weft__posix_pre_token) && take_hold(m, weft__posix_pre_token);
 }
 
 /* The owner relocks a normal mutex: it waits for ever, as under glibc.
@@ -702,9 +706,7 @@ static int rw_writer_is_me(struct prw *r)
 {
     if (rw_mine(r))
         return 1;
-    uintptr_t w = atomic_load_explicit(&r->writer, memory_order_relaxed);
-    if (!w || r->pshared || w != weft__posix_pre_token ||
-        weft__posix_self_if_any() != weft__posix_main)
+    if (r->pshared || !main_before_start(atomic_load_explicit(&r->writer, memory_order_relaxed)))
         return 0;
     atomic_store_explicit(&r->writer, weft__sync_owner(), memory_order_relaxed);
     return 1;
