@@ -24,8 +24,9 @@ struct shared {
     pthread_rwlock_t rw;
     int turn; /* 0: the parent's move, 1: the child's; under mu */
     int moves;
-    _Atomic int rw_held; /* the child holds rw for writing */
-    _Atomic int rw_out;  /* the child released it */
+    _Atomic int rw_held;  /* the child holds rw for writing */
+    _Atomic int rw_out;   /* the child released it */
+    _Atomic int rw_tried; /* the parent found it held (trywrlock) */
 };
 
 static struct shared *sh;
@@ -67,6 +68,7 @@ static void *parent_side(void *arg)
     while (!atomic_load(&sh->rw_held))
         usleep(1000);
     CHECK(pthread_rwlock_trywrlock(&sh->rw) == EBUSY);
+    atomic_store(&sh->rw_tried, 1);
     CHECK(pthread_rwlock_wrlock(&sh->rw) == 0);
     CHECK(atomic_load(&sh->rw_out)); /* not before the child let go */
     CHECK(pthread_rwlock_unlock(&sh->rw) == 0);
@@ -83,6 +85,8 @@ static void child(void)
     }
     CHECK(pthread_rwlock_wrlock(&sh->rw) == 0);
     atomic_store(&sh->rw_held, 1);
+    while (!atomic_load(&sh->rw_tried)) /* held until the parent has tried */
+        usleep(1000);
     usleep(50000);
     atomic_store(&sh->rw_out, 1);
     CHECK(pthread_rwlock_unlock(&sh->rw) == 0);
