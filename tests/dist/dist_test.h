@@ -6,6 +6,8 @@
 
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <unistd.h>
 #include <weft_dist.h>
 
@@ -38,6 +40,29 @@ static inline void dist_test_mpi_init(int *argc, char ***argv)
     alarm(DIST_TEST_ALARM_S);
 }
 #endif
+
+/* weft_dist_finalize with WEFT_DIST_STATS=1, its stderr captured: the
+ * statistics line this rank printed, in buf (size bytes, NUL-terminated);
+ * returns weft_dist_finalize's result. */
+static inline int dist_test_finalize_stats(char *buf, size_t size)
+{
+    FILE *f = tmpfile();
+    CHECK(f != NULL);
+    fflush(stderr);
+    int saved = dup(2);
+    CHECK(saved >= 0);
+    CHECK(dup2(fileno(f), 2) == 2);
+    setenv("WEFT_DIST_STATS", "1", 1);
+    int rc = weft_dist_finalize();
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    rewind(f);
+    size_t n = fread(buf, 1, size - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return rc;
+}
 
 static inline void *dist_test_fib(void *arg)
 {

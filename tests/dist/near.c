@@ -35,22 +35,7 @@ static void finalize_counting(unsigned long long *steals, unsigned long long *fa
                               unsigned long long *near)
 {
     char buf[STATS_MAX];
-    FILE *f = tmpfile();
-    CHECK(f != NULL);
-    fflush(stderr);
-    int saved = dup(2);
-    CHECK(saved >= 0);
-    CHECK(dup2(fileno(f), 2) == 2);
-    setenv("WEFT_DIST_STATS", "1", 1);
-    int rc = weft_dist_finalize();
-    fflush(stderr);
-    dup2(saved, 2);
-    close(saved);
-    CHECK_EQ(rc, 0);
-    rewind(f);
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    buf[n] = '\0';
-    fclose(f);
+    CHECK_EQ(dist_test_finalize_stats(buf, sizeof buf), 0);
     const char *s = strstr(buf, " steals "), *fl = strstr(buf, " fails "),
                *nr = strstr(buf, " near ");
     if (!s || !fl || !nr)

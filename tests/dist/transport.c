@@ -36,23 +36,9 @@ static void *tree(void *arg)
 static void finalize_expecting(const char *want)
 {
     char buf[STATS_MAX], needle[64];
-    FILE *f = tmpfile();
-    CHECK(f != NULL);
-    fflush(stderr);
-    int saved = dup(2);
-    CHECK(saved >= 0);
-    CHECK(dup2(fileno(f), 2) == 2);
-    setenv("WEFT_DIST_STATS", "1", 1);
-    int rc = weft_dist_finalize();
-    fflush(stderr);
-    dup2(saved, 2);
-    close(saved);
+    int rc = dist_test_finalize_stats(buf, sizeof buf);
     unsetenv("WEFT_DIST_STATS");
     CHECK_EQ(rc, 0);
-    rewind(f);
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    buf[n] = '\0';
-    fclose(f);
     snprintf(needle, sizeof needle, "transport %s\n", want);
     if (!strstr(buf, needle))
         fprintf(stderr, "transport: wanted \"%s\" in: %s\n", want, buf);

@@ -5,6 +5,7 @@
 #define PCHECK_H
 #include <dirent.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -102,5 +103,55 @@ static inline void pt_set_signal(pthread_mutex_t *mu, pthread_cond_t *cv, int *f
     *flag = 1;
     pthread_cond_signal(cv);
     pthread_mutex_unlock(mu);
+}
+
+/* Adds one to *count under mu and signals cv: a thread says it started. */
+static inline void pt_count_signal(pthread_mutex_t *mu, pthread_cond_t *cv, int *count)
+{
+    pthread_mutex_lock(mu);
+    (*count)++;
+    pthread_cond_signal(cv);
+    pthread_mutex_unlock(mu);
+}
+
+/* Waits on cv under mu until *count reaches n (see pt_count_signal). */
+static inline void pt_wait_count(pthread_mutex_t *mu, pthread_cond_t *cv, const int *count, int n)
+{
+    pthread_mutex_lock(mu);
+    while (*count < n)
+        pthread_cond_wait(cv, mu);
+    pthread_mutex_unlock(mu);
+}
+
+/* A thread that yields in a loop, counting its rounds, until stopped: it
+ * shows that other threads run meanwhile. Its fields are accessed with
+ * GCC's __atomic builtins (sequentially consistent), as this header also
+ * compiles as C++, which has no _Atomic before C++23. */
+struct pt_spinner {
+    int stop;   /* set by pt_spinner_stop */
+    long spins; /* rounds so far */
+};
+
+/* The spinner's thread body; arg is its struct pt_spinner. */
+static inline void *pt_spinner_run(void *arg)
+{
+    struct pt_spinner *s = (struct pt_spinner *)arg;
+    while (!__atomic_load_n(&s->stop, __ATOMIC_SEQ_CST)) {
+        __atomic_fetch_add(&s->spins, 1, __ATOMIC_SEQ_CST);
+        sched_yield();
+    }
+    return NULL;
+}
+
+/* The rounds s has made so far. */
+static inline long pt_spinner_spins(struct pt_spinner *s)
+{
+    return __atomic_load_n(&s->spins, __ATOMIC_SEQ_CST);
+}
+
+/* Ends s's loop (then join its thread). */
+static inline void pt_spinner_stop(struct pt_spinner *s)
+{
+    __atomic_store_n(&s->stop, 1, __ATOMIC_SEQ_CST);
 }
 #endif

@@ -17,8 +17,8 @@
 enum { WAITERS = 4, POSTS = 200 };
 
 static sem_t *named, *unnamed;
-static _Atomic int stop, waiting;
-static _Atomic long spins;
+static _Atomic int waiting;
+static struct pt_spinner spinner;
 
 static void *waiter(void *arg)
 {
@@ -26,16 +26,6 @@ static void *waiter(void *arg)
     atomic_fetch_add(&waiting, 1);
     for (int i = 0; i < POSTS / WAITERS; i++)
         CHECK(sem_wait(s) == 0);
-    return NULL;
-}
-
-static void *spinner(void *arg)
-{
-    (void)arg;
-    while (!atomic_load(&stop)) {
-        atomic_fetch_add(&spins, 1);
-        sched_yield();
-    }
     return NULL;
 }
 
@@ -53,7 +43,7 @@ int main(void)
     CHECK(sem_init(unnamed, 1, 0) == 0);
 
     pthread_t sp, w[2 * WAITERS];
-    CHECK(pthread_create(&sp, NULL, spinner, NULL) == 0);
+    CHECK(pthread_create(&sp, NULL, pt_spinner_run, &spinner) == 0);
     for (int i = 0; i < WAITERS; i++) {
         CHECK(pthread_create(&w[i], NULL, waiter, named) == 0);
         CHECK(pthread_create(&w[WAITERS + i], NULL, waiter, unnamed) == 0);
@@ -63,10 +53,10 @@ int main(void)
     usleep(20000); /* the waiters are asleep in sem_wait */
     /* the spinner runs on while the waiters wait (the bound only stops a
      * hung run: a raw sleep of this thread may hold its worker a while) */
-    long before = atomic_load(&spins);
-    for (int i = 0; i < 5000 && atomic_load(&spins) < before + 100; i++)
+    long before = pt_spinner_spins(&spinner);
+    for (int i = 0; i < 5000 && pt_spinner_spins(&spinner) < before + 100; i++)
         usleep(1000);
-    CHECK(atomic_load(&spins) >= before + 100);
+    CHECK(pt_spinner_spins(&spinner) >= before + 100);
 
     pid_t pid = fork();
     CHECK(pid >= 0);
@@ -91,7 +81,7 @@ int main(void)
     /* a timed wait on the empty shared semaphores times out */
     struct timespec dl = pt_deadline_ns(CLOCK_REALTIME, 20000000);
     CHECK(sem_timedwait(unnamed, &dl) == -1);
-    atomic_store(&stop, 1);
+    pt_spinner_stop(&spinner);
     CHECK(pthread_join(sp, NULL) == 0);
     CHECK(sem_close(named) == 0);
     CHECK(sem_destroy(unnamed) == 0);

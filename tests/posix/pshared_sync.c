@@ -30,8 +30,7 @@ struct shared {
 };
 
 static struct shared *sh;
-static _Atomic int stop;
-static _Atomic long spins;
+static struct pt_spinner spinner;
 
 /* One side of the ping-pong: waits for its turn, hands it over. */
 static void play(int me)
@@ -45,16 +44,6 @@ static void play(int me)
         CHECK(pthread_cond_signal(&sh->cv) == 0);
         CHECK(pthread_mutex_unlock(&sh->mu) == 0);
     }
-}
-
-static void *spinner(void *arg)
-{
-    (void)arg;
-    while (!atomic_load(&stop)) {
-        atomic_fetch_add(&spins, 1);
-        sched_yield();
-    }
-    return NULL;
 }
 
 static void *parent_side(void *arg)
@@ -117,16 +106,16 @@ int main(void)
 
     /* threads first (under the drop-in the runtime runs), then the fork */
     pthread_t sp, ps;
-    CHECK(pthread_create(&sp, NULL, spinner, NULL) == 0);
+    CHECK(pthread_create(&sp, NULL, pt_spinner_run, &spinner) == 0);
     pid_t pid = fork();
     CHECK(pid >= 0);
     if (pid == 0)
         child();
     CHECK(pthread_create(&ps, NULL, parent_side, NULL) == 0);
-    long before = atomic_load(&spins);
+    long before = pt_spinner_spins(&spinner);
     CHECK(pthread_join(ps, NULL) == 0);
-    CHECK(atomic_load(&spins) > before); /* the spinner ran meanwhile */
-    atomic_store(&stop, 1);
+    CHECK(pt_spinner_spins(&spinner) > before); /* the spinner ran meanwhile */
+    pt_spinner_stop(&spinner);
     CHECK(pthread_join(sp, NULL) == 0);
     int st;
     CHECK(waitpid(pid, &st, 0) == pid);

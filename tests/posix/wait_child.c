@@ -42,10 +42,7 @@ static pid_t spawn(int gate_r, int gate_w, int code)
 static void *waiter(void *arg)
 {
     int i = (int)(intptr_t)arg;
-    pthread_mutex_lock(&m);
-    started++;
-    pthread_cond_signal(&cv);
-    pthread_mutex_unlock(&m);
+    pt_count_signal(&m, &cv, &started);
     int st = 0;
     switch (i % 3) {
     case 0: CHECK(waitpid(kids[i], &st, 0) == kids[i]); break;
@@ -123,10 +120,7 @@ int main(void)
     pthread_t t[NT];
     for (int i = 0; i < NT; i++)
         CHECK(pthread_create(&t[i], NULL, waiter, (void *)(intptr_t)i) == 0);
-    pthread_mutex_lock(&m);
-    while (started < NT)
-        pthread_cond_wait(&cv, &m);
-    pthread_mutex_unlock(&m);
+    pt_wait_count(&m, &cv, &started, NT);
     usleep(100 * 1000); /* into their waits */
     pt_check_few_tasks(pt_tasks(), "threads waiting for children");
     for (int i = 0; i < NT; i++)

@@ -41,10 +41,7 @@ static void *waiter(void *arg)
         e.data.u32 = 1000;
         CHECK(epoll_ctl(ep, EPOLL_CTL_ADD, idle[0], &e) == 0);
     }
-    pthread_mutex_lock(&m);
-    started++;
-    pthread_cond_signal(&cv);
-    pthread_mutex_unlock(&m);
+    pt_count_signal(&m, &cv, &started);
     struct epoll_event ev[4];
     struct pollfd p[2] = { { idle[0], POLLIN, 0 }, { fd, POLLIN, 0 } };
     fd_set r;
@@ -173,10 +170,7 @@ int main(void)
     CHECK(pthread_join(o, NULL) == 0);
     for (int i = 0; i < NT; i++)
         CHECK(pthread_create(&t[i], NULL, waiter, (void *)(intptr_t)i) == 0);
-    pthread_mutex_lock(&m);
-    while (started < NT)
-        pthread_cond_wait(&cv, &m);
-    pthread_mutex_unlock(&m);
+    pt_wait_count(&m, &cv, &started, NT);
     usleep(100 * 1000); /* into their waits */
     pt_check_few_tasks(pt_tasks(), "threads waiting on several descriptors");
     for (int i = 0; i < NT; i++) {

@@ -22,24 +22,18 @@
 
 #include "check.h"
 #include "policy/preempt.h"
+#include "prio_probe.h"
 #include "sched/sched.h"
 #include "testutil.h"
 #include "weft.h"
 
-static atomic_int stop, high_ran, asked0, asked1;
+static atomic_int high_ran, asked0, asked1;
 static atomic_int claimed[2]; /* 1: a spinner holds worker i, signal blocked */
 static weft_sem sem;
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* Takes a worker no other spinner holds (yielding until a thief moves it
  * there), blocks the signal on its kernel thread and spins: with no
- * scheduling point, it keeps that kernel thread until stop. */
+ * scheduling point, it keeps that kernel thread until prio_stop. */
 static void *spin_blocked(void *arg)
 {
     (void)arg;
@@ -48,14 +42,10 @@ static void *spin_blocked(void *arg)
         zero = 0;
         weft_yield();
     }
-    sigset_t urg, old;
-    sigemptyset(&urg);
-    sigaddset(&urg, SIGURG);
-    CHECK_EQ(pthread_sigmask(SIG_BLOCK, &urg, &old), 0);
+    sigset_t old;
+    prio_block_signal(&old);
     atomic_store(&claimed[weft__tls_worker->id], 1);
-    volatile uint64_t x = 0;
-    while (!atomic_load_explicit(&stop, memory_order_relaxed))
-        x++;
+    prio_spin(NULL);
     CHECK_EQ(pthread_sigmask(SIG_SETMASK, &old, NULL), 0);
     return NULL;
 }
@@ -79,9 +69,9 @@ static int prio_asked(struct weft__worker *w)
 static void *poster(void *arg)
 {
     (void)arg;
-    uint64_t give_up = now_ns() + 20 * 1000000000ull;
+    uint64_t give_up = prio_now_ns() + 20 * 1000000000ull;
     while (atomic_load(&claimed[0]) != 1 || atomic_load(&claimed[1]) != 1) {
-        CHECK(now_ns() < give_up);
+        CHECK(prio_now_ns() < give_up);
         sched_yield();
     }
     CHECK_EQ(weft_sem_post(&sem), 0);
@@ -89,7 +79,7 @@ static void *poster(void *arg)
      * re-aim would take two looks, 0.1 ms apart. */
     atomic_store(&asked0, prio_asked(weft__rt.workers[0]));
     atomic_store(&asked1, prio_asked(weft__rt.workers[1]));
-    atomic_store(&stop, 1);
+    atomic_store(&prio_stop, 1);
     return NULL;
 }
 
@@ -98,11 +88,7 @@ int main(void)
     alarm(120);
     test_clear_env();
     setenv("WEFT_SPAWN_POLICY", "help-first", 1); /* the initial thread spawns both */
-    test_init_quantum(2, 1000000);                /* no quantum's request meanwhile */
-    if (!test_preemption_possible()) {
-        CHECK_EQ(weft_finalize(), 0);
-        return 77;
-    }
+    prio_init(1000000);                           /* no quantum's request meanwhile */
     CHECK_EQ(weft_sem_init(&sem, 0), 0);
     weft_attr ha = WEFT_ATTR_INIT;
     ha.priority = WEFT_PRIO_HIGH;

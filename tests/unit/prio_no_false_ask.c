@@ -14,30 +14,13 @@
 
 #include "check.h"
 #include "policy/monitor.h"
+#include "prio_probe.h"
 #include "testutil.h"
 #include "weft.h"
-
-static atomic_int stop;
-
-static void *spin(void *arg)
-{
-    (void)arg;
-    volatile uint64_t x = 0;
-    while (!atomic_load_explicit(&stop, memory_order_relaxed))
-        x++;
-    return NULL;
-}
 
 static void *nothing(void *arg)
 {
     return arg;
-}
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 static atomic_uint asks_seen;
@@ -46,17 +29,17 @@ static void *counter(void *arg)
 {
     (void)arg;
     struct timespec ms = { 0, 1000000 };
-    uint64_t give_up = now_ns() + 60 * 1000000000ull;
+    uint64_t give_up = prio_now_ns() + 60 * 1000000000ull;
     for (int i = 0; i < 20; i++)
         nanosleep(&ms, NULL); /* the flood settles */
     uint32_t asks0 = atomic_load(&weft__monitor_asks);
     uint64_t looks0 = atomic_load(&weft__monitor_looks);
     while (atomic_load(&weft__monitor_looks) < looks0 + 40) {
-        CHECK(now_ns() < give_up);
+        CHECK(prio_now_ns() < give_up);
         nanosleep(&ms, NULL);
     }
     atomic_store(&asks_seen, atomic_load(&weft__monitor_asks) - asks0);
-    atomic_store(&stop, 1);
+    atomic_store(&prio_stop, 1);
     return NULL;
 }
 
@@ -64,11 +47,7 @@ int main(void)
 {
     alarm(120);
     test_clear_env();
-    test_init_quantum(2, 1000);
-    if (!test_preemption_possible()) {
-        CHECK_EQ(weft_finalize(), 0);
-        return 77;
-    }
+    prio_init(1000);
     /* A HIGH thread that ends at once: the priority pool is in use. */
     weft_attr ha = WEFT_ATTR_INIT;
     ha.priority = WEFT_PRIO_HIGH;
@@ -76,7 +55,7 @@ int main(void)
     CHECK_EQ(weft_spawn(&h, nothing, NULL, &ha), 0);
     CHECK_EQ(weft_join(h, NULL), 0);
     for (int i = 0; i < 3; i++)
-        CHECK_EQ(weft_spawn(&s[i], spin, NULL, NULL), 0);
+        CHECK_EQ(weft_spawn(&s[i], prio_spin, NULL, NULL), 0);
 
     /* The initial thread parks in weft_join: the spinners take turns on
      * both workers while a plain pthread counts. */

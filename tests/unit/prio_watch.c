@@ -21,28 +21,13 @@
 
 #include "check.h"
 #include "policy/monitor.h"
+#include "prio_probe.h"
 #include "sched/sched.h"
 #include "testutil.h"
 #include "weft.h"
 
-static atomic_int stop, go, high_on;
+static atomic_int go, high_on;
 static weft_sem sem;
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static void *spin(void *arg)
-{
-    (void)arg;
-    volatile uint64_t x = 0;
-    while (!atomic_load_explicit(&stop, memory_order_relaxed))
-        x++;
-    return NULL;
-}
 
 static void *high(void *arg)
 {
@@ -65,42 +50,36 @@ int main(void)
 {
     alarm(120);
     test_clear_env();
-    test_init_quantum(2, 1000);
-    if (!test_preemption_possible()) {
-        CHECK_EQ(weft_finalize(), 0);
-        return 77;
-    }
+    prio_init(1000);
     CHECK_EQ(weft_sem_init(&sem, 0), 0);
     weft_attr ha = WEFT_ATTR_INIT;
     ha.priority = WEFT_PRIO_HIGH;
     weft_thread *h, *s;
     CHECK_EQ(weft_spawn(&h, high, NULL, &ha), 0); /* runs at once, waits */
-    CHECK_EQ(weft_spawn(&s, spin, NULL, NULL), 0);
+    CHECK_EQ(weft_spawn(&s, prio_spin, NULL, NULL), 0);
     pthread_t pt;
     CHECK_EQ(pthread_create(&pt, NULL, poster, NULL), 0);
 
     /* The initial thread is worker 0's (pinned there): once the spinner
      * runs while it does, the spinner holds worker 1. */
-    uint64_t give_up = now_ns() + 20 * 1000000000ull;
+    uint64_t give_up = prio_now_ns() + 20 * 1000000000ull;
     while (__atomic_load_n(&weft__rt.workers[1]->current, __ATOMIC_RELAXED) != s) {
-        CHECK(now_ns() < give_up);
+        CHECK(prio_now_ns() < give_up);
         weft_yield();
     }
     /* A ring is needed only when the monitor is not watching already (a
      * priority request in the last 2 ms: none is made here). */
     while (atomic_load(&weft__monitor_watching))
-        CHECK(now_ns() < give_up);
+        CHECK(prio_now_ns() < give_up);
 
-    sigset_t urg, old;
-    sigemptyset(&urg);
-    sigaddset(&urg, SIGURG);
-    CHECK_EQ(pthread_sigmask(SIG_BLOCK, &urg, &old), 0);
+    sigset_t old;
+    prio_block_signal(&old);
     uint32_t poke0 = atomic_load(&weft__monitor_poke);
     atomic_store(&go, 1);
     volatile uint64_t x = 0;
     while (!atomic_load(&high_on)) { /* worker 0 answers no request meanwhile */
         x++;
-        CHECK(now_ns() < give_up);
+        CHECK(prio_now_ns() < give_up);
     }
     uint32_t poke1 = atomic_load(&weft__monitor_poke);
     CHECK_EQ(pthread_sigmask(SIG_SETMASK, &old, NULL), 0);
@@ -110,7 +89,7 @@ int main(void)
     CHECK(poke1 != poke0);
     CHECK_EQ(atomic_load(&high_on), 2); /* worker 1 took it */
 
-    atomic_store(&stop, 1);
+    atomic_store(&prio_stop, 1);
     CHECK_EQ(pthread_join(pt, NULL), 0);
     CHECK_EQ(weft_join(h, NULL), 0);
     CHECK_EQ(weft_join(s, NULL), 0);
