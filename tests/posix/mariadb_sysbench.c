@@ -11,110 +11,35 @@
  * it too). Skipped (77) when mariadbd, mariadb-install-db or sysbench is
  * not installed. */
 #define _GNU_SOURCE 1
-#include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
-#include <netinet/in.h>
 #include <pwd.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "pcheck.h"
+#include "server.h"
 
-static const char *find(const char *name)
-{
-    static char buf[4][256];
-    static int k;
-    const char *dirs[] = { "/usr/sbin", "/usr/bin", "/usr/local/sbin", "/usr/local/bin" };
-    for (size_t i = 0; i < sizeof dirs / sizeof *dirs; i++) {
-        char *p = buf[k];
-        snprintf(p, sizeof buf[0], "%s/%s", dirs[i], name);
-        if (access(p, X_OK) == 0) {
-            k = (k + 1) % 4;
-            return p;
-        }
-    }
-    return NULL;
-}
-
-static int free_port(void)
-{
-    int s = socket(AF_INET, SOCK_STREAM, 0);
-    CHECK(s >= 0);
-    struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-    CHECK(bind(s, (struct sockaddr *)&a, sizeof a) == 0);
-    socklen_t al = sizeof a;
-    CHECK(getsockname(s, (struct sockaddr *)&a, &al) == 0);
-    close(s);
-    return ntohs(a.sin_port);
-}
-
-static int port_open(int port)
-{
-    int s = socket(AF_INET, SOCK_STREAM, 0);
-    CHECK(s >= 0);
-    struct sockaddr_in a = { .sin_family = AF_INET,
-                             .sin_port = htons((uint16_t)port),
-                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-    int ok = connect(s, (struct sockaddr *)&a, sizeof a) == 0;
-    close(s);
-    return ok;
-}
+#define BINS "/usr/sbin:/usr/bin:/usr/local/sbin:/usr/local/bin"
 
 static char dir[] = "/tmp/weft_mariadbXXXXXX";
 static int have_dir;
 static pid_t server;
 static char preload[1024];
 
-static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *f)
-{
-    (void)st, (void)flag, (void)f;
-    remove(p);
-    return 0;
-}
-
 static void cleanup(void)
 {
-    if (server > 0) {
-        kill(server, SIGTERM);
-        for (int i = 0; i < 100 && waitpid(server, NULL, WNOHANG) == 0; i++)
-            usleep(100 * 1000);
-        kill(server, SIGKILL);
-        waitpid(server, NULL, 0);
-        server = 0;
-    }
+    srv_stop(&server, 0, 100);
     if (have_dir) {
-        nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+        srv_rm_tree(dir);
         have_dir = 0;
     }
 }
 
-static void on_alarm(int sig)
-{
-    (void)sig;
-    static const char msg[] = "mariadb_sysbench: time bound reached\n";
-    if (write(2, msg, sizeof msg - 1) < 0) {
-    }
-    exit(1); /* through cleanup */
-}
-
 static void show_file(const char *name)
 {
-    char p[128], line[512];
-    snprintf(p, sizeof p, "%s/%s", dir, name);
-    FILE *f = fopen(p, "r");
-    if (!f)
-        return;
-    while (fgets(line, sizeof line, f))
-        fputs(line, stderr);
-    fclose(f);
+    srv_show(dir, name);
 }
 
 /* Runs argv without the drop-in, its output into dir/log; its exit status,
@@ -139,9 +64,7 @@ static int run(char *const argv[], const char *log, int *peak)
     int st;
     while (waitpid(c, &st, WNOHANG) == 0) {
         if (peak && server > 0) {
-            char t[64];
-            snprintf(t, sizeof t, "/proc/%d/task", (int)server);
-            int k = pt_count_tasks(t);
+            int k = srv_tasks(server);
             if (k > *peak)
                 *peak = k;
         }
@@ -150,24 +73,33 @@ static int run(char *const argv[], const char *log, int *peak)
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-static int maps_dropin(pid_t pid)
+/* Runs sysbench's oltp_point_select on the server at --mysql-port sport,
+ * on 2 tables of 2000 rows, with the arguments tail (NULL-ended, at most 6)
+ * after the common ones; as run. */
+static int run_sysbench(const char *sysbench, char *sport, char *const tail[], const char *log,
+                        int *peak)
 {
-    char p[64], line[512];
-    snprintf(p, sizeof p, "/proc/%d/maps", (int)pid);
-    FILE *f = fopen(p, "r");
-    if (!f)
-        return 0;
-    int found = 0;
-    while (!found && fgets(line, sizeof line, f))
-        found = strstr(line, "libweft-pthread") != NULL;
-    fclose(f);
-    return found;
+    char *argv[16] = { (char *)sysbench,
+                       "oltp_point_select",
+                       "--db-driver=mysql",
+                       "--mysql-host=127.0.0.1",
+                       sport,
+                       "--mysql-user=root",
+                       "--mysql-db=sbtest",
+                       "--tables=2",
+                       "--table-size=2000" };
+    size_t n = 9;
+    for (size_t i = 0; tail[i]; i++)
+        argv[n++] = tail[i];
+    argv[n] = NULL;
+    return run(argv, log, peak);
 }
 
 int main(void)
 {
-    const char *mariadbd = find("mariadbd"), *install = find("mariadb-install-db");
-    const char *sysbench = find("sysbench");
+    const char *mariadbd = srv_find(BINS, "mariadbd");
+    const char *install = srv_find(BINS, "mariadb-install-db");
+    const char *sysbench = srv_find(BINS, "sysbench");
     if (!mariadbd || !install || !sysbench) {
         printf("mariadbd, mariadb-install-db or sysbench not installed: skipped\n");
         return 77;
@@ -177,8 +109,7 @@ int main(void)
     CHECK(mkdtemp(dir) != NULL);
     have_dir = 1;
     atexit(cleanup);
-    signal(SIGALRM, on_alarm);
-    alarm(100);
+    srv_bound("mariadb_sysbench", 100);
     struct passwd *pw = getpwuid(geteuid());
     CHECK(pw != NULL);
     char user[64], datadir[128], sock[128], port_s[16];
@@ -206,7 +137,7 @@ int main(void)
     snprintf(pid_file, sizeof pid_file, "--pid-file=%s/pid", dir);
     snprintf(err_log, sizeof err_log, "--log-error=%s/err.log", dir);
     for (int tries = 0; tries < 3 && !up; tries++) {
-        port = free_port();
+        port = srv_free_port();
         snprintf(port_s, sizeof port_s, "--port=%d", port);
         server = fork();
         CHECK(server >= 0);
@@ -217,26 +148,19 @@ int main(void)
                   "--innodb-log-file-size=16M", "--skip-log-bin", pid_file, err_log, (char *)NULL);
             _exit(127);
         }
-        for (int i = 0; i < 600 && !up; i++) {
-            up = port_open(port);
-            if (!up)
-                usleep(50 * 1000);
-            if (waitpid(server, NULL, WNOHANG) != 0) {
-                server = 0;
-                show_file("err.log");
-                break;
-            }
-        }
+        up = srv_wait_up(&server, 600, port, NULL, NULL, 0);
+        if (server == 0)
+            show_file("err.log");
     }
     if (!up)
         show_file("err.log");
     CHECK(up && server > 0);
     if (pt_dropin())
-        CHECK(maps_dropin(server));
+        CHECK(srv_maps_dropin(server));
 
     char sport[32];
     snprintf(sport, sizeof sport, "--mysql-port=%d", port);
-    char *create[] = { (char *)find("mariadb"),
+    char *create[] = { (char *)srv_find(BINS, "mariadb"),
                        "--no-defaults",
                        sock,
                        "-uroot",
@@ -245,36 +169,14 @@ int main(void)
                        NULL };
     CHECK(create[0] != NULL);
     CHECK(run(create, "create.log", NULL) == 0);
-    char *prep[] = { (char *)sysbench,
-                     "oltp_point_select",
-                     "--db-driver=mysql",
-                     "--mysql-host=127.0.0.1",
-                     sport,
-                     "--mysql-user=root",
-                     "--mysql-db=sbtest",
-                     "--tables=2",
-                     "--table-size=2000",
-                     "prepare",
-                     NULL };
-    if (run(prep, "prepare.log", NULL) != 0) {
+    char *prep[] = { "prepare", NULL };
+    if (run_sysbench(sysbench, sport, prep, "prepare.log", NULL) != 0) {
         show_file("prepare.log");
         CHECK(!"sysbench prepare failed");
     }
     int peak = 0;
-    char *load[] = { (char *)sysbench,
-                     "oltp_point_select",
-                     "--db-driver=mysql",
-                     "--mysql-host=127.0.0.1",
-                     sport,
-                     "--mysql-user=root",
-                     "--mysql-db=sbtest",
-                     "--tables=2",
-                     "--table-size=2000",
-                     "--threads=64",
-                     "--time=3",
-                     "run",
-                     NULL };
-    int rc = run(load, "run.log", &peak);
+    char *load[] = { "--threads=64", "--time=3", "run", NULL };
+    int rc = run_sysbench(sysbench, sport, load, "run.log", &peak);
     show_file("run.log");
     CHECK(rc == 0);
     char p[128], text[16384];
