@@ -13,7 +13,7 @@ set -eu
 B=${1:?usage: apache.sh BUILD [rounds] [seconds]}
 R=${2:-3}
 D=${3:-5}
-LIB=$(cd "$B" && pwd)/libweft-pthread.so
+. "$(dirname "$0")/lib.sh"
 MODS=/usr/lib/apache2/modules
 PATH=$PATH:/usr/sbin
 command -v apache2 >/dev/null && [ -f $MODS/mod_mpm_worker.so ] && command -v wrk >/dev/null || {
@@ -28,38 +28,15 @@ srv=
 stop() {
     [ -n "$srv" ] || return 0
     kill -TERM -"$srv" 2>/dev/null || true
-    i=0
-    while kill -0 "$srv" 2>/dev/null && [ $i -lt 30 ]; do
-        sleep 0.1
-        i=$((i + 1))
-    done
+    wait_gone "$srv" 30
     kill -KILL -"$srv" 2>/dev/null || true
     wait "$srv" 2>/dev/null || true
-    i=0
-    while kill -0 -"$srv" 2>/dev/null && [ $i -lt 50 ]; do
-        sleep 0.1
-        i=$((i + 1))
-    done
+    wait_gone -"$srv" 50
     srv=
 }
 trap 'stop; rm -rf "$dir"' EXIT
 trap 'exit 1' INT TERM
-head -c 105 /dev/zero | tr '\0' 'w' | fold -w 35 >"$dir/hello.txt"
-free_port() {
-    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-up() { # port: 0 once a connection to it is accepted
-    python3 - "$1" <<'PY'
-import socket, sys, time
-for _ in range(100):
-    try:
-        socket.create_connection(("127.0.0.1", int(sys.argv[1])), 1).close()
-        sys.exit(0)
-    except OSError:
-        time.sleep(0.1)
-sys.exit(1)
-PY
-}
+wrk_file
 conf() { # port
     cat <<EOF
 ServerRoot $dir
@@ -89,54 +66,18 @@ EOF
     [ "$(id -u)" -ne 0 ] || printf 'User nobody\nGroup nogroup\n'
 }
 run() { # mode conns
-    if [ "$1" = dropin ]; then pre=$LIB; else pre=; fi
+    pre=$(preload "$1")
     port=$(free_port)
     conf "$port" >"$dir/httpd.conf"
     setsid sh -c "LD_PRELOAD=$pre exec apache2 -f $dir/httpd.conf -DFOREGROUND" >/dev/null 2>&1 &
     srv=$!
     up "$port" || { echo "apache2 did not start" >&2; tail "$dir/error.log" >&2; exit 1; }
     sleep 1 # the children start their threads
-    wrk -t2 -c"$2" -d"${D}s" --timeout 10s --latency "http://127.0.0.1:$port/hello.txt" >"$dir/wrk" 2>&1 &
-    w=$!
-    sleep $((D / 2))
-    rss=0
-    thr=0
-    for p in $srv $(cat "/proc/$srv/task/$srv/children" 2>/dev/null); do
-        r=$(awk '/VmRSS/ {print $2}' "/proc/$p/status" 2>/dev/null || echo 0)
-        t=$(ls "/proc/$p/task" 2>/dev/null | wc -l)
-        rss=$((rss + ${r:-0}))
-        thr=$((thr + t))
-    done
+    wrk_load "$2" "$port"
+    sample $srv $(cat "/proc/$srv/task/$srv/children" 2>/dev/null)
     wait $w
     stop
-    rps=$(awk '/Requests\/sec/ {print $2}' "$dir/wrk")
-    p99=$(awk '$1 == "99%" {v=$2; if (v ~ /us$/) {sub(/us/,"",v); v/=1000} else if (v ~ /ms$/) {sub(/ms/,"",v)} else if (v ~ /s$/) {sub(/s/,"",v); v*=1000}; print v}' "$dir/wrk")
-    errs=$(awk '/Socket errors|Non-2xx/ {print}' "$dir/wrk" | tr '\n' ' ')
-    echo "apache mode=$1 c=$2 rps=${rps:-0} p99_ms=${p99:-0} rss_kb=$rss threads=$thr $errs" | tee -a "$out"
+    wrk_row apache "$1" "$2"
 }
-round=0
-while [ $round -lt "$R" ]; do
-    for c in 100 1000; do
-        run native $c
-        run dropin $c
-    done
-    round=$((round + 1))
-done
-python3 - "$out" <<'PY'
-import re, statistics, sys
-v = {}
-for line in open(sys.argv[1]):
-    m = re.match(r'apache mode=(\w+) c=(\d+) rps=([\d.]+) p99_ms=([\d.]+) rss_kb=(\d+) threads=(\d+)', line)
-    if m:
-        for k, x in zip(('rps', 'p99_ms', 'rss_kb', 'threads'), m.groups()[2:]):
-            v.setdefault((m[1], int(m[2]), k), []).append(float(x))
-print('\nmedians: conns | mode | req/s | p99 ms | RSS KiB (all processes) | kernel threads (all processes)')
-for c in (100, 1000):
-    for mode in ('native', 'dropin'):
-        if (mode, c, 'rps') in v:
-            med = [statistics.median(v[(mode, c, k)]) for k in ('rps', 'p99_ms', 'rss_kb', 'threads')]
-            print(f'{c} | {mode} | {med[0]:.0f} | {med[1]:.2f} | {med[2]:.0f} | {med[3]:.0f}')
-    if ('native', c, 'rps') in v and ('dropin', c, 'rps') in v:
-        n, d = statistics.median(v[('native', c, 'rps')]), statistics.median(v[('dropin', c, 'rps')])
-        print(f'{c}: drop-in req/s / native = {d / n:.2f}')
-PY
+rounds wrk_round
+wrk_medians apache 'RSS KiB (all processes) | kernel threads (all processes)'

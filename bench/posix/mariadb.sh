@@ -17,7 +17,7 @@ set -eu
 B=${1:?usage: mariadb.sh BUILD [rounds] [seconds]}
 R=${2:-3}
 D=${3:-10}
-LIB=$(cd "$B" && pwd)/libweft-pthread.so
+. "$(dirname "$0")/lib.sh"
 for p in mariadbd mariadb-install-db mariadb-admin sysbench; do
     command -v $p >/dev/null || [ -x /usr/sbin/$p ] || {
         echo "mariadb.sh: needs $p (apt-get install mariadb-server sysbench)" >&2
@@ -32,20 +32,13 @@ srv=
 stop() {
     [ -n "$srv" ] || return 0
     kill "$srv" 2>/dev/null || true
-    i=0
-    while kill -0 "$srv" 2>/dev/null && [ $i -lt 300 ]; do
-        sleep 0.1
-        i=$((i + 1))
-    done
+    wait_gone "$srv" 300
     kill -9 "$srv" 2>/dev/null || true
     wait "$srv" 2>/dev/null || true
     srv=
 }
 trap 'stop; rm -rf "$dir"' EXIT
 trap 'exit 1' INT TERM
-free_port() {
-    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
 OPTS="--innodb-buffer-pool-size=64M --innodb-log-file-size=16M --skip-log-bin"
 mariadb-install-db --no-defaults --user="$(id -un)" --datadir="$dir/data" \
     --auth-root-authentication-method=normal --skip-test-db $OPTS >"$dir/install.log" 2>&1 || {
@@ -53,9 +46,8 @@ mariadb-install-db --no-defaults --user="$(id -un)" --datadir="$dir/data" \
     exit 1
 }
 start() { # mode
-    pre=
+    pre=$(preload "$1")
     th=one-thread-per-connection
-    [ "$1" = dropin ] && pre=$LIB
     [ "$1" = pool ] && th=pool-of-threads
     port=$(free_port)
     LD_PRELOAD=$pre mariadbd --no-defaults --user="$(id -un)" --datadir="$dir/data" \
@@ -88,8 +80,8 @@ stop
 run() { # mode test conns
     (
         sleep $((D / 2))
-        rss=$(awk '/VmRSS/ {print $2}' "/proc/$srv/status" 2>/dev/null || echo 0)
-        echo "${rss:-0} $(ls "/proc/$srv/task" 2>/dev/null | wc -l)" >"$dir/sample"
+        sample "$srv"
+        echo "$rss $thr" >"$dir/sample"
     ) &
     s=$!
     sb "$2" "$3" --time="$D" --histogram=on --db-ps-mode=auto run >"$dir/sb" 2>&1 || true
@@ -115,8 +107,7 @@ print(f'mariadb mode={mode} test={test} c={conns} tps={float(tps[1]) if tps else
       f'fatal={fatal} rss_kb={rss} threads={thr}')
 PY
 }
-round=0
-while [ $round -lt "$R" ]; do
+one_round() {
     for mode in native dropin pool; do
         start $mode
         for t in oltp_point_select oltp_read_write; do
@@ -126,17 +117,12 @@ while [ $round -lt "$R" ]; do
         done
         stop
     done
-    round=$((round + 1))
-done
-python3 - "$out" <<'PY'
-import re, statistics, sys
-v = {}
-for line in open(sys.argv[1]):
-    m = re.match(r'mariadb mode=(\w+) test=(\w+) c=(\d+) tps=(\d+) p95_ms=([\d.]+) p99_ms=([\d.]+) '
-                 r'errors=(\d+) fatal=(\d+) rss_kb=(\d+) threads=(\d+)', line)
-    if m:
-        for k, x in zip(('tps', 'p95', 'p99', 'errors', 'fatal', 'rss', 'threads'), m.groups()[3:]):
-            v.setdefault((m[1], m[2], int(m[3]), k), []).append(float(x))
+}
+rounds one_round
+py "$out" <<'PY'
+v = results(r'mariadb mode=(\w+) test=(\w+) c=(\d+) tps=(\d+) p95_ms=([\d.]+) p99_ms=([\d.]+) '
+            r'errors=(\d+) fatal=(\d+) rss_kb=(\d+) threads=(\d+)',
+            ('tps', 'p95', 'p99', 'errors', 'fatal', 'rss', 'threads'))
 med = lambda *k: statistics.median(v[k]) if k in v else 0
 print('\nmedians: test | conns | mode | tps | p95 ms | p99 ms | errors (fatal) | RSS KiB | kernel threads')
 for t in ('oltp_point_select', 'oltp_read_write'):

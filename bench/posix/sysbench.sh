@@ -8,15 +8,14 @@
 set -eu
 B=${1:?usage: sysbench.sh BUILD [rounds]}
 R=${2:-3}
-LIB=$(cd "$B" && pwd)/libweft-pthread.so
+. "$(dirname "$0")/lib.sh"
 command -v sysbench >/dev/null || { echo "sysbench.sh: needs sysbench" >&2; exit 77; }
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
-i=0
-while [ $i -lt "$R" ]; do
+one_round() {
     for t in 2 64 1000; do
         for mode in native dropin; do
-            if [ $mode = dropin ]; then pre=$LIB; else pre=; fi
+            pre=$(preload $mode)
             ev=$(LD_PRELOAD=$pre timeout 120 sysbench threads --threads=$t --time=3 run |
                 awk '/total number of events/ {print $5}')
             tt=$(LD_PRELOAD=$pre timeout 300 sysbench mutex --threads=$t --mutex-locks=5000 run |
@@ -24,16 +23,10 @@ while [ $i -lt "$R" ]; do
             echo "sysbench mode=$mode threads=$t threads_events=${ev:-0} mutex_s=${tt:-0}" | tee -a "$out"
         done
     done
-    i=$((i + 1))
-done
-python3 - "$out" <<'PY'
-import re, statistics, sys
-v = {}
-for line in open(sys.argv[1]):
-    m = re.match(r'sysbench mode=(\w+) threads=(\d+) threads_events=([\d.]+) mutex_s=([\d.]+)', line)
-    if m:
-        v.setdefault((m[1], int(m[2]), 'ev'), []).append(float(m[3]))
-        v.setdefault((m[1], int(m[2]), 'mx'), []).append(float(m[4]))
+}
+rounds one_round
+py "$out" <<'PY'
+v = results(r'sysbench mode=(\w+) threads=(\d+) threads_events=([\d.]+) mutex_s=([\d.]+)', ('ev', 'mx'))
 print('\nmedians: threads | threads events native / drop-in (ratio) | mutex s native / drop-in (speed-up)')
 for t in (2, 64, 1000):
     med = lambda mode, k: statistics.median(v[(mode, t, k)])
