@@ -221,7 +221,8 @@ static inline int srv_wrk(const char *path, const char *conns, const char *url, 
         unsetenv("LD_PRELOAD");
         dup2(pfd[1], 1);
         dup2(pfd[1], 2);
-        execl(path, "wrk", "-t", "2", "-c", conns, "-d", "2s", "--timeout", "5s", url, (char *)NULL);
+        execl(path, "wrk", "-t", "2", "-c", conns, "-d", "2s", "--timeout", "5s", url,
+              (char *)NULL);
         _exit(127);
     }
     close(pfd[1]);
