@@ -82,6 +82,8 @@ struct pt {
     char name[16];      /* pthread_setname_np; racy reads */
     size_t stack_size;  /* as asked at creation; immutable */
     size_t guard_size;  /* as asked at creation; immutable */
+    char *ustack;       /* the caller's stack (pthread_attr_setstack), NULL: weft's;
+                           immutable */
     int sched_policy;   /* kept and returned; the thread and setters, racy */
     struct sched_param sched_param;
     void *(*fn)(void *);         /* start routine; immutable */

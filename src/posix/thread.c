@@ -295,7 +295,8 @@ void weft__posix_thread_end(struct pt *p)
 struct pattr {
     size_t stacksize; /* 0: the default */
     size_t guardsize;
-    void *stackaddr; /* recorded (pthread_attr_setstack); the thread gets a stack of weft's */
+    void *stackaddr; /* the top of the caller's stack, NULL: weft's; glibc's convention,
+                        whose pthread_attr_setstackaddr names the top */
     int detach;
     int scope;
     int inherit;
@@ -356,14 +357,15 @@ PT_API int pthread_attr_setstack(pthread_attr_t *a, void *addr, size_t s)
 {
     if (s < (size_t)PTHREAD_STACK_MIN)
         return EINVAL;
-    PA(a)->stackaddr = addr;
+    PA(a)->stackaddr = (char *)addr + s;
     PA(a)->stacksize = s;
     return 0;
 }
 PT_API int pthread_attr_getstack(const pthread_attr_t *a, void **addr, size_t *s)
 {
-    *addr = CPA(a)->stackaddr;
-    return pthread_attr_getstacksize(a, s);
+    pthread_attr_getstacksize(a, s);
+    *addr = CPA(a)->stackaddr ? (char *)CPA(a)->stackaddr - *s : NULL;
+    return 0;
 }
 PT_API int pthread_attr_setstackaddr(pthread_attr_t *a, void *addr)
 {
@@ -550,6 +552,10 @@ PT_API int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)
     p->arg = arg;
     p->stack_size = a.stacksize ? a.stacksize : default_stack;
     p->guard_size = a.guardsize;
+    if (a.stackaddr) { /* the caller's stack, below the top it names */
+        p->ustack = (char *)a.stackaddr - p->stack_size;
+        p->guard_size = 0; /* POSIX: ignored with a user stack */
+    }
     p->sched_policy = a.policy;
     p->sched_param.sched_priority = a.prio;
     if (a.inherit == PTHREAD_INHERIT_SCHED) {
@@ -564,12 +570,18 @@ PT_API int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)
     weft_attr wa = WEFT_ATTR_INIT;
     wa.stack_size = p->stack_size;
     wa.detached = a.detach == PTHREAD_CREATE_DETACHED;
-    wa.bound = weft__posix_bound_all();
+    wa.bound = !p->ustack && weft__posix_bound_all(); /* a bound one runs on its kernel thread's */
     atomic_fetch_add_explicit(&live, 1, memory_order_relaxed);
     weft_thread *h;
     *th = (pthread_t)tcb; /* before the child runs: it may read it */
     weft__tls_spawn_fs = tcb;
-    int r = weft_spawn(&h, start, p, &wa);
+    int r;
+    if (WEFT_UNLIKELY(p->ustack)) {
+        wa.stack_size = 0;
+        r = weft__spawn_on(&h, start, p, &wa, p->ustack, p->stack_size);
+    } else {
+        r = weft_spawn(&h, start, p, &wa);
+    }
     weft__tls_spawn_fs = NULL;
     /* The child writes p->h too, first thing; a joinable record lives
      * until its join, a detached one may be gone by now. */
@@ -954,14 +966,15 @@ PT_API int pthread_getattr_np(pthread_t th, pthread_attr_t *attr)
         weft__real_pthread_attr_getstack(&ra, &addr, &size);
         weft__real_pthread_attr_destroy(&ra);
         pthread_attr_init(attr);
-        PA(attr)->stackaddr = addr;
+        PA(attr)->stackaddr = (char *)addr + size;
         PA(attr)->stacksize = size;
         return 0;
     }
     struct weft_thread *t = (struct weft_thread *)p->h;
     pthread_attr_init(attr);
-    PA(attr)->stackaddr = t->stack_lo;
-    PA(attr)->stacksize = t->stack_size;
+    /* a caller's stack as it was given (weft's descriptor is at its top) */
+    PA(attr)->stackaddr = p->ustack ? p->ustack + p->stack_size : t->stack_lo + t->stack_size;
+    PA(attr)->stacksize = p->ustack ? p->stack_size : t->stack_size;
     PA(attr)->guardsize = p->guard_size;
     PA(attr)->detach =
         atomic_load(&p->state) == PT_DETACHED ? PTHREAD_CREATE_DETACHED : PTHREAD_CREATE_JOINABLE;

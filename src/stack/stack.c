@@ -544,6 +544,38 @@ void weft__stack_free(struct weft__stack_cache *cache, struct weft_thread *t)
     give_back(c, t, t, 1);
 }
 
+/* The caller's memory as a slot (pthread_attr_setstack): the descriptor at
+ * its top, as glibc puts its thread block at the top of a user stack, and
+ * no guard (POSIX: the guard size is ignored with a user stack). cls NULL
+ * marks it: weft__free_thread gives it back to nobody. */
+struct weft_thread *weft__stack_adopt(void *lo, size_t size)
+{
+    uintptr_t top = ((uintptr_t)lo + size) & ~(uintptr_t)(WEFT_CACHELINE - 1);
+    if (!lo || size > WEFT__STACK_MAX || top < (uintptr_t)lo + DESC_BYTES + WEFT__STACK_USER_MIN)
+        return NULL;
+    struct weft_thread *t = (struct weft_thread *)(top - DESC_BYTES);
+    memset(t, 0, sizeof *t);
+    t->stack_lo = lo;
+    t->stack_size = (size_t)((char *)t - (char *)lo);
+    t->guard = WEFT__GUARD_NONE;
+#if WEFT__HAVE_VALGRIND
+    t->valgrind_id = VALGRIND_STACK_REGISTER(t->stack_lo, (char *)t);
+#endif
+    return t;
+}
+
+void weft__stack_disown(struct weft_thread *t)
+{
+#if WEFT__HAVE_VALGRIND
+    VALGRIND_STACK_DEREGISTER(t->valgrind_id);
+#endif
+#if defined(WEFT_SANITIZE_ADDRESS)
+    /* the caller frees or reuses the memory: no poisoned frames left */
+    __asan_unpoison_memory_region(t->stack_lo, (size_t)((char *)t - t->stack_lo) + sizeof *t);
+#endif
+    (void)t;
+}
+
 void weft__stack_cache_drain(struct weft__stack_cache *cache)
 {
     struct weft__stack_class *c = g.dflt;

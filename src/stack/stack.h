@@ -31,6 +31,17 @@ struct weft_thread *weft__stack_alloc(struct weft__stack_cache *c, size_t size);
 void weft__stack_free(struct weft__stack_cache *c, struct weft_thread *t);
 void weft__stack_cache_drain(struct weft__stack_cache *c);
 
+/* Stack bytes a caller's stack must hold below the descriptor. */
+#define WEFT__STACK_USER_MIN ((size_t)4 << 10)
+/* A slot on the caller's memory [lo, lo + size) (the drop-in's
+ * pthread_attr_setstack): the descriptor at its top, no guard, cls NULL;
+ * NULL if it cannot hold the descriptor and WEFT__STACK_USER_MIN bytes
+ * below it. weft never caches, reuses or unmaps it: once the thread is
+ * freed (weft__free_thread calls weft__stack_disown), weft touches none
+ * of it, and the caller may free it. */
+struct weft_thread *weft__stack_adopt(void *lo, size_t size);
+void weft__stack_disown(struct weft_thread *t);
+
 /* The default-size class: slots the per-worker caches hold. */
 extern struct weft__stack_class *weft__stack_dflt WEFT_INTERNAL;
 

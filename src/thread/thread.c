@@ -414,6 +414,10 @@ WEFT_NOINLINE void weft__free_thread(struct weft__worker *w, struct weft_thread 
         bound_free(t);
         return;
     }
+    if (WEFT_UNLIKELY(!t->cls)) { /* the caller's stack (weft__spawn_on): not ours */
+        weft__stack_disown(t);
+        return;
+    }
     weft__stack_free(w ? &w->cache : NULL, t);
 }
 
@@ -622,6 +626,7 @@ struct spawn_plan {
     const weft_attr *attr;    /* never NULL once checked */
     _Atomic uintptr_t *group; /* weft_group_spawn's group, else NULL */
     uintptr_t join;           /* the child's first join word (WEFT__J_*) */
+    struct weft_thread *slot; /* weft__spawn_on's slot on the caller's stack, else NULL */
 };
 
 static int spawn_bound(const struct spawn_plan *p)
@@ -875,7 +880,7 @@ static int plan_run(struct weft__worker *w, const struct spawn_plan *p)
     if (main)
         main_prev = NULL;
     size_t size = attr->stack_size == weft__rt.stack_size ? 0 : attr->stack_size;
-    struct weft_thread *t = weft__stack_alloc(w ? &w->cache : NULL, size);
+    struct weft_thread *t = p->slot ? p->slot : weft__stack_alloc(w ? &w->cache : NULL, size);
     if (!t)
         return ENOMEM;
     int traced = w && WEFT_UNLIKELY(weft__trace_on);
@@ -888,7 +893,7 @@ static int plan_run(struct weft__worker *w, const struct spawn_plan *p)
         weft__group_add(p->group, t);
     if (p->out)
         *p->out = t;
-    if (main && !p->group && p->out)
+    if (main && !p->group && p->out && !p->slot) /* the caller may free its stack */
         main_prev = t;
     if (!w) {
         t->sp = weft__ctx_make(top, thread_entry, t);
@@ -918,11 +923,11 @@ static int plan_run(struct weft__worker *w, const struct spawn_plan *p)
 
 /* Every spawn that the fast path does not take: checks its plan once and
  * runs it. A plain kernel thread is counted while it spawns (kernel_spawns). */
-static WEFT_NOINLINE int spawn_planned(weft_thread **out, weft_fn fn, const void *arg,
-                                       size_t arg_size, const weft_attr *attr,
-                                       _Atomic uintptr_t *group)
+static WEFT_NOINLINE int spawn_planned_on(weft_thread **out, weft_fn fn, const void *arg,
+                                          size_t arg_size, const weft_attr *attr,
+                                          _Atomic uintptr_t *group, struct weft_thread *slot)
 {
-    struct spawn_plan p = { out, fn, arg, arg_size, attr, group, 0 };
+    struct spawn_plan p = { out, fn, arg, arg_size, attr, group, 0, slot };
     int rc = plan_check(&p);
     if (rc != 0)
         return rc;
@@ -935,6 +940,28 @@ static WEFT_NOINLINE int spawn_planned(weft_thread **out, weft_fn fn, const void
     rc = plan_run(NULL, &p);
     atomic_fetch_sub_explicit(&kernel_spawns, 1, memory_order_release);
     return rc;
+}
+
+static WEFT_NOINLINE int spawn_planned(weft_thread **out, weft_fn fn, const void *arg,
+                                       size_t arg_size, const weft_attr *attr,
+                                       _Atomic uintptr_t *group)
+{
+    return spawn_planned_on(out, fn, arg, arg_size, attr, group, NULL);
+}
+
+/* The drop-in's pthread_attr_setstack (thread.h): a plan like any other
+ * with a slot carved from the caller's memory; nothing of the fast path. */
+int weft__spawn_on(weft_thread **out, weft_fn fn, void *arg, const weft_attr *attr, void *lo,
+                   size_t size)
+{
+    if (attr && attr->bound)
+        return EINVAL; /* a bound thread runs on its kernel thread's stack */
+    struct weft_thread *t = weft__stack_adopt(lo, size);
+    if (!t)
+        return EINVAL;
+    weft_attr a = attr ? *attr : (weft_attr)WEFT_ATTR_INIT;
+    a.stack_size = 0; /* the slot's: plan_check must not judge it */
+    return spawn_planned_on(out, fn, arg, 0, &a, NULL, t);
 }
 
 /* ---- the fast path ------------------------------------------------------- */

@@ -21,6 +21,14 @@ void weft__finish_exit(struct weft__worker *w, struct weft_thread *t);
  * or the shared one for w NULL), or the spare bound descriptors. */
 void weft__free_thread(struct weft__worker *w, struct weft_thread *t);
 
+/* weft_spawn on the caller's memory [lo, lo + size) (the drop-in's
+ * pthread_attr_setstack): the descriptor at its top (stack/stack.h:
+ * weft__stack_adopt), never cached, reused or unmapped: once the thread is
+ * joined, or ended detached, weft touches none of it. EINVAL if the memory
+ * is too small or attr is bound; otherwise weft_spawn's codes. */
+int weft__spawn_on(weft_thread **out, weft_fn fn, void *arg, const weft_attr *attr, void *lo,
+                   size_t size);
+
 /* Frees the bound threads nobody joined (their kernel threads have ended):
  * weft_finalize. */
 void weft__bound_free_all(void);
