@@ -6,47 +6,105 @@
  * whose %fs is then pointed at the user thread's own glibc block (its
  * __thread variables, errno and pthread_self() as for any user thread
  * here) for the thread's life, and back at the kernel thread's block for
- * its end. A name list (WEFT_POSIX_BOUND=a,b) binds the threads whose
- * pthread_setname_np name is in it, but a name can only be set once the
- * thread exists, and weft cannot move a running user thread onto a kernel
- * thread of its own (workers switch its context; a bound thread is made
- * on its kernel thread's stack): a named thread stays a user thread
- * (docs/posix.md).
+ * its end.
+ *
+ * A name in the list (WEFT_POSIX_BOUND=a,b) binds a thread once it has the
+ * name, which is only after it started: a running user thread is bound in
+ * place. It keeps the kernel thread it runs on, and its worker goes to
+ * another kernel thread (an idle machine, policy/machine.c), as for a
+ * thread rescued from a blocked system call, except that nothing settles
+ * it back until its end (thread.c: thread_end). From then on it runs on no
+ * worker: its waits and blocking calls are a kernel thread's (sync/wait.c),
+ * its kernel thread runs nothing else, and gettid() is that thread's for
+ * good. A thread that names itself is bound when pthread_setname_np
+ * returns; one named by another thread binds itself at its start if it had
+ * not started, else at its next sched_yield (docs/posix.md).
+ * Rejected: moving the thread's context to a new kernel thread (its parks,
+ * readies and resumes would need a private scheduler loop in the core's
+ * switch paths, on every switch, for a rare case).
  */
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "policy/machine.h"
 #include "posix/posix.h"
 #include "sched/sched.h"
 #include "sched/switch.h"
 
 static int bind_all = -1; /* -1: not read yet; the first creation reads it */
+static char *bound_names; /* WEFT_POSIX_BOUND's copy, NULL: none; set with bind_all */
+static pthread_once_t env_once = PTHREAD_ONCE_INIT; /* glibc's */
 
-/* WEFT_POSIX_BOUND lists "*" (the only entry that binds, see above); read
- * at the first creation (a program may set it before its first thread). */
-static int read_env(void)
+/* WEFT_POSIX_BOUND, read once (at the first creation or naming: a
+ * program may set it before its first thread). */
+static void read_env(void)
 {
     const char *v = getenv("WEFT_POSIX_BOUND");
-    for (const char *s = v; s; s++) {
+    int all = 0;
+    for (const char *s = v; s && *s; s++)
         if (s[0] == '*' && (s == v || s[-1] == ',') && (s[1] == ',' || s[1] == '\0'))
-            return 1;
-        if (!*s)
-            break;
-    }
-    return 0;
+            all = 1;
+    if (v && *v)
+        bound_names = strdup(v);
+    /* relaxed: the once orders it for every reader that goes through it */
+    __atomic_store_n(&bind_all, all, __ATOMIC_RELAXED);
 }
 
 int weft__posix_bound_all(void)
 {
     int b = __atomic_load_n(&bind_all, __ATOMIC_RELAXED);
     if (WEFT_UNLIKELY(b < 0)) {
-        b = read_env();
-        /* relaxed: every reader computes the same value */
-        __atomic_store_n(&bind_all, b, __ATOMIC_RELAXED);
+        extern __typeof__(pthread_once) weft__real_pthread_once;
+        weft__real_pthread_once(&env_once, read_env);
+        b = __atomic_load_n(&bind_all, __ATOMIC_RELAXED);
     }
     return b;
+}
+
+int weft__posix_bound_named(const char *name)
+{
+    weft__posix_bound_all();
+    size_t n = strlen(name);
+    for (const char *s = bound_names; s && *s;) {
+        const char *e = strchr(s, ',');
+        size_t len = e ? (size_t)(e - s) : strlen(s);
+        if (len == n && n && memcmp(s, name, n) == 0)
+            return 1;
+        if (!e)
+            break;
+        s = e + 1;
+    }
+    return 0;
+}
+
+/* The caller, user thread p on a worker, becomes bound in place (see
+ * above). Its worker needs an idle machine, which weft__machines_reserve
+ * starts when there is none: the caller waits for it in the kernel (its
+ * worker stalls for the start of one kernel thread, once per binding),
+ * asking again now and then in case another took it meanwhile. 0, or
+ * EAGAIN when none came within a second. */
+int weft__posix_bind_self(struct pt *p)
+{
+    extern __typeof__(sched_yield) weft__real_sched_yield;
+    if (p->ktid || !weft__tls_worker)
+        return 0; /* bound already, or on no worker (a rescued call, a child of fork) */
+    uint64_t start = weft__now_ns(), asked = 0;
+    for (;;) {
+        uint64_t now = weft__now_ns();
+        if (now - asked > 10000000) { /* 10 ms */
+            weft__machines_reserve();
+            asked = now;
+        }
+        if (weft__rescue_lend(weft__tls_worker) == 0)
+            break;
+        if (now - start > 1000000000)
+            return EAGAIN;
+        weft__real_sched_yield();
+    }
+    p->ktid = gettid();
+    return 0;
 }
 
 /* First thing in a bound user thread (thread.c: start): %fs goes to its

@@ -94,7 +94,10 @@ struct pt {
     void *_Atomic parked;        /* its park.c waiter while parked there, else NULL;
                                     written under that waiter's bucket lock */
     cpu_set_t *affinity;         /* recorded by pthread_setaffinity_np; the thread only */
-    pid_t ktid;                  /* a bound thread's kernel thread (bound.c); set at its start */
+    pid_t ktid;                  /* a bound thread's kernel thread (bound.c); set at its start,
+                                    or when a named one binds itself; the thread only */
+    _Atomic int bind_want;       /* 1: named into WEFT_POSIX_BOUND by another thread; it
+                                    binds itself at its start or next sched_yield */
     struct pt *next_free;        /* recycled records (thread.c); under its lock */
     /* signal.c: a user thread's signal state (bit sig-1 of each set) */
     _Atomic uint64_t sigmask;    /* blocked signals; written by the thread, read by routers */
@@ -262,7 +265,11 @@ void weft__posix_xmutex_setcount(pthread_mutex_t *m, uint32_t count);
 extern void (*weft__posix_robust_exit)(void);
 
 /* ---- bound.c: WEFT_POSIX_BOUND ---- */
-int weft__posix_bound_all(void);            /* 1: WEFT_POSIX_BOUND has * */
+int weft__posix_bound_all(void);               /* 1: WEFT_POSIX_BOUND has * */
+int weft__posix_bound_named(const char *name); /* 1: WEFT_POSIX_BOUND lists name */
+/* The calling user thread p becomes a bound thread in place: its kernel
+ * thread is its own from now on (bound.c). 0 or EAGAIN. */
+int weft__posix_bind_self(struct pt *p);
 void weft__posix_bound_enter(struct pt *p); /* a bound thread's start: its block */
 void weft__posix_bound_leave(void);         /* back to its kernel thread's block */
 int weft__posix_bound_setaffinity(struct pt *p, size_t n, const cpu_set_t *set);

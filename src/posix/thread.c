@@ -476,6 +476,8 @@ static void thread_end(struct pt **pp)
     /* A thread handed off in a system call (sched/machine.c: rescue) runs
      * on a kernel thread without a worker, with the rescue's record in its
      * block: it rejoins a worker while it still has that block. */
+    if (!((struct weft_thread *)p->h)->bound)
+        p->ktid = 0; /* bound by its name (bound.c): the settle below ends that */
     weft__rescue_settle();
     struct weft_thread *t = weft_self();
     t->fs = NULL; /* libweft's code is never preempted, so no switch comes between */
@@ -507,7 +509,9 @@ static WEFT_ENTRY void *start(void *arg)
     p->h = weft_self();
     if (WEFT_UNLIKELY(((struct weft_thread *)p->h)->bound))
         weft__posix_bound_enter(p); /* WEFT_POSIX_BOUND (bound.c) */
-    __ctype_init();                 /* as glibc's start_thread: tolower() and isalpha() read them */
+    else if (WEFT_UNLIKELY(atomic_load_explicit(&p->bind_want, memory_order_relaxed)))
+        weft__posix_bind_self(p); /* named into it before it ran; EAGAIN: stays a user thread */
+    __ctype_init();               /* as glibc's start_thread: tolower() and isalpha() read them */
     struct pt *end __attribute__((cleanup(thread_end))) = p;
     p->result = p->fn(p->arg);
     return p->result;
@@ -938,6 +942,14 @@ PT_API int pthread_setname_np(pthread_t th, const char *name)
         return weft__real_pthread_setname_np(th, name);
     strcpy(p->name, name);
     ((struct weft_thread *)p->h)->name = p->name;
+    if (WEFT_UNLIKELY(weft__posix_bound_named(name)) && !((struct weft_thread *)p->h)->bound) {
+        /* WEFT_POSIX_BOUND names it (bound.c): the caller binds itself
+         * now; another thread at its start (relaxed: a hint it reads
+         * there, after the spawn that published p) */
+        if (p == weft__posix_self_if_any())
+            return weft__posix_bind_self(p);
+        atomic_store_explicit(&p->bind_want, 1, memory_order_relaxed);
+    }
     return 0;
 }
 PT_API int pthread_getname_np(pthread_t th, char *buf, size_t len)
@@ -1040,7 +1052,7 @@ PT_API int pthread_setaffinity_np(pthread_t th, size_t n, const cpu_set_t *set)
         extern __typeof__(pthread_setaffinity_np) weft__real_pthread_setaffinity_np;
         return weft__real_pthread_setaffinity_np(th, n, set);
     }
-    if (((struct weft_thread *)p->h)->bound)
+    if (((struct weft_thread *)p->h)->bound || p->ktid)
         return weft__posix_bound_setaffinity(p, n, set);
     (void)n, (void)set; /* recorded only: a user thread runs on any worker */
     return 0;
@@ -1052,7 +1064,7 @@ PT_API int pthread_getaffinity_np(pthread_t th, size_t n, cpu_set_t *set)
         extern __typeof__(pthread_getaffinity_np) weft__real_pthread_getaffinity_np;
         return weft__real_pthread_getaffinity_np(th, n, set);
     }
-    if (((struct weft_thread *)p->h)->bound)
+    if (((struct weft_thread *)p->h)->bound || p->ktid)
         return weft__posix_bound_getaffinity(p, n, set);
     return sched_getaffinity(0, n, set) == 0 ? 0 : errno;
 }
