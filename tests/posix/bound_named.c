@@ -5,7 +5,8 @@
  * across a blocking read on a pipe and yields), and while it blocks in
  * read() (then in a raw read system call) the other threads run and feed
  * the pipe; a thread named "plain", not in the list, stays a user thread
- * (under the drop-in its gettid() is the one worker's). */
+ * (under the drop-in its gettid() is the one worker's); a bound thread
+ * ends by pthread_exit with its result. */
 #define _GNU_SOURCE 1
 #include <errno.h>
 #include <pthread.h>
@@ -82,6 +83,17 @@ static void *plain(void *arg)
     return NULL;
 }
 
+/* Bound by its name, then ends by pthread_exit. */
+static void *exits(void *arg)
+{
+    (void)arg;
+    CHECK(pthread_setname_np(pthread_self(), "reader") == 0);
+    pid_t me = tid();
+    sched_yield();
+    CHECK(tid() == me);
+    pthread_exit((void *)(intptr_t)42);
+}
+
 static void round_of(const char *name)
 {
     atomic_store(&named, 0);
@@ -118,6 +130,12 @@ int main(void)
 
     round_of("reader");
     round_of("raw");
+
+    pthread_t e;
+    void *res = NULL;
+    CHECK(pthread_create(&e, NULL, exits, NULL) == 0);
+    CHECK(pthread_join(e, &res) == 0);
+    CHECK(res == (void *)(intptr_t)42);
     puts("ok");
     return 0;
 }
