@@ -613,6 +613,7 @@ struct rescue {
     struct weft_thread *self; /* the thread, now on its own */
     struct machine *m;        /* the machine the worker was lent to */
     uint64_t lend;            /* the lend word value */
+    int kept;                 /* weft__rescue_keep's: no attn count, not weft__rescued() */
 };
 static __thread struct rescue rescue_rec __attribute__((tls_model("initial-exec")));
 
@@ -651,14 +652,46 @@ int weft__rescue_lend(struct weft__worker *w)
     w->current = NULL;
     weft__tls_worker = NULL;
     weft__tls_lent = self;
-    rescue_rec = (struct rescue){ w, self, m, lend };
+    rescue_rec = (struct rescue){ w, self, m, lend, 0 };
     wake_machine(m, GO_JOB); /* publishes w (release) */
+    return 0;
+}
+
+/* The drop-in's threads bound by their name (src/posix/bound.c) take the
+ * first half of a rescue themselves, from their own code, and keep it:
+ * the worker goes to an idle or new machine (dispatch, as a hand-off),
+ * the thread goes on without one on this kernel thread until
+ * weft__rescue_settle at its end. Unlike a rescue it adds no count to the
+ * worker's attn (its fast paths stay fast however long the thread is
+ * away, and any number may be away: the caller settles before its exit),
+ * and weft__rescued() does not report it (the preemption handler, which
+ * settles a rescued thread back in its own code, leaves it alone). */
+int weft__rescue_keep(void)
+{
+    struct weft__worker *w = weft__tls_worker;
+    struct weft_thread *self = w->current;
+    uint64_t gen = ++w->lend_gen;
+    uint64_t lend = LEND_WORD(gen, LEND_PENDING);
+    atomic_store_explicit(&w->lend, lend, memory_order_relaxed);
+    w->current = NULL;
+    weft__tls_worker = NULL;
+    weft__tls_lent = self;
+    int err = EAGAIN;
+    struct machine *m = dispatch(w, lend, &err); /* publishes w (release) */
+    if (!m) {
+        /* relaxed: no machine was given this lend to take */
+        atomic_store_explicit(&w->lend, LEND_WORD(gen, LEND_CANCELLED), memory_order_relaxed);
+        weft__tls_lent = NULL;
+        take_back(w, self);
+        return err;
+    }
+    rescue_rec = (struct rescue){ w, self, m, lend, 1 };
     return 0;
 }
 
 int weft__rescued(void)
 {
-    return rescue_rec.w != NULL;
+    return rescue_rec.w != NULL && !rescue_rec.kept;
 }
 
 int weft__rescue_settle(void)
@@ -671,7 +704,8 @@ int weft__rescue_settle(void)
     weft__preempt_rescue_done();
     weft__tls_lent = NULL;
     struct weft__worker *w = r.w;
-    atomic_fetch_sub_explicit(&w->attn, WEFT__ATTN_RESCUE_ONE, memory_order_relaxed);
+    if (!r.kept)
+        atomic_fetch_sub_explicit(&w->attn, WEFT__ATTN_RESCUE_ONE, memory_order_relaxed);
     uint64_t expect = r.lend;
     /* acq_rel: on success we own w again (the machine never took it). */
     int cancelled =

@@ -58,6 +58,12 @@ int weft__handoff_call(void (*fn)(void *), void *arg);
  * weft__rescued: 1 while the calling kernel thread's thread is rescued.
  * weft__machines_reserve: makes sure a machine is idle (monitor). */
 int weft__rescue_lend(struct weft__worker *w);
+/* weft__rescue_lend by the calling user thread itself, for good (the
+ * drop-in's threads bound by their name): its worker goes to an idle or
+ * new machine, it goes on without one on this kernel thread until
+ * weft__rescue_settle. 0, or an errno (no machine): then it keeps its
+ * worker. Caller: a user thread on a worker. */
+int weft__rescue_keep(void);
 int weft__rescue_settle(void);
 int weft__rescued(void);
 void weft__machines_reserve(void);

@@ -11,14 +11,16 @@
  * A name in the list (WEFT_POSIX_BOUND=a,b) binds a thread once it has the
  * name, which is only after it started: a running user thread is bound in
  * place. It keeps the kernel thread it runs on, and its worker goes to
- * another kernel thread (an idle machine, policy/machine.c), as for a
- * thread rescued from a blocked system call, except that nothing settles
- * it back until its end (thread.c: thread_end). From then on it runs on no
+ * another kernel thread (an idle or new machine, policy/machine.c:
+ * weft__rescue_keep), as for a thread rescued from a blocked system call,
+ * except that nothing settles it back until its end (thread.c:
+ * thread_end). From then on it runs on no
  * worker: its waits and blocking calls are a kernel thread's (sync/wait.c),
  * its kernel thread runs nothing else, and gettid() is that thread's for
  * good. A thread that names itself is bound when pthread_setname_np
  * returns; one named by another thread binds itself at its start if it had
- * not started, else at its next sched_yield (docs/posix.md).
+ * not started, else stays a user thread: nothing makes a running thread
+ * leave its worker from outside (docs/posix.md).
  * Rejected: moving the thread's context to a new kernel thread (its parks,
  * readies and resumes would need a private scheduler loop in the core's
  * switch paths, on every switch, for a rare case).
@@ -80,29 +82,13 @@ int weft__posix_bound_named(const char *name)
 }
 
 /* The caller, user thread p on a worker, becomes bound in place (see
- * above). Its worker needs an idle machine, which weft__machines_reserve
- * starts when there is none: the caller waits for it in the kernel (its
- * worker stalls for the start of one kernel thread, once per binding),
- * asking again now and then in case another took it meanwhile. 0, or
- * EAGAIN when none came within a second. */
+ * above). 0, or EAGAIN when no kernel thread could be had for its worker. */
 int weft__posix_bind_self(struct pt *p)
 {
-    extern __typeof__(sched_yield) weft__real_sched_yield;
     if (p->ktid || !weft__tls_worker)
         return 0; /* bound already, or on no worker (a rescued call, a child of fork) */
-    uint64_t start = weft__now_ns(), asked = 0;
-    for (;;) {
-        uint64_t now = weft__now_ns();
-        if (now - asked > 10000000) { /* 10 ms */
-            weft__machines_reserve();
-            asked = now;
-        }
-        if (weft__rescue_lend(weft__tls_worker) == 0)
-            break;
-        if (now - start > 1000000000)
-            return EAGAIN;
-        weft__real_sched_yield();
-    }
+    if (weft__rescue_keep() != 0)
+        return EAGAIN;
     p->ktid = gettid();
     return 0;
 }
