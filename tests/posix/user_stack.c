@@ -16,6 +16,20 @@
 
 #include "pcheck.h"
 
+#if defined(__SANITIZE_THREAD__)
+#define TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define TSAN 1
+#endif
+#endif
+/* Stack sizes: TSan's glibc threads put its large static TLS on them too. */
+#ifdef TSAN
+#define SZ(n) ((size_t)(n) < ((size_t)4 << 20) ? ((size_t)4 << 20) : (size_t)(n))
+#else
+#define SZ(n) ((size_t)(n))
+#endif
+
 struct probe {
     char *lo;
     size_t size;
@@ -87,14 +101,15 @@ static void run_on(struct probe *pr, void *lo, size_t size, int detach)
     }
 }
 
-enum { N = 100, SMALL = 64 << 10 };
+#define N     100
+#define SMALL SZ(64 << 10)
 
-static char detached_stack[256 << 10] __attribute__((aligned(4096)));
+static char detached_stack[SZ(256 << 10)] __attribute__((aligned(4096)));
 
 int main(void)
 {
     struct probe pr = { 0 };
-    size_t msize = 256 << 10;
+    size_t msize = SZ(256 << 10);
 
     /* malloc'ed: run, overwrite, reuse, free */
     char *m = aligned_alloc(64, msize);
@@ -106,7 +121,7 @@ int main(void)
     free(m);
 
     /* mmap'ed: run, reuse, unmap */
-    size_t psize = 1 << 20;
+    size_t psize = SZ(1 << 20);
     char *s = mmap(NULL, psize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     CHECK(s != MAP_FAILED);
     run_on(&pr, s, psize, 0);
