@@ -961,7 +961,10 @@ int weft__spawn_on(weft_thread **out, weft_fn fn, void *arg, const weft_attr *at
         return EINVAL;
     weft_attr a = attr ? *attr : (weft_attr)WEFT_ATTR_INIT;
     a.stack_size = 0; /* the slot's: plan_check must not judge it */
-    return spawn_planned_on(out, fn, arg, 0, &a, NULL, t);
+    int rc = spawn_planned_on(out, fn, arg, 0, &a, NULL, t);
+    if (rc != 0)
+        weft__stack_disown(t); /* never ran: the memory is the caller's again */
+    return rc;
 }
 
 /* ---- the fast path ------------------------------------------------------- */
