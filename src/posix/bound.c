@@ -19,8 +19,10 @@
  * its kernel thread runs nothing else, and gettid() is that thread's for
  * good. A thread that names itself is bound when pthread_setname_np
  * returns; one named by another thread binds itself at its start if it had
- * not started, else stays a user thread: nothing makes a running thread
- * leave its worker from outside (docs/posix.md).
+ * not started, else at its next cancellation point (thread.c:
+ * weft__posix_testcancel, which the blocking calls, sleeps and waits
+ * pass), as nothing makes a running thread leave its worker from outside
+ * (docs/posix.md).
  * Rejected: moving the thread's context to a new kernel thread (its parks,
  * readies and resumes would need a private scheduler loop in the core's
  * switch paths, on every switch, for a rare case).

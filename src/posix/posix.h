@@ -97,7 +97,7 @@ struct pt {
     pid_t ktid;                  /* a bound thread's kernel thread (bound.c); set at its start,
                                     or when a named one binds itself; the thread only */
     _Atomic int bind_want;       /* 1: named into WEFT_POSIX_BOUND by another thread; it
-                                    binds itself at its start or next sched_yield */
+                                    binds itself at its start or next cancellation point */
     struct pt *next_free;        /* recycled records (thread.c); under its lock */
     /* signal.c: a user thread's signal state (bit sig-1 of each set) */
     _Atomic uint64_t sigmask;    /* blocked signals; written by the thread, read by routers */

@@ -847,10 +847,23 @@ PT_API int __pthread_once(pthread_once_t *once, void (*init)(void))
 
 /* ---- cancellation (deferred) ---------------------------------------------- */
 
+/* Named into WEFT_POSIX_BOUND by another thread after it started: p binds
+ * itself at its next cancellation point (bound.c), or at a later one if it
+ * runs on no worker now (inside a hand-off). */
+static WEFT_NOINLINE void bind_wanted(struct pt *p)
+{
+    if (!p->h || !weft__tls_worker)
+        return;
+    atomic_store_explicit(&p->bind_want, 0, memory_order_relaxed);
+    weft__posix_bind_self(p); /* EAGAIN: stays a user thread */
+}
+
 void weft__posix_testcancel(void)
 {
     weft__posix_deliver();
     struct pt *p = weft__posix_self_if_any();
+    if (p && WEFT_UNLIKELY(atomic_load_explicit(&p->bind_want, memory_order_relaxed)))
+        bind_wanted(p);
     if (p && p->h && atomic_load_explicit(&p->cancel, memory_order_relaxed) &&
         p->cancel_state == PTHREAD_CANCEL_ENABLE && !p->exiting)
         pthread_exit(PTHREAD_CANCELED);
@@ -944,8 +957,8 @@ PT_API int pthread_setname_np(pthread_t th, const char *name)
     ((struct weft_thread *)p->h)->name = p->name;
     if (WEFT_UNLIKELY(weft__posix_bound_named(name)) && !((struct weft_thread *)p->h)->bound) {
         /* WEFT_POSIX_BOUND names it (bound.c): the caller binds itself
-         * now; another thread at its start (relaxed: a hint it reads
-         * there, after the spawn that published p) */
+         * now; another thread at its start or its next cancellation point
+         * (relaxed: a flag it alone acts on, and rereads there) */
         if (p == weft__posix_self_if_any())
             return weft__posix_bind_self(p);
         atomic_store_explicit(&p->bind_want, 1, memory_order_relaxed);

@@ -5,8 +5,9 @@
  * across a blocking read on a pipe and yields), and while it blocks in
  * read() (then in a raw read system call) the other threads run and feed
  * the pipe; a thread named "plain", not in the list, stays a user thread
- * (under the drop-in its gettid() is the one worker's); a bound thread
- * ends by pthread_exit with its result. */
+ * (under the drop-in its gettid() is the one worker's); a thread named
+ * "reader" by main once it runs is bound from its next cancellation point;
+ * a bound thread ends by pthread_exit with its result. */
 #define _GNU_SOURCE 1
 #include <errno.h>
 #include <pthread.h>
@@ -83,6 +84,27 @@ static void *plain(void *arg)
     return NULL;
 }
 
+static _Atomic int go;
+static _Atomic pid_t n_tid;
+static _Atomic int checked; /* main compared its tid with n_tid */
+
+/* Named by main once it runs: bound from its next cancellation point. */
+static void *named_later(void *arg)
+{
+    (void)arg;
+    while (!atomic_load(&go))
+        usleep(1000);
+    usleep(1); /* a cancellation point after the naming */
+    pid_t me = tid();
+    atomic_store(&n_tid, me);
+    /* alive while main compares: once it ends, its kernel thread may
+     * run the worker again */
+    while (!atomic_load(&checked))
+        usleep(1000);
+    CHECK(tid() == me);
+    return NULL;
+}
+
 /* Bound by its name, then ends by pthread_exit. */
 static void *exits(void *arg)
 {
@@ -130,6 +152,17 @@ int main(void)
 
     round_of("reader");
     round_of("raw");
+
+    pthread_t n;
+    CHECK(pthread_create(&n, NULL, named_later, NULL) == 0);
+    CHECK(pthread_setname_np(n, "reader") == 0);
+    atomic_store(&go, 1);
+    while (!atomic_load(&n_tid))
+        usleep(1000);
+    /* main is a user thread on the one worker, which left n's kernel thread */
+    CHECK(atomic_load(&n_tid) != tid());
+    atomic_store(&checked, 1);
+    CHECK(pthread_join(n, NULL) == 0);
 
     pthread_t e;
     void *res = NULL;
