@@ -96,8 +96,9 @@ static inline int weft__stack_cache_push(struct weft__stack_cache *c, struct wef
         c->n++;
         return 1;
     }
-    /* The other-size list; the slow path spills it when full. */
-    if (t->cls != c->ocls || t->guard == WEFT__GUARD_CANARY || !c->ohead ||
+    /* The other-size list; the slow path spills it when full. A caller's
+     * stack (cls NULL, weft__stack_adopt) never enters a list. */
+    if (!t->cls || t->cls != c->ocls || t->guard == WEFT__GUARD_CANARY || !c->ohead ||
         c->on >= WEFT__STACK_CACHE_MAX - 1)
         return 0;
     t->next = c->ohead;
