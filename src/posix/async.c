@@ -97,16 +97,27 @@ __attribute__((constructor)) static void async_load(void)
 }
 
 /* A preemption request to the worker that runs p now; 1 if one runs it.
- * Racy reads (as signal.c's poke): a request at a stale tick is dropped
- * by the handler, and p is then no longer running there. */
+ * Racy reads of the owner's fields (as signal.c's poke), made a pair: the
+ * tick (bumped whenever a thread leaves w) is the same before and after
+ * p was seen current, so the request names p's run, not a later one's
+ * (a request at a stale tick is dropped by the handler). */
 static int kick_once(struct pt *p)
 {
     struct weft_thread *t = (struct weft_thread *)p->h;
     struct weft__worker *w = t ? __atomic_load_n(&t->worker, __ATOMIC_RELAXED) : NULL;
-    if (!w || __atomic_load_n(&w->current, __ATOMIC_RELAXED) != t)
+    if (!w)
         return 0;
-    weft__preempt_request(w, __atomic_load_n(&w->tick, __ATOMIC_RELAXED), WEFT__PREEMPT_QUANTUM);
-    return 1;
+    for (;;) {
+        /* acquire: keeps the three reads in this order (the owner's plain
+         * stores pair with nothing: x86 keeps them in program order) */
+        uint64_t tick = __atomic_load_n(&w->tick, __ATOMIC_ACQUIRE);
+        if (__atomic_load_n(&w->current, __ATOMIC_ACQUIRE) != t)
+            return 0;
+        if (__atomic_load_n(&w->tick, __ATOMIC_ACQUIRE) == tick) {
+            weft__preempt_request(w, tick, WEFT__PREEMPT_QUANTUM);
+            return 1;
+        }
+    }
 }
 
 void weft__posix_async_kick(struct pt *p)
