@@ -596,21 +596,22 @@ static void retry_soon(struct weft__worker *w, uint64_t req)
 void (*weft__preempt_hook)(void);
 
 #if WEFT_POSIX
-void (*weft__preempt_cancel_hook)(void *uc);
+void (*weft__preempt_cancel_hook)(void *uc, int goes_on);
 #endif
 
 /* The drop-in's asynchronous cancellation point (preempt.h); errno is the
  * thread's on return. Nothing in native libweft. */
-static inline void cancel_point(void *uc)
+static inline void cancel_point(void *uc, int goes_on)
 {
 #if WEFT_POSIX
     if (weft__preempt_cancel_hook) {
         int e = errno;
-        weft__preempt_cancel_hook(uc);
+        weft__preempt_cancel_hook(uc, goes_on);
         errno = e;
     }
 #else
     (void)uc;
+    (void)goes_on;
 #endif
 }
 
@@ -677,7 +678,7 @@ static void on_signal(int sig, siginfo_t *si, void *ucv)
             errno = saved_errno;
             if (weft__rescue_settle() == 2)
                 own_altstack(uc);
-            cancel_point(uc);
+            cancel_point(uc, 1);
             return;
         }
         goto out;
@@ -714,10 +715,11 @@ static void on_signal(int sig, siginfo_t *si, void *ucv)
         goto out;
     }
     atomic_store_explicit(&w->preempt_req, 0, memory_order_relaxed);
-    cancel_point(uc); /* a pthread_cancel's request: the quantum's cause */
+    cancel_point(uc, 0); /* a pthread_cancel's request: the quantum's cause */
     int cause = (int)(req & 3);
     if (cause == WEFT__PREEMPT_PRIO && !higher_waits(weft__cls(t) + 1)) {
         TT(4, w->id, 5);
+        cancel_point(uc, 1);
         goto out; /* served by another worker */
     }
     TT(4, w->id, 0);
@@ -727,7 +729,7 @@ static void on_signal(int sig, siginfo_t *si, void *ucv)
         weft__preempt_hook();
         errno = e;
     }
-    cancel_point(uc); /* asked while it waited to run again */
+    cancel_point(uc, 1); /* asked while it waited to run again */
     return;
 out:
     errno = saved_errno;

@@ -88,11 +88,12 @@ extern void (*weft__preempt_hook)(void);
 /* libweft-pthread's asynchronous cancellation (posix/async.c), run by the
  * handler on the user thread, in its frame, at each point where the thread
  * may be ended safely: once a request is taken (the thread was interrupted
- * in its own code, holds no spin lock), when a thread so preempted runs
- * again, and when a rescued thread back in its own code has rejoined a
- * worker. uc: the signal's context. Returns, or ends the thread. Set
- * before the runtime starts; NULL: none. */
-extern void (*weft__preempt_cancel_hook)(void *uc);
+ * in its own code, holds no spin lock; goes_on 0: it may be switched away
+ * next), then when it goes on from the handler (goes_on 1: run again after
+ * that switch, or not switched), and when a rescued thread back in its own
+ * code has rejoined a worker (1). uc: the signal's context. Returns, or
+ * ends the thread. Set before the runtime starts; NULL: none. */
+extern void (*weft__preempt_cancel_hook)(void *uc, int goes_on);
 #endif
 
 /* Honours the request refused while spin locks were held (cooperatively:

@@ -26,15 +26,19 @@
  * request (the target in libc or in the runtime) stays pending and is
  * retried by the handler (its retry timer, then the monitor), so the
  * cancellation acts at the next point in the program's own code. A target
- * that does not run: a preempted one is ended when it runs again (above);
- * a parked one's wait is broken off as for deferred cancellation, and
- * the waits that are cancellation points act; one that is between two
- * workers is looked for again a few times, the canceller yielding its
- * worker in between (on one worker that lets the target run until its
- * next preemption, which ends it). A target that switched away in the
- * drop-in (not a call POSIX allows with the type set: only the
- * cancellation calls are async-cancel-safe) and computes on an otherwise
- * idle worker is ended at its next preemption, or at its next cancellation
+ * that does not run: a preempted one (pt.preempted, set by the hook when
+ * the handler may switch it away) is ended when it runs again (above); a
+ * parked one's wait is broken off as for deferred cancellation, and the
+ * waits that are cancellation points act; one that is between two workers
+ * is looked for again a few times. One that is ready on the canceller's
+ * own worker otherwise (it switched away inside the drop-in, which is not
+ * a call POSIX allows with the type set: only the cancellation calls are
+ * async-cancel-safe) gets the worker by a yield, and the canceller, queued
+ * there, gets it preempted in its own code. Yielding for a preempted
+ * target would give a quantum to every thread that computes there first
+ * (0.1-0.3 s per pthread_cancel among 12 such threads on one worker). A
+ * target of that second kind that computes on another, otherwise idle,
+ * worker is ended at its next preemption, or at its next cancellation
  * point. Cancellation is acted upon once: pthread_exit sets the thread's
  * `exiting`, after which the hook does nothing (cleanup handlers and
  * destructors are not cancelled again).
@@ -54,7 +58,7 @@
 #include "sched/sched.h"
 
 /* Looks for a target that runs nowhere at the moment (see the design
- * block); each look after the first follows a yield and a short pause. */
+ * block); the second follows a yield, each a short pause. */
 #define KICK_TRIES    8
 #define KICK_PAUSE_NS 20000
 
@@ -82,9 +86,14 @@ static int due(const struct pt *p)
 }
 
 /* The preemption handler's hook (preempt.h), on the interrupted thread. */
-static void on_preempt(void *ucv)
+static void on_preempt(void *ucv, int goes_on)
 {
     struct pt *p = weft__posix_self_if_any();
+    if (!p)
+        return;
+    /* seq_cst, cleared before `cancel` is read: a pthread_cancel that saw
+     * it set (and did not look further) stored `cancel` before (kick) */
+    atomic_store(&p->preempted, !goes_on);
     if (!due(p))
         return;
     set_kernel_mask(&((ucontext_t *)ucv)->uc_sigmask);
@@ -127,8 +136,15 @@ void weft__posix_async_kick(struct pt *p)
     for (int i = 0; i < KICK_TRIES; i++) {
         if (atomic_load(&p->done) || atomic_load(&p->parked) || kick_once(p))
             return;
-        if (weft__posix_on_user())
-            weft_yield(); /* on one worker: the target runs until preempted */
+        /* preempted: ended when it runs again (seq_cst: see on_preempt) */
+        if (atomic_load(&p->preempted))
+            return;
+        /* on our worker (one worker, say), queued behind us: our turn in
+         * its queue gets it preempted once it runs in its own code */
+        struct weft_thread *t = (struct weft_thread *)p->h;
+        struct weft__worker *me = weft__tls_worker;
+        if (i == 0 && me && t && __atomic_load_n(&t->worker, __ATOMIC_RELAXED) == me)
+            weft_yield();
         /* a pause that keeps the worker: a sleep's wake-up can wait
          * behind the very thread it is meant to catch */
         for (uint64_t t0 = weft__now_ns(); weft__now_ns() - t0 < KICK_PAUSE_NS;)
