@@ -72,21 +72,21 @@ struct pt {
     _Atomic int state; /* PT_*: CAS by the thread's end and by pthread_detach */
     void *result;      /* set by the thread before its end */
     struct pt_keyval *keys[PT_KEYS_MAX / PT_KEY_BLOCK]; /* blocks on demand; the thread only */
-    uint32_t keymask;      /* bit i: keys[i] allocated; the thread only */
-    _Atomic int cancel;    /* 1: cancellation requested (any thread) */
-    int cancel_state;      /* PTHREAD_CANCEL_ENABLE/DISABLE; the thread only */
-    int cancel_type;       /* deferred/asynchronous (async.c); the thread writes, seq_cst */
-    int had_clock;         /* 1: it got a CPU clock slot (thread.c); the getter only */
-    int exiting;           /* 1 once pthread_exit (or the end) began; the thread only */
-    _Atomic int preempted; /* 1: switched away by the preemption handler, which
-                              checks async cancellation when it goes on (async.c);
-                              the thread's handler writes, seq_cst */
-    void *cleanup;         /* innermost registered cleanup buffer; the thread only */
-    char name[16];         /* pthread_setname_np; racy reads */
-    size_t stack_size;     /* as asked at creation; immutable */
-    size_t guard_size;     /* as asked at creation; immutable */
-    int sched_policy;      /* kept and returned; the thread and setters, racy */
+    uint32_t keymask;   /* bit i: keys[i] allocated; the thread only */
+    _Atomic int cancel; /* 1: cancellation requested (any thread) */
+    int cancel_state;   /* PTHREAD_CANCEL_ENABLE/DISABLE; the thread only */
+    int cancel_type;    /* deferred/asynchronous (async.c); the thread writes, seq_cst */
+    int had_clock;      /* 1: it got a CPU clock slot (thread.c); the getter only */
+    int exiting;        /* 1 once pthread_exit (or the end) began; the thread only */
+    void *cleanup;      /* innermost registered cleanup buffer; the thread only */
+    char name[16];      /* pthread_setname_np; racy reads */
+    size_t stack_size;  /* as asked at creation; immutable */
+    size_t guard_size;  /* as asked at creation; immutable */
+    int sched_policy;   /* kept and returned; the thread and setters, racy */
     struct sched_param sched_param;
+    /* 1: switched away by the preemption handler, which checks async
+     * cancellation when it goes on (async.c); its hook writes, seq_cst */
+    _Atomic int preempted;
     void *(*fn)(void *);         /* start routine; immutable */
     void *arg;                   /* its argument; immutable */
     _Atomic uint32_t done;       /* 1 once the thread ended (park.c word for timed joins) */
