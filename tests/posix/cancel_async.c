@@ -8,7 +8,8 @@
  * when the type became asynchronous; cleanup handlers that compute while
  * another request comes (not cancelled again); setcanceltype's old values
  * and errors; the runtime's preemption signal never reaches the
- * program's handler. The threads are cancelled only where they compute
+ * program's handler; under the drop-in, threads that call libc in their
+ * loops (cancelled in their own code only). The threads are cancelled only where they compute
  * or call the cancellation functions, never in a sanitizer's interceptor
  * (which conform_errors.c avoids natively), so it runs under them too.
  * Bounded by alarm(). */
@@ -240,6 +241,54 @@ static void cleanup_not_cancelled(void)
     CHECK(atomic_load(&cleanup_done) == 1);
 }
 
+/* Under the drop-in only: threads that call malloc, snprintf and the
+ * clock in their loops (not async-cancel-safe, so natively glibc may end
+ * one inside malloc and deadlock the next caller) are cancelled in their
+ * own code only, and malloc still works afterwards. */
+#define LIBC_N 8
+static volatile unsigned long libc_sink[LIBC_N];
+
+static void *libc_loop(void *arg)
+{
+    int i = (int)(intptr_t)arg;
+    go_async();
+    atomic_fetch_add(&started, 1);
+    for (;;) {
+        if (i % 4 == 1) {
+            char *m = malloc(64 + libc_sink[i]++ % 512);
+            CHECK(m);
+            memset(m, 1, 64);
+            free(m);
+        } else if (i % 4 == 2) {
+            struct timespec ts;
+            clock_gettime(CLOCK_MONOTONIC, &ts);
+            libc_sink[i] += (unsigned long)ts.tv_nsec;
+        } else if (i % 4 == 3) {
+            char b[32];
+            snprintf(b, sizeof b, "%lu", libc_sink[i]++);
+        } else {
+            libc_sink[i]++;
+        }
+    }
+    return NULL;
+}
+
+static void libc_callers(void)
+{
+    for (int r = 0; r < 3; r++) {
+        pthread_t t[LIBC_N];
+        atomic_store(&started, 0);
+        for (int i = 0; i < LIBC_N; i++)
+            CHECK(pthread_create(&t[i], NULL, libc_loop, (void *)(intptr_t)i) == 0);
+        wait_started(LIBC_N);
+        for (int i = 0; i < LIBC_N; i++)
+            CHECK(pthread_cancel(t[i]) == 0);
+        for (int i = 0; i < LIBC_N; i++)
+            join_cancelled(t[i]);
+        free(malloc(100));
+    }
+}
+
 static void *type_values(void *arg)
 {
     (void)arg;
@@ -291,6 +340,8 @@ int main(int argc, char **argv)
     pending_first();
     cleanup_not_cancelled();
     two();
+    if (pt_dropin())
+        libc_callers();
     CHECK(atomic_load(&urg_seen) == 0); /* the runtime's preemptions stay its own */
 
     int st = 0;
