@@ -58,7 +58,7 @@
 #include "sched/sched.h"
 
 /* Looks for a target that runs nowhere at the moment (see the design
- * block); the second follows a yield, each a short pause. */
+ * block), a short pause apart (the first may follow a yield). */
 #define KICK_TRIES    8
 #define KICK_PAUSE_NS 20000
 
