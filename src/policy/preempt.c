@@ -81,6 +81,10 @@
  * deferred signal delivery does not mix with switching in a handler) the
  * runtime stays cooperative.
  *
+ * The drop-in (WEFT_POSIX) ends an asynchronously cancelled thread from
+ * the handler, at the points where it could switch it away (a hook:
+ * preempt.h, posix/async.c).
+ *
  * Raw system calls: the handler is installed with SA_RESTART, so an
  * interrupted call behaves as after any SA_RESTART signal (signal(7)):
  * most are restarted, but some fail with EINTR whatever the flag
@@ -591,6 +595,26 @@ static void retry_soon(struct weft__worker *w, uint64_t req)
 
 void (*weft__preempt_hook)(void);
 
+#if WEFT_POSIX
+void (*weft__preempt_cancel_hook)(void *uc, int goes_on);
+#endif
+
+/* The drop-in's asynchronous cancellation point (preempt.h); errno is the
+ * thread's on return. Nothing in native libweft. */
+static inline void cancel_point(void *uc, int goes_on)
+{
+#if WEFT_POSIX
+    if (weft__preempt_cancel_hook) {
+        int e = errno;
+        weft__preempt_cancel_hook(uc, goes_on);
+        errno = e;
+    }
+#else
+    (void)uc;
+    (void)goes_on;
+#endif
+}
+
 #if defined(WEFT_SANITIZE_THREAD)
 #define RACY __attribute__((no_sanitize("thread")))
 #else
@@ -654,6 +678,7 @@ static void on_signal(int sig, siginfo_t *si, void *ucv)
             errno = saved_errno;
             if (weft__rescue_settle() == 2)
                 own_altstack(uc);
+            cancel_point(uc, 1);
             return;
         }
         goto out;
@@ -690,9 +715,11 @@ static void on_signal(int sig, siginfo_t *si, void *ucv)
         goto out;
     }
     atomic_store_explicit(&w->preempt_req, 0, memory_order_relaxed);
+    cancel_point(uc, 0); /* a pthread_cancel's request: the quantum's cause */
     int cause = (int)(req & 3);
     if (cause == WEFT__PREEMPT_PRIO && !higher_waits(weft__cls(t) + 1)) {
         TT(4, w->id, 5);
+        cancel_point(uc, 1);
         goto out; /* served by another worker */
     }
     TT(4, w->id, 0);
@@ -702,6 +729,7 @@ static void on_signal(int sig, siginfo_t *si, void *ucv)
         weft__preempt_hook();
         errno = e;
     }
+    cancel_point(uc, 1); /* asked while it waited to run again */
     return;
 out:
     errno = saved_errno;

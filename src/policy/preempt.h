@@ -84,6 +84,18 @@ extern __thread unsigned weft__spin_deferred __attribute__((tls_model("initial-e
  * there. NULL: none (native weft). Set before the runtime starts. */
 extern void (*weft__preempt_hook)(void);
 
+#if WEFT_POSIX
+/* libweft-pthread's asynchronous cancellation (posix/async.c), run by the
+ * handler on the user thread, in its frame, at each point where the thread
+ * may be ended safely: once a request is taken (the thread was interrupted
+ * in its own code, holds no spin lock; goes_on 0: it may be switched away
+ * next), then when it goes on from the handler (goes_on 1: run again after
+ * that switch, or not switched), and when a rescued thread back in its own
+ * code has rejoined a worker (1). uc: the signal's context. Returns, or
+ * ends the thread. Set before the runtime starts; NULL: none. */
+extern void (*weft__preempt_cancel_hook)(void *uc, int goes_on);
+#endif
+
 /* Honours the request refused while spin locks were held (cooperatively:
  * the caller is libweft code at a scheduling point). */
 void weft__preempt_deferred(void);

@@ -75,7 +75,7 @@ struct pt {
     uint32_t keymask;   /* bit i: keys[i] allocated; the thread only */
     _Atomic int cancel; /* 1: cancellation requested (any thread) */
     int cancel_state;   /* PTHREAD_CANCEL_ENABLE/DISABLE; the thread only */
-    int cancel_type;    /* deferred/asynchronous (both act as deferred); the thread only */
+    int cancel_type;    /* deferred/asynchronous (async.c); the thread writes, seq_cst */
     int had_clock;      /* 1: it got a CPU clock slot (thread.c); the getter only */
     int exiting;        /* 1 once pthread_exit (or the end) began; the thread only */
     void *cleanup;      /* innermost registered cleanup buffer; the thread only */
@@ -86,6 +86,9 @@ struct pt {
                            immutable */
     int sched_policy;   /* kept and returned; the thread and setters, racy */
     struct sched_param sched_param;
+    /* 1: switched away by the preemption handler, which checks async
+     * cancellation when it goes on (async.c); its hook writes, seq_cst */
+    _Atomic int preempted;
     void *(*fn)(void *);         /* start routine; immutable */
     void *arg;                   /* its argument; immutable */
     _Atomic uint32_t done;       /* 1 once the thread ended (park.c word for timed joins) */
@@ -274,6 +277,12 @@ void weft__posix_bound_enter(struct pt *p); /* a bound thread's start: its block
 void weft__posix_bound_leave(void);         /* back to its kernel thread's block */
 int weft__posix_bound_setaffinity(struct pt *p, size_t n, const cpu_set_t *set);
 int weft__posix_bound_getaffinity(struct pt *p, size_t n, cpu_set_t *set);
+
+/* ---- async.c: asynchronous cancellation ---- */
+/* p, cancelled with asynchronous cancellation enabled: asks the worker
+ * that runs it to preempt it, where the handler ends it; looks again a
+ * few times if none runs it now (yielding the caller's worker). */
+void weft__posix_async_kick(struct pt *p);
 
 /* ---- helpers ---- */
 static inline int weft__posix_on_user(void)

@@ -607,7 +607,10 @@ PT_API void pthread_exit(void *result)
         weft__real_pthread_exit(result); /* a kernel thread not made here */
     }
     p->result = result;
+    /* no asynchronous cancellation from here (async.c): the handler that
+     * reads it runs on this thread, after the store */
     p->exiting = 1;
+    atomic_signal_fence(memory_order_seq_cst);
     unwind_next(p);
     __builtin_unreachable();
 }
@@ -845,7 +848,7 @@ PT_API int __pthread_once(pthread_once_t *once, void (*init)(void))
     return pthread_once(once, init);
 }
 
-/* ---- cancellation (deferred) ---------------------------------------------- */
+/* ---- cancellation (deferred; asynchronous in async.c) --------------------- */
 
 /* Named into WEFT_POSIX_BOUND by another thread after it started: p binds
  * itself at its next cancellation point (bound.c), or at a later one if it
@@ -884,12 +887,17 @@ PT_API int pthread_cancel(pthread_t th)
         extern __typeof__(pthread_cancel) weft__real_pthread_cancel;
         return weft__real_pthread_cancel(th); /* a thread glibc made */
     }
+    /* seq_cst, as the type's store and load: a target that turns
+     * asynchronous cancellation on sees the request, or we see its type */
     atomic_store(&p->cancel, 1);
+    int async = __atomic_load_n(&p->cancel_type, __ATOMIC_SEQ_CST) == PTHREAD_CANCEL_ASYNCHRONOUS;
     if (p == weft__posix_self_if_any()) {
-        if (p->cancel_type == PTHREAD_CANCEL_ASYNCHRONOUS)
+        if (async)
             weft__posix_testcancel();
     } else if (p->cancel_state == PTHREAD_CANCEL_ENABLE) {
         weft__posix_interrupt(p); /* a park.c wait ends: condvars, sem_wait */
+        if (async)
+            weft__posix_async_kick(p); /* preempted where it computes */
     }
     return 0;
 }
@@ -905,7 +913,10 @@ static int set_cancel_field(int type, int v, int *old, int ok)
     int *field = type ? &p->cancel_type : &p->cancel_state;
     if (old)
         *old = *field;
-    *field = v;
+    __atomic_store_n(field, v, __ATOMIC_SEQ_CST); /* pairs with pthread_cancel's */
+    /* a pending request acts at once once both allow it, as in glibc */
+    if (p->cancel_type == PTHREAD_CANCEL_ASYNCHRONOUS)
+        weft__posix_testcancel();
     return 0;
 }
 PT_API int pthread_setcancelstate(int state, int *old)
