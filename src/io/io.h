@@ -98,6 +98,12 @@ int weft__io_idle_wait(struct weft__worker *w);
 
 /* 1 when w (the caller's own worker) has I/O queued or in flight. */
 int weft__io_pending(struct weft__worker *w);
+/* Any thread (the monitor), racy: 1 when completions wait in w's ring to be
+ * reaped, or requests to be submitted; else 2 when requests are in flight
+ * (a completion may come at any time); else 0. Only w acts on them, at a
+ * scheduling point: a thread that computes on w keeps their threads
+ * waiting until it is preempted. */
+int weft__io_waiting(struct weft__worker *w);
 
 /* Wakes v out of weft__io_idle_wait. */
 void weft__io_wake(struct weft__worker *v);

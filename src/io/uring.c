@@ -365,6 +365,29 @@ int weft__io_pending(struct weft__worker *w)
     return w->io && (w->io->inflight || w->io->queued);
 }
 
+#if defined(__SANITIZE_THREAD__) || defined(WEFT_SANITIZE_THREAD)
+#define RACY __attribute__((no_sanitize("thread")))
+#else
+#define RACY
+#endif
+
+/* Reads the owner's words without ordering: a hint, taken again at the
+ * monitor's next look. w->io lives until the workers stop, after the
+ * monitor. */
+RACY int weft__io_waiting(struct weft__worker *w)
+{
+    struct weft__io_state *io = __atomic_load_n(&w->io, __ATOMIC_RELAXED);
+    if (!io)
+        return 0;
+    if (__atomic_load_n(&io->queued, __ATOMIC_RELAXED))
+        return 1;
+    /* acquire: as liburing's own read of the kernel's tail */
+    if (__atomic_load_n(io->ring.cq.ktail, __ATOMIC_ACQUIRE) !=
+        __atomic_load_n(io->ring.cq.khead, __ATOMIC_RELAXED))
+        return 1;
+    return __atomic_load_n(&io->inflight, __ATOMIC_RELAXED) ? 2 : 0;
+}
+
 int weft__io_idle_wait(struct weft__worker *w)
 {
     struct weft__io_state *io = w->io;
@@ -455,6 +478,11 @@ int weft__io_pending(struct weft__worker *w)
     (void)w;
     return 0;
 }
+int weft__io_waiting(struct weft__worker *w)
+{
+    (void)w;
+    return 0;
+}
 void weft__io_wake(struct weft__worker *v)
 {
     (void)v;
@@ -493,6 +521,7 @@ void weft__io_queue_cb(struct weft__worker *w, struct io_uring_sqe *sqe, struct 
 const struct weft__sched_io weft__io_sched = {
     .attend = weft__io_attend,
     .pending = weft__io_pending,
+    .waiting = weft__io_waiting,
     .idle_wait = weft__io_idle_wait,
     .wake = weft__io_wake,
 };

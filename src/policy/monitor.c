@@ -21,7 +21,8 @@
  * (seq_cst) and then reads idle (weft__monitor_kick). One of the two sees
  * the other, so a woken worker never runs unwatched.
  * Quiet: when some worker sleeps and no thread is ready anywhere (nor a
- * request pending, nor a thread rescued), while others hold their workers
+ * request pending, nor a thread rescued, nor I/O in an awake worker's
+ * ring, whose completion only that worker reaps), while others hold their workers
  * (a thread blocked in a raw system call), there is nothing to preempt and
  * nothing to rescue for: the monitor sleeps on weft__monitor_idle too, for
  * a period that doubles up to QUIET_MAX_NS. A thread made ready then wakes
@@ -153,6 +154,15 @@ RACY static int ready_at_least(int c)
     return 0;
 }
 
+/* 1 when w's ring holds completions or requests that only w acts on, 2
+ * when it has requests in flight only, else 0 (io/'s hook): the threads of
+ * those completions wait for w as ready threads would, and a thread that
+ * computes on w without a scheduling point keeps them waiting. */
+RACY static int io_waits(struct weft__worker *w)
+{
+    return weft__rt.io ? weft__rt.io->waiting(w) : 0;
+}
+
 /* weft__preempt_retry, with the rescues of a thread asleep in the kernel
  * spaced out: RETRY_NS, then doubling until past PERIOD_MAX_NS (12.8 ms).
  * The first finds the thread blocked where the kernel restarts the call
@@ -216,9 +226,12 @@ RACY static int look_at(struct weft__worker *w, struct look *l, uint64_t now, ui
              * the kernel, most likely, holding the worker (see stuck). */
             l->stuck = !moved && now - l->since >= (uint64_t)mon.quantum_ns + RESCUE_AFTER_NS;
         } else if (!moved && now - l->since >= (uint64_t)mon.quantum_ns &&
-                   (ready_at_least(weft__cls(cur)) ||
-                    /* the main kernel thread claims the worker back */
-                    (atomic_load_explicit(&w->attn, memory_order_relaxed) & WEFT__ATTN_RECLAIM))) {
+                   (ready_at_least(weft__cls(cur)) || io_waits(w) == 1 ||
+                    /* mail: a thread only w may run (the initial thread on
+                     * worker 0); reclaim: the main kernel thread claims
+                     * the worker back */
+                    (atomic_load_explicit(&w->attn, memory_order_relaxed) &
+                     (WEFT__ATTN_MAIL | WEFT__ATTN_RECLAIM)))) {
             /* Kept past the quantum while its class or higher waits. */
             weft__preempt_request(w, tick, WEFT__PREEMPT_QUANTUM);
             mon.pending = 1;
@@ -326,7 +339,7 @@ RACY static void rescue_stuck(void)
         all &= mon.looks[i].stuck;
     for (int i = 0; i < n; i++) {
         struct weft__worker *w = weft__rt.workers[i];
-        if (!mon.looks[i].stuck || !(all || weft__has_ready(w)))
+        if (!mon.looks[i].stuck || !(all || weft__has_ready(w) || io_waits(w) == 1))
             continue;
         if (weft__preempt_escalate(w, mon.looks[i].tick)) {
             retry(w, &mon.looks[i], mon.looks[i].tick, weft__now_ns());
@@ -360,7 +373,8 @@ static void idle_sleep(void)
 }
 
 /* 1 when some worker sleeps and nothing waits for the monitor (see Quiet):
- * no thread ready anywhere, no request pending, no thread rescued. Racy
+ * no thread ready anywhere, no request pending, no thread rescued, no I/O
+ * in the ring of a worker that is awake (only it reaps it). Racy
  * hints, re-read after idle is stored (seq_cst: the Dekker pair). */
 RACY static int quiet(void)
 {
@@ -373,8 +387,8 @@ RACY static int quiet(void)
         struct weft__worker *w = weft__rt.workers[i];
         if (atomic_load_explicit(&w->sleeping, memory_order_seq_cst))
             asleep = 1;
-        else
-            ready = weft__has_ready(w);
+        else /* or a completion may come to its ring while it computes */
+            ready = weft__has_ready(w) || io_waits(w);
     }
     IGNORE_READS_END();
     return asleep && !ready;

@@ -87,6 +87,10 @@ struct weft__pool_ops {
 struct weft__sched_io {
     void (*attend)(struct weft__worker *w);   /* WEFT__ATTN_IO is set: submit, reap */
     int (*pending)(struct weft__worker *w);   /* I/O queued or in flight on w (owner) */
+    int (*waiting)(struct weft__worker *w);   /* 1: completions to reap or requests to
+                                                  submit in w's ring, which only w acts on;
+                                                  2: requests in flight only; 0: none (any
+                                                  thread, racy: the monitor) */
     int (*idle_wait)(struct weft__worker *w); /* idle with I/O in flight: wait in the ring;
                                                   0 without waiting (then sleep on the futex) */
     void (*wake)(struct weft__worker *v);     /* ends v's idle_wait */
