@@ -49,8 +49,9 @@
 #include "posix/posix.h"
 #include "sched/switch.h"
 
-static __thread struct pt *pt_tls __attribute__((tls_model("initial-exec")));
-static ptrdiff_t pt_off; /* &pt_tls minus the thread pointer; immutable after load */
+/* The caller's record (posix.h's weft__posix_deliver reads it inline). */
+__thread struct pt *weft__posix_pt_tls __attribute__((tls_model("initial-exec")));
+static ptrdiff_t pt_off; /* &weft__posix_pt_tls minus the thread pointer; immutable after load */
 
 static void *(*dl_allocate_tls)(void *mem);
 static void *(*dl_allocate_tls_init)(void *tcb, _Bool init_tls);
@@ -362,13 +363,13 @@ static void foreign_end(void *arg)
     struct pt *p = arg;
     if (weft__posix_on_end)
         weft__posix_on_end(p);
-    pt_tls = NULL;
+    weft__posix_pt_tls = NULL;
     free(p);
 }
 
 struct pt *weft__posix_self(void)
 {
-    struct pt *p = pt_tls;
+    struct pt *p = weft__posix_pt_tls;
     if (WEFT_LIKELY(p))
         return p;
     p = calloc(1, sizeof *p);
@@ -377,21 +378,21 @@ struct pt *weft__posix_self(void)
     p->tcb = thread_pointer();
     p->state = PT_RUNNING;
     p->sched_policy = SCHED_OTHER;
-    pt_tls = p;
+    weft__posix_pt_tls = p;
     weft__real_pthread_setspecific(foreign_key, p);
     return p;
 }
 
 struct pt *weft__posix_self_if_any(void)
 {
-    return pt_tls;
+    return weft__posix_pt_tls;
 }
 
 __attribute__((constructor(101))) static void posix_load(void)
 {
     weft__posix_real_init();
     weft__posix_check_glibc();
-    pt_off = (char *)&pt_tls - (char *)thread_pointer();
+    pt_off = (char *)&weft__posix_pt_tls - (char *)thread_pointer();
     tls_snapshot();
     weft__fs_wrfsbase = (getauxval(AT_HWCAP2) & 2) != 0; /* HWCAP2_FSGSBASE */
     const char *fs = getenv("WEFT_POSIX_FSBASE");
@@ -400,15 +401,12 @@ __attribute__((constructor(101))) static void posix_load(void)
     weft__real_pthread_key_create(&foreign_key, foreign_end);
 }
 
-/* Runs the caller's pending signals that it does not block (signal.c);
- * here for the fast path's direct read of pt_tls. */
+/* weft__posix_deliver's call once a signal is pending for p, the caller's
+ * record (signal.c runs it). */
 struct weft__posix_sig_ops weft__posix_sig_ops;
 _Atomic int weft__posix_sig_router_owed;
 
-int weft__posix_deliver(void)
+int weft__posix_deliver_pending(struct pt *p)
 {
-    struct pt *p = pt_tls;
-    if (!p || !atomic_load_explicit(&p->sigpending, memory_order_relaxed))
-        return 0;
     return weft__posix_sig_ops.run_ready ? weft__posix_sig_ops.run_ready(p) : 0;
 }

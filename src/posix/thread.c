@@ -902,7 +902,9 @@ PT_API int pthread_setcanceltype(int type, int *old)
 
 PT_API int sched_yield(void)
 {
-    if (weft_self()) {
+    /* a user thread on a worker: weft_self's first case, inline */
+    struct weft__worker *w = weft__tls_worker;
+    if (WEFT_LIKELY(w && w->current) || weft_self()) {
         weft_yield();
         weft__posix_deliver();
         return 0;
