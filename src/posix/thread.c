@@ -458,12 +458,23 @@ PT_API int pthread_setattr_default_np(const pthread_attr_t *a)
 static void unwind_next(struct pt *p);
 static void drop_cpu_clock(struct pt *p);
 
+/* Leaves the caller's block for its kernel thread's, for the rest of
+ * weft's exit (t: the caller). */
+static void leave_block(struct weft_thread *t)
+{
+    t->fs = NULL; /* libweft's code is never preempted, so no switch comes between */
+    weft__fs_enter(weft__tls_worker, NULL);
+}
+
 /* The end of a user thread made here, on its way out whether it returned
  * or is unwound by pthread_exit (the cleanup attribute runs in both: this
  * file is built with -fexceptions): thread_local destructors, then key
- * destructors, then it leaves its block for its kernel thread's, which
- * weft's exit runs on; the block goes back at the join, or now if
- * detached. */
+ * destructors. A joinable thread then ends on its own block, which goes
+ * back once weft_join has seen weft's exit done with it (pthread_join, or
+ * pthread_detach of an ended thread): no switch of %fs to the kernel
+ * thread's block and back. A detached thread leaves its block for its
+ * kernel thread's and gives it back now; so does a bound one, which ends
+ * in glibc's pthread_exit on its kernel thread. */
 static void thread_end(struct pt **pp)
 {
     struct pt *p = *pp;
@@ -476,17 +487,20 @@ static void thread_end(struct pt **pp)
      * block: it rejoins a worker while it still has that block. */
     weft__rescue_settle();
     struct weft_thread *t = weft_self();
-    t->fs = NULL; /* libweft's code is never preempted, so no switch comes between */
-    weft__fs_enter(weft__tls_worker, NULL);
+    int left = t->bound || atomic_load_explicit(&p->state, memory_order_relaxed) == PT_DETACHED;
+    if (left)
+        leave_block(t);
     atomic_fetch_sub_explicit(&live, 1, memory_order_relaxed);
-    /* release: the end is done with p and its block; pairs with the
-     * acquire loads of timed joins and of pthread_detach */
+    /* release: the end is done with p; pairs with the acquire loads of
+     * timed joins and of pthread_detach */
     atomic_store_explicit(&p->done, 1, memory_order_release);
     if (atomic_load(&p->joiners))
         weft__posix_unpark(&p->done, INT_MAX);
     int s = PT_RUNNING;
     if (!atomic_compare_exchange_strong(&p->state, &s, PT_EXITED)) {
         /* detached: nobody joins; the block and record go back now */
+        if (!left)
+            leave_block(t);
         weft__posix_tcb_put(p->tcb);
         pt_put(p);
     }
@@ -777,8 +791,10 @@ PT_API int pthread_detach(pthread_t th)
     }
     if (s == PT_DETACHED)
         return EINVAL;
-    /* it ended and nobody joined it: its resources go now */
-    weft_detach(p->h);
+    /* it ended and nobody joined it: its resources go now, once weft's
+     * exit is done with its block (thread_end: a joinable thread ends on
+     * it), which weft_join waits for */
+    weft_join(p->h, NULL);
     p->h = NULL;
     weft__posix_tcb_put(p->tcb);
     pt_put(p);

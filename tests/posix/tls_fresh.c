@@ -1,11 +1,13 @@
 /* tls_fresh: a thread made after others ended (whose thread blocks the
  * drop-in recycles) starts with fresh TLS: its __thread variables hold
  * their initial images, errno is 0, and a module loaded with dlopen gives
- * it fresh dynamic TLS. Checked before any dlopen and again after one. */
+ * it fresh dynamic TLS. Checked before any dlopen and again after one;
+ * the ended threads are joined, or detached once they have ended. */
 #define _GNU_SOURCE 1
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -23,6 +25,7 @@ struct eh_globals {
     unsigned int uncaught;
 };
 static struct eh_globals *(*get_eh)(void);
+static atomic_int ended;
 
 static void *child(void *arg)
 {
@@ -43,6 +46,7 @@ static void *child(void *arg)
         CHECK(g && !g->caught && g->uncaught == 0);
         g->uncaught = 7; /* read by nobody: the thread ends with no exception */
     }
+    atomic_fetch_add(&ended, 1);
     return NULL;
 }
 
@@ -50,8 +54,17 @@ static void rounds(int n)
 {
     for (int i = 0; i < n; i++) {
         pthread_t t[3];
+        atomic_store(&ended, 0);
         for (int j = 0; j < 3; j++)
             CHECK(pthread_create(&t[j], NULL, child, NULL) == 0);
+        if (i % 2) {
+            /* detached as they end or just after */
+            while (atomic_load(&ended) < 3)
+                sched_yield();
+            for (int j = 0; j < 3; j++)
+                CHECK(pthread_detach(t[j]) == 0);
+            continue;
+        }
         for (int j = 0; j < 3; j++)
             CHECK(pthread_join(t[j], NULL) == 0);
     }
