@@ -159,12 +159,9 @@ static struct pt *pt_get(void)
         return p;
     }
     /* key blocks stay with the record, emptied: most threads use the
-     * same few keys */
-    struct pt_keyval *keys[PT_KEYS_MAX / PT_KEY_BLOCK];
-    uint32_t mask = p->keymask;
-    memcpy(keys, p->keys, sizeof keys);
-    for (uint32_t m = mask; m; m &= m - 1)
-        memset(keys[__builtin_ctz(m)], 0, PT_KEY_BLOCK * sizeof(struct pt_keyval));
+     * same few keys (the memsets below keep keys and keymask) */
+    for (uint32_t m = p->keymask; m; m &= m - 1)
+        memset(p->keys[__builtin_ctz(m)], 0, PT_KEY_BLOCK * sizeof(struct pt_keyval));
     memset(p, 0, offsetof(struct pt, keys));
     memset(&p->keymask + 1, 0,
            offsetof(struct pt, sigcode) - offsetof(struct pt, keymask) - sizeof p->keymask);
