@@ -133,8 +133,12 @@ void *weft__posix_real_sym(const char *name);
             "\n.type weft__real_" #name ",@function\nweft__real_" #name ":\n\tjmp *" #ptr #name    \
             "(%rip)\n.size weft__real_" #name ",.-weft__real_" #name "\n");
 void weft__posix_check_glibc(void);
-void *weft__posix_tcb_get(void);           /* a fresh block (TLS initialised), NULL: ENOMEM */
-void weft__posix_tcb_put(void *tcb);       /* back to the free list */
+/* A fresh block (TLS initialised), NULL: ENOMEM; *rec: the record a
+ * recycled block had (it stays with its block on the free list), or NULL. */
+void *weft__posix_tcb_get(struct pt **rec);
+/* Back to the free list, with its record; returns the record when the
+ * block went back to glibc instead (the caller recycles it), else NULL. */
+struct pt *weft__posix_tcb_put(void *tcb);
 struct pt *weft__posix_pt_of(void *tcb);   /* the record a block's pt_tls names, or NULL */
 struct pt *weft__posix_self(void);         /* the caller's record, made on demand; NULL: ENOMEM */
 struct pt *weft__posix_self_if_any(void);  /* the caller's record, or NULL */

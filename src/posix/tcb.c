@@ -59,7 +59,9 @@ extern const ptrdiff_t __rseq_offset __attribute__((weak));
 extern const unsigned int __rseq_size __attribute__((weak));
 
 /* Free blocks: a list through their first TLS-free word (the tcb field,
- * rewritten on reuse), under free_lock. */
+ * rewritten on reuse), under free_lock. Each keeps the record (struct pt)
+ * its last thread had, in its pt_tls, so that a create and a join take
+ * one list's lock, not two. */
 static weft__lock free_lock;
 static void *free_tcbs;
 static size_t nfree;
@@ -300,7 +302,7 @@ static void clear_dtv(char *tcb)
     memset(dtv, 0, (n + 1) * sizeof *dtv);
 }
 
-void *weft__posix_tcb_get(void)
+void *weft__posix_tcb_get(struct pt **rec)
 {
     char *tcb = NULL;
     weft__lock_acquire(&free_lock);
@@ -310,6 +312,7 @@ void *weft__posix_tcb_get(void)
         nfree--;
     }
     weft__lock_release(&free_lock);
+    *rec = tcb ? weft__posix_pt_of(tcb) : NULL; /* before the TLS is reset */
     if (tcb && tls_snapshot_valid()) {
         for (int i = 0; i < tls_nruns; i++)
             memcpy(tcb - tls_runs[i].off, tls_runs[i].image, tls_runs[i].size);
@@ -336,7 +339,7 @@ void *weft__posix_tcb_get(void)
     return tcb;
 }
 
-void weft__posix_tcb_put(void *tcb)
+struct pt *weft__posix_tcb_put(void *tcb)
 {
     weft__lock_acquire(&free_lock);
     if (nfree < FREE_MAX) {
@@ -346,8 +349,11 @@ void weft__posix_tcb_put(void *tcb)
         tcb = NULL;
     }
     weft__lock_release(&free_lock);
-    if (tcb)
-        dl_deallocate_tls(tcb, 1);
+    if (!tcb)
+        return NULL;
+    struct pt *p = weft__posix_pt_of(tcb);
+    dl_deallocate_tls(tcb, 1);
+    return p;
 }
 
 /* A kernel thread that was not made here ends: its record's keys. */

@@ -91,6 +91,8 @@ __attribute__((constructor(102))) static void posix_thread_load(void)
     pthread_atfork(NULL, NULL, forked_child); /* glibc's (libc_nonshared) */
 }
 
+static void pt_put(struct pt *p);
+
 int weft__posix_start(void)
 {
     /* acquire: pairs with the release below */
@@ -126,7 +128,9 @@ int weft__posix_start(void)
              * blocking call, and the two in one block would overwrite each
              * other's kernel-thread locals (the home, the worker:
              * sched/switch.h) */
-            void *own = weft__posix_tcb_get();
+            struct pt *had;
+            void *own = weft__posix_tcb_get(&had);
+            pt_put(had);
             if (own)
                 weft__tls_kfs = own;
             p->h = t;
@@ -146,13 +150,17 @@ int weft__posix_start(void)
 static weft__lock pt_lock;
 static struct pt *pt_free; /* under pt_lock */
 
-static struct pt *pt_get(void)
+/* A record for a new thread: p, the one its recycled block had, or NULL
+ * for one from the free list or calloc; NULL: ENOMEM. */
+static struct pt *pt_get(struct pt *p)
 {
-    weft__lock_acquire(&pt_lock);
-    struct pt *p = pt_free;
-    if (p)
-        pt_free = p->next_free;
-    weft__lock_release(&pt_lock);
+    if (!p) {
+        weft__lock_acquire(&pt_lock);
+        p = pt_free;
+        if (p)
+            pt_free = p->next_free;
+        weft__lock_release(&pt_lock);
+    }
     if (!p) {
         if ((p = calloc(1, sizeof *p)))
             weft__posix_sig_track(p);
@@ -168,8 +176,12 @@ static struct pt *pt_get(void)
     return p;
 }
 
+/* Back to the free list (NULL: none); a record whose block is on the
+ * free list stays there with it instead (weft__posix_tcb_put). */
 static void pt_put(struct pt *p)
 {
+    if (!p)
+        return;
     weft__lock_acquire(&pt_lock);
     p->next_free = pt_free;
     pt_free = p;
@@ -498,8 +510,7 @@ static void thread_end(struct pt **pp)
         /* detached: nobody joins; the block and record go back now */
         if (!left)
             leave_block(t);
-        weft__posix_tcb_put(p->tcb);
-        pt_put(p);
+        pt_put(weft__posix_tcb_put(p->tcb));
     }
 }
 
@@ -547,12 +558,12 @@ PT_API int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)
     if (weft__posix_start() != 0)
         return EAGAIN;
     struct pattr a = attr ? *CPA(attr) : default_attr;
-    struct pt *p = pt_get();
-    if (!p)
+    struct pt *p;
+    void *tcb = weft__posix_tcb_get(&p);
+    if (!tcb)
         return EAGAIN;
-    void *tcb = weft__posix_tcb_get();
-    if (!tcb) {
-        pt_put(p);
+    if (!(p = pt_get(p))) {
+        pt_put(weft__posix_tcb_put(tcb));
         return EAGAIN;
     }
     p->tcb = tcb;
@@ -588,8 +599,7 @@ PT_API int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)
         p->h = h;
     if (r != 0) {
         atomic_fetch_sub_explicit(&live, 1, memory_order_relaxed);
-        weft__posix_tcb_put(tcb);
-        pt_put(p);
+        pt_put(weft__posix_tcb_put(tcb));
         return r == ENOMEM ? EAGAIN : r;
     }
     return 0;
@@ -727,8 +737,7 @@ PT_API int pthread_join(pthread_t th, void **res)
     if (res)
         *res = p->exiting && r == PTHREAD_CANCELED ? PTHREAD_CANCELED : r;
     p->h = NULL; /* a second join finds ESRCH */
-    weft__posix_tcb_put(p->tcb);
-    pt_put(p);
+    pt_put(weft__posix_tcb_put(p->tcb));
     return 0;
 }
 
@@ -793,8 +802,7 @@ PT_API int pthread_detach(pthread_t th)
      * it), which weft_join waits for */
     weft_join(p->h, NULL);
     p->h = NULL;
-    weft__posix_tcb_put(p->tcb);
-    pt_put(p);
+    pt_put(weft__posix_tcb_put(p->tcb));
     return 0;
 }
 
