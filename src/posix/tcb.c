@@ -60,11 +60,27 @@ extern const unsigned int __rseq_size __attribute__((weak));
 
 /* Free blocks: a list through their first TLS-free word (the tcb field,
  * rewritten on reuse), under free_lock. Each keeps the record (struct pt)
- * its last thread had, in its pt_tls, so that a create and a join take
- * one list's lock, not two. */
+ * its last thread had, in its pt_tls, so that a create and a join share
+ * one list with the blocks, not a list of records besides. */
 static weft__lock free_lock;
 static void *free_tcbs;
 static size_t nfree;
+/* And a short list per worker, in front of it, which only code running
+ * on that worker touches (as its stack cache: weft__tls_worker is NULL in
+ * a thread that runs without one), so that most creates and joins take no
+ * lock at all. */
+enum { WCACHE_WORKERS = 64, WCACHE_MAX = 32 };
+static struct wcache {
+    void *head;
+    unsigned n;
+} __attribute__((aligned(64))) wcache[WCACHE_WORKERS];
+
+/* The caller's worker's list, NULL: none. */
+static inline struct wcache *worker_cache(void)
+{
+    struct weft__worker *w = weft__tls_worker;
+    return w && (unsigned)w->id < WCACHE_WORKERS ? &wcache[w->id] : NULL;
+}
 #define FREE_MAX 4096 /* blocks kept; more go back to glibc */
 static void (*dl_deallocate_tls)(void *tcb, _Bool dealloc_tcb);
 
@@ -305,13 +321,20 @@ static void clear_dtv(char *tcb)
 void *weft__posix_tcb_get(struct pt **rec)
 {
     char *tcb = NULL;
-    weft__lock_acquire(&free_lock);
-    if (free_tcbs) {
-        tcb = free_tcbs;
-        free_tcbs = *(void **)tcb;
-        nfree--;
+    struct wcache *c = worker_cache();
+    if (c && c->head) {
+        tcb = c->head;
+        c->head = *(void **)tcb;
+        c->n--;
+    } else {
+        weft__lock_acquire(&free_lock);
+        if (free_tcbs) {
+            tcb = free_tcbs;
+            free_tcbs = *(void **)tcb;
+            nfree--;
+        }
+        weft__lock_release(&free_lock);
     }
-    weft__lock_release(&free_lock);
     *rec = tcb ? weft__posix_pt_of(tcb) : NULL; /* before the TLS is reset */
     if (tcb && tls_snapshot_valid()) {
         for (int i = 0; i < tls_nruns; i++)
@@ -341,6 +364,13 @@ void *weft__posix_tcb_get(struct pt **rec)
 
 struct pt *weft__posix_tcb_put(void *tcb)
 {
+    struct wcache *c = worker_cache();
+    if (c && c->n < WCACHE_MAX) {
+        *(void **)tcb = c->head;
+        c->head = tcb;
+        c->n++;
+        return NULL;
+    }
     weft__lock_acquire(&free_lock);
     if (nfree < FREE_MAX) {
         *(void **)tcb = free_tcbs;
