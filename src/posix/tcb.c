@@ -157,7 +157,7 @@ union dtv {
  * the load has written it. A run is a range of the static TLS area, below
  * the thread pointer, that takes image's bytes: one module, or neighbours
  * with the padding between them (zeros, as glibc leaves it). */
-enum { TLS_RUNS_MAX = 16 };
+enum { TLS_RUNS_MAX = 64 }; /* modules with TLS at the start; more: no snapshot */
 static struct tls_run {
     ptrdiff_t off; /* the thread pointer minus the run's start */
     size_t size;
