@@ -150,6 +150,17 @@ int weft__posix_start(void)
 static weft__lock pt_lock;
 static struct pt *pt_free; /* under pt_lock */
 
+/* memset(d, 0, n) for a small constant n, as 64-byte pieces: GCC makes
+ * those a few vector stores, where one memset of more than 128 bytes
+ * becomes rep stos, whose start-up alone costs more than the stores. */
+static inline void zero_small(void *d, size_t n)
+{
+    char *c = d;
+    for (; n > 64; c += 64, n -= 64)
+        memset(c, 0, 64);
+    memset(c, 0, n);
+}
+
 /* A record for a new thread: p, the one its recycled block had, or NULL
  * for one from the free list or calloc; NULL: ENOMEM. */
 static struct pt *pt_get(struct pt *p)
@@ -171,8 +182,8 @@ static struct pt *pt_get(struct pt *p)
     for (uint32_t m = p->keymask; m; m &= m - 1)
         memset(p->keys[__builtin_ctz(m)], 0, PT_KEY_BLOCK * sizeof(struct pt_keyval));
     memset(p, 0, offsetof(struct pt, keys));
-    memset(&p->keymask + 1, 0,
-           offsetof(struct pt, sigcode) - offsetof(struct pt, keymask) - sizeof p->keymask);
+    zero_small(&p->keymask + 1,
+               offsetof(struct pt, sigcode) - offsetof(struct pt, keymask) - sizeof p->keymask);
     return p;
 }
 
