@@ -1,16 +1,20 @@
 /* pthread_bench: an unmodified pthread program that times three patterns:
  * create+join, a sched_yield ping between 2 threads, and a mutex+condvar
- * hand-off between 2 threads. Run it natively (glibc, pin it with
+ * hand-off between 2 threads; and the ping again as yield_ra, whose turn
+ * word is read with acquire and written with release instead of the
+ * sequentially consistent ++ (a locked instruction each pass: on a fast
+ * yield, a large part of the pass). Run it natively (glibc, pin it with
  * `taskset -c 0` for the one-CPU figures) and under the drop-in
  * (`weft-run --workers 1`): the same binary. One line per result:
  *   name=<pattern> ns_per_op=<median> min=<min> max=<max> runs=<runs> n=<ops>
  *   cpu_ns_per_op=<median>
  * (the process's CPU time per operation, which a loaded machine's waits for
  * a CPU do not inflate). 
- * Usage: pthread_bench [-n ops] [-r runs] [create|yield|handoff]... */
+ * Usage: pthread_bench [-n ops] [-r runs] [create|yield|handoff|yield_ra]... */
 #define _GNU_SOURCE 1
 #include <pthread.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,14 +63,27 @@ static void *yielder(void *arg)
     return NULL;
 }
 
-static double bench_yield(long n)
+/* The same turns with one writer at a time: release/acquire suffice. */
+static void *yielder_ra(void *arg)
+{
+    long me = (long)(intptr_t)arg;
+    for (long i = 0; i < yield_n; i++) {
+        long t;
+        while ((t = atomic_load_explicit(&turn, memory_order_acquire)) % 2 != me)
+            sched_yield();
+        atomic_store_explicit(&turn, t + 1, memory_order_release);
+    }
+    return NULL;
+}
+
+static double bench_yield(long n, void *(*fn)(void *))
 {
     yield_n = n;
     turn = 0;
     pthread_t a, b;
     uint64_t t0 = now_ns();
-    pthread_create(&a, NULL, yielder, (void *)0);
-    pthread_create(&b, NULL, yielder, (void *)1);
+    pthread_create(&a, NULL, fn, (void *)0);
+    pthread_create(&b, NULL, fn, (void *)1);
     pthread_join(a, NULL);
     pthread_join(b, NULL);
     return (double)(now_ns() - t0) / (double)(2 * n); /* per pass of the turn */
@@ -120,11 +137,11 @@ int main(int argc, char **argv)
         else
             return 2;
     }
-    const char *all[] = { "create", "yield", "handoff" };
+    const char *all[] = { "create", "yield", "handoff", "yield_ra" };
     int nnames = argc - optind;
     const char **names = nnames ? (const char **)argv + optind : all;
     if (!nnames)
-        nnames = 3;
+        nnames = (int)(sizeof all / sizeof all[0]);
     for (int k = 0; k < nnames; k++) {
         double v[64], c[64];
         if (runs > 64)
@@ -134,7 +151,9 @@ int main(int argc, char **argv)
             if (strcmp(names[k], "create") == 0)
                 v[r] = bench_create(n);
             else if (strcmp(names[k], "yield") == 0)
-                v[r] = bench_yield(n);
+                v[r] = bench_yield(n, yielder);
+            else if (strcmp(names[k], "yield_ra") == 0)
+                v[r] = bench_yield(n, yielder_ra);
             else if (strcmp(names[k], "handoff") == 0)
                 v[r] = bench_handoff(n);
             else

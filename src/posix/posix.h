@@ -141,8 +141,12 @@ void *weft__posix_real_sym(const char *name);
             "\n.type weft__real_" #name ",@function\nweft__real_" #name ":\n\tjmp *" #ptr #name    \
             "(%rip)\n.size weft__real_" #name ",.-weft__real_" #name "\n");
 void weft__posix_check_glibc(void);
-void *weft__posix_tcb_get(void);           /* a fresh block (TLS initialised), NULL: ENOMEM */
-void weft__posix_tcb_put(void *tcb);       /* back to the free list */
+/* A fresh block (TLS initialised), NULL: ENOMEM; *rec: the record a
+ * recycled block had (it stays with its block on the free list), or NULL. */
+void *weft__posix_tcb_get(struct pt **rec);
+/* Back to the free list, with its record; returns the record when the
+ * block went back to glibc instead (the caller recycles it), else NULL. */
+struct pt *weft__posix_tcb_put(void *tcb);
 struct pt *weft__posix_pt_of(void *tcb);   /* the record a block's pt_tls names, or NULL */
 struct pt *weft__posix_self(void);         /* the caller's record, made on demand; NULL: ENOMEM */
 struct pt *weft__posix_self_if_any(void);  /* the caller's record, or NULL */
@@ -172,8 +176,19 @@ void weft__posix_unpark(_Atomic uint32_t *addr, int n); /* wakes up to n waiters
 void weft__posix_interrupt(struct pt *p);
 /* ---- signal.c: per-user-thread masks, actions, routing ---- */
 /* Runs the caller's pending signals that it does not block (their
- * actions run now, on the caller); 1 if any ran. */
-int weft__posix_deliver(void);
+ * actions run now, on the caller); 1 if any ran. Inline: the test that
+ * none is pending runs on every yield and wake-up, through the
+ * caller's record (tcb.c's pt_tls). */
+extern __thread struct pt *weft__posix_pt_tls __attribute__((tls_model("initial-exec")));
+int weft__posix_deliver_pending(struct pt *p);
+static inline int weft__posix_deliver(void)
+{
+    struct pt *p = weft__posix_pt_tls;
+    /* relaxed: the run rechecks the bits with its own atomics */
+    if (__builtin_expect(!p || !atomic_load_explicit(&p->sigpending, memory_order_relaxed), 1))
+        return 0;
+    return weft__posix_deliver_pending(p);
+}
 int weft__posix_sig_run_ready(struct pt *p); /* the same, p the caller's record */
 /* A mirrored call of the caller was broken off (ECANCELED from the ring):
  * runs its signals and acts on a cancellation. EINTR if the call must

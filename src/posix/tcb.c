@@ -14,10 +14,29 @@
  * Blocks are recycled as glibc recycles its stacks: the dynamic TLS the
  * DTV holds is freed and the DTV cleared, then _dl_allocate_tls_init
  * copies the initial images again.
+ *
+ * That path costs some 600 instructions and ld.so's TLS lock per
+ * pthread_create; most programs never load a module with TLS after the
+ * start, and for them the recycled block's DTV never changed (its entries
+ * name the static blocks inside the block itself, nothing to free). So the
+ * load takes a snapshot of the static TLS (tls_plan: each module's offset
+ * below the thread pointer and its initial image, zeroed bss included),
+ * and a recycled block only gets the snapshot copied back, as long as
+ * ld.so's TLS generation is still the one of the snapshot. Any load or
+ * unload of a TLS module bumps that generation (dlopen, and glibc's own
+ * internal loads such as NSS modules), and from then on every block takes
+ * glibc's path. The generation's address is read from __tls_get_addr's
+ * own fast path, which compares it with the DTV's: if that code is not
+ * the expected load, or anything else looks unlike what the snapshot
+ * assumes, the snapshot is not used (tls_gen stays NULL).
+ * Rejected: a module count from dl_iterate_phdr on each create (it takes
+ * ld.so's lock, the cost this avoids); hooking dlopen (glibc's internal
+ * loads bypass it).
  */
 #include <dlfcn.h>
 #include <errno.h>
 #include <gnu/libc-version.h>
+#include <link.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -30,8 +49,9 @@
 #include "posix/posix.h"
 #include "sched/switch.h"
 
-static __thread struct pt *pt_tls __attribute__((tls_model("initial-exec")));
-static ptrdiff_t pt_off; /* &pt_tls minus the thread pointer; immutable after load */
+/* The caller's record (posix.h's weft__posix_deliver reads it inline). */
+__thread struct pt *weft__posix_pt_tls __attribute__((tls_model("initial-exec")));
+static ptrdiff_t pt_off; /* &weft__posix_pt_tls minus the thread pointer; immutable after load */
 
 static void *(*dl_allocate_tls)(void *mem);
 static void *(*dl_allocate_tls_init)(void *tcb, _Bool init_tls);
@@ -39,10 +59,28 @@ extern const ptrdiff_t __rseq_offset __attribute__((weak));
 extern const unsigned int __rseq_size __attribute__((weak));
 
 /* Free blocks: a list through their first TLS-free word (the tcb field,
- * rewritten on reuse), under free_lock. */
+ * rewritten on reuse), under free_lock. Each keeps the record (struct pt)
+ * its last thread had, in its pt_tls, so that a create and a join share
+ * one list with the blocks, not a list of records besides. */
 static weft__lock free_lock;
 static void *free_tcbs;
 static size_t nfree;
+/* And a short list per worker, in front of it, which only code running
+ * on that worker touches (as its stack cache: weft__tls_worker is NULL in
+ * a thread that runs without one), so that most creates and joins take no
+ * lock at all. */
+enum { WCACHE_WORKERS = 64, WCACHE_MAX = 32 };
+static struct wcache {
+    void *head;
+    unsigned n;
+} __attribute__((aligned(64))) wcache[WCACHE_WORKERS];
+
+/* The caller's worker's list, NULL: none. */
+static inline struct wcache *worker_cache(void)
+{
+    struct weft__worker *w = weft__tls_worker;
+    return w && (unsigned)w->id < WCACHE_WORKERS ? &wcache[w->id] : NULL;
+}
 #define FREE_MAX 4096 /* blocks kept; more go back to glibc */
 static void (*dl_deallocate_tls)(void *tcb, _Bool dealloc_tcb);
 
@@ -115,6 +153,161 @@ union dtv {
     } pointer;
 };
 
+/* The snapshot of the static TLS blocks (see the head): immutable once
+ * the load has written it. A run is a range of the static TLS area, below
+ * the thread pointer, that takes image's bytes: one module, or neighbours
+ * with the padding between them (zeros, as glibc leaves it). */
+enum { TLS_RUNS_MAX = 64 }; /* modules with TLS at the start; more: no snapshot */
+static struct tls_run {
+    ptrdiff_t off; /* the thread pointer minus the run's start */
+    size_t size;
+    const void *image;
+} tls_runs[TLS_RUNS_MAX];
+static int tls_nruns;
+static const _Atomic size_t *tls_gen; /* ld.so's TLS generation; NULL: no snapshot */
+static size_t tls_gen0;               /* its value when the snapshot was taken */
+
+/* A module with static TLS, as the load finds it. */
+struct tls_mod {
+    ptrdiff_t off; /* the thread pointer minus its block's start */
+    size_t memsz, filesz;
+    const char *image;
+};
+
+struct tls_scan {
+    char *tp;
+    size_t static_size; /* the static TLS area (TCB included), from ld.so */
+    int n, bad;
+    struct tls_mod mods[TLS_RUNS_MAX];
+};
+
+static int scan_module(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    struct tls_scan *sc = arg;
+    if (size < offsetof(struct dl_phdr_info, dlpi_tls_data) + sizeof info->dlpi_tls_data)
+        return sc->bad = 1;
+    if (info->dlpi_tls_modid == 0)
+        return 0;
+    const ElfW(Phdr) *ph = NULL;
+    for (int i = 0; i < info->dlpi_phnum; i++)
+        if (info->dlpi_phdr[i].p_type == PT_TLS)
+            ph = &info->dlpi_phdr[i];
+    char *data = info->dlpi_tls_data;
+    /* a block outside the static area is dynamic TLS: no snapshot */
+    if (!ph || !data || data >= sc->tp || (size_t)(sc->tp - data) > sc->static_size ||
+        ph->p_memsz > (size_t)(sc->tp - data) || ph->p_filesz > ph->p_memsz ||
+        sc->n == TLS_RUNS_MAX)
+        return sc->bad = 1;
+    sc->mods[sc->n++] = (struct tls_mod){ sc->tp - data, ph->p_memsz, ph->p_filesz,
+                                          (const char *)info->dlpi_addr + ph->p_vaddr };
+    return 0;
+}
+
+static int by_address(const void *a, const void *b)
+{
+    const struct tls_mod *x = a, *y = b; /* the larger offset is the lower address */
+    return x->off < y->off ? 1 : x->off > y->off ? -1 : 0;
+}
+
+/* The address of ld.so's TLS generation, from the fast path of
+ * __tls_get_addr (glibc 2.36, x86-64): mov %fs:8,%rdx (the DTV), then
+ * mov generation(%rip),%rax. NULL if the code is not that, or the word is
+ * not inside _rtld_global. */
+static const _Atomic size_t *find_tls_gen(void)
+{
+    static const unsigned char head[] = { 0x64, 0x48, 0x8b, 0x14, 0x25, 0x08,
+                                          0x00, 0x00, 0x00, 0x48, 0x8b, 0x05 };
+    const unsigned char *f = dlsym(RTLD_DEFAULT, "__tls_get_addr");
+    if (!f || memcmp(f, head, sizeof head) != 0)
+        return NULL;
+    int32_t rel;
+    memcpy(&rel, f + sizeof head, sizeof rel);
+    const char *gen = (const char *)f + sizeof head + sizeof rel + rel;
+    Dl_info di;
+    const ElfW(Sym) *sym = NULL;
+    if (!dladdr1(gen, &di, (void **)&sym, RTLD_DL_SYMENT) || !di.dli_sname || !sym ||
+        strcmp(di.dli_sname, "_rtld_global") != 0 ||
+        (size_t)(gen - (const char *)di.dli_saddr) + sizeof(size_t) > sym->st_size)
+        return NULL;
+    return (const _Atomic size_t *)(const void *)gen;
+}
+
+/* Takes the snapshot of the static TLS (see the head) at the load, on the
+ * initial thread, whose DTV must be up to date with ld.so's generation. */
+static void tls_snapshot(void)
+{
+    void (*static_info)(size_t * size, size_t * align) =
+        dlvsym(RTLD_DEFAULT, "_dl_get_tls_static_info", "GLIBC_PRIVATE");
+    const _Atomic size_t *gen = find_tls_gen();
+    if (!static_info || !gen)
+        return;
+    struct tls_scan *sc = calloc(1, sizeof *sc);
+    if (!sc)
+        return;
+    sc->tp = thread_pointer();
+    size_t align;
+    static_info(&sc->static_size, &align);
+    size_t gen0 = atomic_load_explicit(gen, memory_order_relaxed);
+    const size_t *dtv = *(size_t **)(sc->tp + 8);
+    if (dtv[0] != gen0 || dl_iterate_phdr(scan_module, sc) != 0 || sc->bad || sc->n == 0)
+        goto out;
+    /* Runs, lowest address first: neighbours merge across a gap of at
+     * most 64 bytes of padding, unless the gap holds the rseq area (not
+     * glibc 2.36's place for it). Positions are relative to the thread
+     * pointer. */
+    qsort(sc->mods, (size_t)sc->n, sizeof sc->mods[0], by_address);
+    ptrdiff_t rseq_lo = 0, rseq_hi = 0;
+    if (&__rseq_offset && &__rseq_size && __rseq_offset < 0)
+        rseq_lo = __rseq_offset, rseq_hi = __rseq_offset + (ptrdiff_t)__rseq_size;
+    struct tls_run runs[TLS_RUNS_MAX];
+    int first[TLS_RUNS_MAX + 1]; /* runs[i] holds mods[first[i]] to mods[first[i + 1] - 1] */
+    int n = 0;
+    for (int i = 0; i < sc->n; i++) {
+        const struct tls_mod *m = &sc->mods[i];
+        if (n > 0) {
+            struct tls_run *r = &runs[n - 1];
+            ptrdiff_t gap_lo = -r->off + (ptrdiff_t)r->size, gap_hi = -m->off;
+            if (gap_hi < gap_lo)
+                goto out; /* overlapping blocks: not the layout assumed */
+            if (gap_hi - gap_lo <= 64 && !(rseq_lo < gap_hi && rseq_hi > gap_lo)) {
+                r->size = (size_t)(r->off - m->off) + m->memsz;
+                continue;
+            }
+        }
+        first[n] = i;
+        runs[n++] = (struct tls_run){ m->off, m->memsz, NULL };
+    }
+    first[n] = sc->n;
+    /* the images: each run's bytes as a fresh block has them */
+    size_t total = 0;
+    for (int i = 0; i < n; i++)
+        total += runs[i].size;
+    char *img = calloc(1, total);
+    if (!img)
+        goto out;
+    for (int i = 0; i < n; i++) {
+        runs[i].image = img;
+        for (int j = first[i]; j < first[i + 1]; j++)
+            memcpy(img + (runs[i].off - sc->mods[j].off), sc->mods[j].image, sc->mods[j].filesz);
+        img += runs[i].size;
+    }
+    memcpy(tls_runs, runs, sizeof runs);
+    tls_nruns = n;
+    tls_gen0 = gen0;
+    tls_gen = gen;
+out:
+    free(sc);
+}
+
+/* 1 if a recycled block's static TLS may be reset from the snapshot: no
+ * TLS module came or went since it was taken. Relaxed: a load racing
+ * with a dlopen is served as a thread made just before it, whose DTV
+ * __tls_get_addr brings up to date on its first use of the new module. */
+static inline int tls_snapshot_valid(void)
+{
+    return tls_gen && atomic_load_explicit(tls_gen, memory_order_relaxed) == tls_gen0;
+}
+
 static void clear_dtv(char *tcb)
 {
     union dtv *dtv = *(union dtv **)(tcb + 8);
@@ -125,17 +318,28 @@ static void clear_dtv(char *tcb)
     memset(dtv, 0, (n + 1) * sizeof *dtv);
 }
 
-void *weft__posix_tcb_get(void)
+void *weft__posix_tcb_get(struct pt **rec)
 {
     char *tcb = NULL;
-    weft__lock_acquire(&free_lock);
-    if (free_tcbs) {
-        tcb = free_tcbs;
-        free_tcbs = *(void **)tcb;
-        nfree--;
+    struct wcache *c = worker_cache();
+    if (c && c->head) {
+        tcb = c->head;
+        c->head = *(void **)tcb;
+        c->n--;
+    } else {
+        weft__lock_acquire(&free_lock);
+        if (free_tcbs) {
+            tcb = free_tcbs;
+            free_tcbs = *(void **)tcb;
+            nfree--;
+        }
+        weft__lock_release(&free_lock);
     }
-    weft__lock_release(&free_lock);
-    if (tcb) {
+    *rec = tcb ? weft__posix_pt_of(tcb) : NULL; /* before the TLS is reset */
+    if (tcb && tls_snapshot_valid()) {
+        for (int i = 0; i < tls_nruns; i++)
+            memcpy(tcb - tls_runs[i].off, tls_runs[i].image, tls_runs[i].size);
+    } else if (tcb) {
         clear_dtv(tcb);
         dl_allocate_tls_init(tcb, 1);
     } else {
@@ -158,8 +362,15 @@ void *weft__posix_tcb_get(void)
     return tcb;
 }
 
-void weft__posix_tcb_put(void *tcb)
+struct pt *weft__posix_tcb_put(void *tcb)
 {
+    struct wcache *c = worker_cache();
+    if (c && c->n < WCACHE_MAX) {
+        *(void **)tcb = c->head;
+        c->head = tcb;
+        c->n++;
+        return NULL;
+    }
     weft__lock_acquire(&free_lock);
     if (nfree < FREE_MAX) {
         *(void **)tcb = free_tcbs;
@@ -168,8 +379,11 @@ void weft__posix_tcb_put(void *tcb)
         tcb = NULL;
     }
     weft__lock_release(&free_lock);
-    if (tcb)
-        dl_deallocate_tls(tcb, 1);
+    if (!tcb)
+        return NULL;
+    struct pt *p = weft__posix_pt_of(tcb);
+    dl_deallocate_tls(tcb, 1);
+    return p;
 }
 
 /* A kernel thread that was not made here ends: its record's keys. */
@@ -185,13 +399,13 @@ static void foreign_end(void *arg)
     struct pt *p = arg;
     if (weft__posix_on_end)
         weft__posix_on_end(p);
-    pt_tls = NULL;
+    weft__posix_pt_tls = NULL;
     free(p);
 }
 
 struct pt *weft__posix_self(void)
 {
-    struct pt *p = pt_tls;
+    struct pt *p = weft__posix_pt_tls;
     if (WEFT_LIKELY(p))
         return p;
     p = calloc(1, sizeof *p);
@@ -200,21 +414,22 @@ struct pt *weft__posix_self(void)
     p->tcb = thread_pointer();
     p->state = PT_RUNNING;
     p->sched_policy = SCHED_OTHER;
-    pt_tls = p;
+    weft__posix_pt_tls = p;
     weft__real_pthread_setspecific(foreign_key, p);
     return p;
 }
 
 struct pt *weft__posix_self_if_any(void)
 {
-    return pt_tls;
+    return weft__posix_pt_tls;
 }
 
 __attribute__((constructor(101))) static void posix_load(void)
 {
     weft__posix_real_init();
     weft__posix_check_glibc();
-    pt_off = (char *)&pt_tls - (char *)thread_pointer();
+    pt_off = (char *)&weft__posix_pt_tls - (char *)thread_pointer();
+    tls_snapshot();
     weft__fs_wrfsbase = (getauxval(AT_HWCAP2) & 2) != 0; /* HWCAP2_FSGSBASE */
     const char *fs = getenv("WEFT_POSIX_FSBASE");
     if (fs && strcmp(fs, "syscall") == 0)
@@ -222,15 +437,12 @@ __attribute__((constructor(101))) static void posix_load(void)
     weft__real_pthread_key_create(&foreign_key, foreign_end);
 }
 
-/* Runs the caller's pending signals that it does not block (signal.c);
- * here for the fast path's direct read of pt_tls. */
+/* weft__posix_deliver's call once a signal is pending for p, the caller's
+ * record (signal.c runs it). */
 struct weft__posix_sig_ops weft__posix_sig_ops;
 _Atomic int weft__posix_sig_router_owed;
 
-int weft__posix_deliver(void)
+int weft__posix_deliver_pending(struct pt *p)
 {
-    struct pt *p = pt_tls;
-    if (!p || !atomic_load_explicit(&p->sigpending, memory_order_relaxed))
-        return 0;
     return weft__posix_sig_ops.run_ready ? weft__posix_sig_ops.run_ready(p) : 0;
 }

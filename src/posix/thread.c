@@ -91,6 +91,8 @@ __attribute__((constructor(102))) static void posix_thread_load(void)
     pthread_atfork(NULL, NULL, forked_child); /* glibc's (libc_nonshared) */
 }
 
+static void pt_put(struct pt *p);
+
 int weft__posix_start(void)
 {
     /* acquire: pairs with the release below */
@@ -126,7 +128,9 @@ int weft__posix_start(void)
              * blocking call, and the two in one block would overwrite each
              * other's kernel-thread locals (the home, the worker:
              * sched/switch.h) */
-            void *own = weft__posix_tcb_get();
+            struct pt *had;
+            void *own = weft__posix_tcb_get(&had);
+            pt_put(had);
             if (own)
                 weft__tls_kfs = own;
             p->h = t;
@@ -146,33 +150,49 @@ int weft__posix_start(void)
 static weft__lock pt_lock;
 static struct pt *pt_free; /* under pt_lock */
 
-static struct pt *pt_get(void)
+/* memset(d, 0, n) for a small constant n, as 64-byte pieces: GCC makes
+ * those a few vector stores, where one memset of more than 128 bytes
+ * becomes rep stos, whose start-up alone costs more than the stores. */
+static inline void zero_small(void *d, size_t n)
 {
-    weft__lock_acquire(&pt_lock);
-    struct pt *p = pt_free;
-    if (p)
-        pt_free = p->next_free;
-    weft__lock_release(&pt_lock);
+    char *c = d;
+    for (; n > 64; c += 64, n -= 64)
+        memset(c, 0, 64);
+    memset(c, 0, n);
+}
+
+/* A record for a new thread: p, the one its recycled block had, or NULL
+ * for one from the free list or calloc; NULL: ENOMEM. */
+static struct pt *pt_get(struct pt *p)
+{
+    if (!p) {
+        weft__lock_acquire(&pt_lock);
+        p = pt_free;
+        if (p)
+            pt_free = p->next_free;
+        weft__lock_release(&pt_lock);
+    }
     if (!p) {
         if ((p = calloc(1, sizeof *p)))
             weft__posix_sig_track(p);
         return p;
     }
     /* key blocks stay with the record, emptied: most threads use the
-     * same few keys */
-    struct pt_keyval *keys[PT_KEYS_MAX / PT_KEY_BLOCK];
-    uint32_t mask = p->keymask;
-    memcpy(keys, p->keys, sizeof keys);
-    for (uint32_t m = mask; m; m &= m - 1)
-        memset(keys[__builtin_ctz(m)], 0, PT_KEY_BLOCK * sizeof(struct pt_keyval));
+     * same few keys (the memsets below keep keys and keymask) */
+    for (uint32_t m = p->keymask; m; m &= m - 1)
+        memset(p->keys[__builtin_ctz(m)], 0, PT_KEY_BLOCK * sizeof(struct pt_keyval));
     memset(p, 0, offsetof(struct pt, keys));
-    memset(&p->keymask + 1, 0,
-           offsetof(struct pt, sigcode) - offsetof(struct pt, keymask) - sizeof p->keymask);
+    zero_small(&p->keymask + 1,
+               offsetof(struct pt, sigcode) - offsetof(struct pt, keymask) - sizeof p->keymask);
     return p;
 }
 
+/* Back to the free list (NULL: none); a record whose block is on the
+ * free list stays there with it instead (weft__posix_tcb_put). */
 static void pt_put(struct pt *p)
 {
+    if (!p)
+        return;
     weft__lock_acquire(&pt_lock);
     p->next_free = pt_free;
     pt_free = p;
@@ -460,12 +480,23 @@ PT_API int pthread_setattr_default_np(const pthread_attr_t *a)
 static void unwind_next(struct pt *p);
 static void drop_cpu_clock(struct pt *p);
 
+/* Leaves the caller's block for its kernel thread's, for the rest of
+ * weft's exit (t: the caller). */
+static void leave_block(struct weft_thread *t)
+{
+    t->fs = NULL; /* libweft's code is never preempted, so no switch comes between */
+    weft__fs_enter(weft__tls_worker, NULL);
+}
+
 /* The end of a user thread made here, on its way out whether it returned
  * or is unwound by pthread_exit (the cleanup attribute runs in both: this
  * file is built with -fexceptions): thread_local destructors, then key
- * destructors, then it leaves its block for its kernel thread's, which
- * weft's exit runs on; the block goes back at the join, or now if
- * detached. */
+ * destructors. A joinable thread then ends on its own block, which goes
+ * back once weft_join has seen weft's exit done with it (pthread_join, or
+ * pthread_detach of an ended thread): no switch of %fs to the kernel
+ * thread's block and back. A detached thread leaves its block for its
+ * kernel thread's and gives it back now; so does a bound one, which ends
+ * in glibc's pthread_exit on its kernel thread. */
 static void thread_end(struct pt **pp)
 {
     struct pt *p = *pp;
@@ -480,19 +511,21 @@ static void thread_end(struct pt **pp)
         p->ktid = 0; /* bound by its name (bound.c): the settle below ends that */
     weft__rescue_settle();
     struct weft_thread *t = weft_self();
-    t->fs = NULL; /* libweft's code is never preempted, so no switch comes between */
-    weft__fs_enter(weft__tls_worker, NULL);
+    int left = t->bound || atomic_load_explicit(&p->state, memory_order_relaxed) == PT_DETACHED;
+    if (left)
+        leave_block(t);
     atomic_fetch_sub_explicit(&live, 1, memory_order_relaxed);
-    /* release: the end is done with p and its block; pairs with the
-     * acquire loads of timed joins and of pthread_detach */
+    /* release: the end is done with p; pairs with the acquire loads of
+     * timed joins and of pthread_detach */
     atomic_store_explicit(&p->done, 1, memory_order_release);
     if (atomic_load(&p->joiners))
         weft__posix_unpark(&p->done, INT_MAX);
     int s = PT_RUNNING;
     if (!atomic_compare_exchange_strong(&p->state, &s, PT_EXITED)) {
         /* detached: nobody joins; the block and record go back now */
-        weft__posix_tcb_put(p->tcb);
-        pt_put(p);
+        if (!left)
+            leave_block(t);
+        pt_put(weft__posix_tcb_put(p->tcb));
     }
 }
 
@@ -542,12 +575,12 @@ PT_API int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)
     if (weft__posix_start() != 0)
         return EAGAIN;
     struct pattr a = attr ? *CPA(attr) : default_attr;
-    struct pt *p = pt_get();
-    if (!p)
+    struct pt *p;
+    void *tcb = weft__posix_tcb_get(&p);
+    if (!tcb)
         return EAGAIN;
-    void *tcb = weft__posix_tcb_get();
-    if (!tcb) {
-        pt_put(p);
+    if (!(p = pt_get(p))) {
+        pt_put(weft__posix_tcb_put(tcb));
         return EAGAIN;
     }
     p->tcb = tcb;
@@ -593,8 +626,7 @@ PT_API int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)
         p->h = h;
     if (r != 0) {
         atomic_fetch_sub_explicit(&live, 1, memory_order_relaxed);
-        weft__posix_tcb_put(tcb);
-        pt_put(p);
+        pt_put(weft__posix_tcb_put(tcb));
         return r == ENOMEM ? EAGAIN : r;
     }
     return 0;
@@ -735,8 +767,7 @@ PT_API int pthread_join(pthread_t th, void **res)
     if (res)
         *res = p->exiting && r == PTHREAD_CANCELED ? PTHREAD_CANCELED : r;
     p->h = NULL; /* a second join finds ESRCH */
-    weft__posix_tcb_put(p->tcb);
-    pt_put(p);
+    pt_put(weft__posix_tcb_put(p->tcb));
     return 0;
 }
 
@@ -796,11 +827,12 @@ PT_API int pthread_detach(pthread_t th)
     }
     if (s == PT_DETACHED)
         return EINVAL;
-    /* it ended and nobody joined it: its resources go now */
-    weft_detach(p->h);
+    /* it ended and nobody joined it: its resources go now, once weft's
+     * exit is done with its block (thread_end: a joinable thread ends on
+     * it), which weft_join waits for */
+    weft_join(p->h, NULL);
     p->h = NULL;
-    weft__posix_tcb_put(p->tcb);
-    pt_put(p);
+    pt_put(weft__posix_tcb_put(p->tcb));
     return 0;
 }
 
@@ -942,7 +974,9 @@ PT_API int pthread_setcanceltype(int type, int *old)
 
 PT_API int sched_yield(void)
 {
-    if (weft_self()) {
+    /* a user thread on a worker: weft_self's first case, inline */
+    struct weft__worker *w = weft__tls_worker;
+    if (WEFT_LIKELY(w && w->current) || weft_self()) {
         weft_yield();
         weft__posix_deliver();
         return 0;

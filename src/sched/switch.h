@@ -59,7 +59,13 @@
  * (posix/thread.c), so the two never share one. */
 extern __thread void *weft__tls_kfs __attribute__((tls_model("initial-exec")));
 extern int weft__fs_wrfsbase; /* 1: the CPU and kernel allow wrfsbase */
-void weft__fs_syscall(void *fs);
+/* arch_prctl(ARCH_SET_FS, fs in %rdi), for kernels without wrfsbase. It
+ * keeps every register but the flags, and weft__fs_enter calls it from an
+ * asm statement that says so: the switch paths that inline weft__fs_enter
+ * (weft_yield's among them) then keep their values in scratch registers,
+ * where a C call would make them save six callee-saved ones on every
+ * switch, for a call that wrfsbase never makes. */
+__attribute__((no_caller_saved_registers)) void weft__fs_syscall(void *fs);
 
 /* Points %fs at fs (NULL: this kernel thread's own block) and carries the
  * kernel-thread locals into it, for worker w. */
@@ -73,8 +79,11 @@ WEFT_INLINE void weft__fs_enter(struct weft__worker *w, void *fs)
         fs = k;
     if (WEFT_LIKELY(weft__fs_wrfsbase))
         __asm__ volatile("wrfsbase %0" : : "r"(fs) : "memory");
-    else
-        weft__fs_syscall(fs);
+    else /* past the red zone, which the call's return address would hit */
+        __asm__ volatile("lea -128(%%rsp), %%rsp\n\tcall weft__fs_syscall\n\tlea 128(%%rsp), %%rsp"
+                         :
+                         : "D"(fs)
+                         : "memory");
     weft__tls_kfs = fs == k ? NULL : k; /* a kernel thread's own block says NULL */
     weft__tls_home = h;
     weft__tls_worker = w;

@@ -13,14 +13,20 @@ __thread struct weft__home *weft__tls_home __attribute__((tls_model("initial-exe
 #if WEFT_POSIX
 #include <asm/prctl.h>
 #include <sys/syscall.h>
-#include <unistd.h>
 
 __thread void *weft__tls_kfs __attribute__((tls_model("initial-exec")));
 __thread void *weft__tls_spawn_fs __attribute__((tls_model("initial-exec")));
 int weft__fs_wrfsbase;
 
-void weft__fs_syscall(void *fs)
+/* The system call itself, not libc's syscall(): general registers only,
+ * which is what no_caller_saved_registers saves (sched/switch.h). */
+__attribute__((no_caller_saved_registers, target("general-regs-only"))) void
+weft__fs_syscall(void *fs)
 {
-    syscall(SYS_arch_prctl, ARCH_SET_FS, fs);
+    long r;
+    __asm__ volatile("syscall"
+                     : "=a"(r)
+                     : "0"((long)SYS_arch_prctl), "D"((long)ARCH_SET_FS), "S"(fs)
+                     : "rcx", "r11", "memory");
 }
 #endif
