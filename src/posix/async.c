@@ -129,6 +129,12 @@ static int kick_once(struct pt *p)
     }
 }
 
+void weft__posix_async_point(struct pt *p)
+{
+    if (due(p))
+        pthread_exit(PTHREAD_CANCELED);
+}
+
 void weft__posix_async_kick(struct pt *p)
 {
     if (!weft__preempt_on())

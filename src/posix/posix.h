@@ -298,6 +298,11 @@ int weft__posix_bound_getaffinity(struct pt *p, size_t n, cpu_set_t *set);
  * that runs it to preempt it, where the handler ends it; looks again a
  * few times if none runs it now (yielding the caller's worker). */
 void weft__posix_async_kick(struct pt *p);
+/* Ends the caller (p, its record) if its asynchronous cancellation is due:
+ * for the drop-in's calls that are no cancellation point but keep the
+ * thread in the runtime's code, where the preemption handler leaves it be
+ * (a sched_yield loop). */
+void weft__posix_async_point(struct pt *p);
 
 /* ---- helpers ---- */
 static inline int weft__posix_on_user(void)

@@ -979,6 +979,9 @@ PT_API int sched_yield(void)
     if (WEFT_LIKELY(w && w->current) || weft_self()) {
         weft_yield();
         weft__posix_deliver();
+        struct pt *p = weft__posix_pt_tls; /* relaxed: a later yield sees it */
+        if (WEFT_UNLIKELY(p && atomic_load_explicit(&p->cancel, memory_order_relaxed)))
+            weft__posix_async_point(p);
         return 0;
     }
     return weft__real_sched_yield();

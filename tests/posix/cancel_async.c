@@ -241,8 +241,8 @@ static void cleanup_not_cancelled(void)
     CHECK(atomic_load(&cleanup_done) == 1);
 }
 
-/* Under the drop-in only: threads that call malloc, snprintf and the
- * clock in their loops (not async-cancel-safe, so natively glibc may end
+/* Under the drop-in only: threads that call malloc, snprintf, the clock
+ * and sched_yield in their loops (not async-cancel-safe, so natively glibc may end
  * one inside malloc and deadlock the next caller) are cancelled in their
  * own code only, and malloc still works afterwards. */
 #define LIBC_N 8
@@ -266,6 +266,9 @@ static void *libc_loop(void *arg)
         } else if (i % 4 == 3) {
             char b[32];
             snprintf(b, sizeof b, "%lu", libc_sink[i]++);
+        } else if (i == 4) {
+            sched_yield(); /* in the runtime's code nearly all the time */
+            libc_sink[i]++;
         } else {
             libc_sink[i]++;
         }
