@@ -500,6 +500,10 @@ static void leave_block(struct weft_thread *t)
 static void thread_end(struct pt **pp)
 {
     struct pt *p = *pp;
+    /* Signals routed to it that it has not run yet (it computed in libc or
+     * the runtime, where they wait for its own code): run them while it
+     * still lives, or a process-directed one would be lost with it. */
+    weft__posix_deliver();
     p->exiting = 1;
     __call_tls_dtors();
     weft__posix_thread_end(p);
