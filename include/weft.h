@@ -387,7 +387,8 @@ typedef struct weft_thread_info {
     int worker;        /* worker running it, else -1 */
     int priority;      /* WEFT_PRIO_* */
     uint64_t cpu_ns;   /* time it has run so far, the current stretch included */
-    uint64_t state_ns; /* time in its current state */
+    uint64_t state_ns; /* time in its current state (to a kernel tick, 1-4 ms:
+                          it may read that much long, never short) */
 } weft_thread_info;
 
 /* A snapshot of t (NULL: the caller). Does not block; any thread, while

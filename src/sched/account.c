@@ -44,7 +44,9 @@ WEFT_RACY void weft__acct_charge(struct weft_thread *t, uint64_t dt, uint64_t no
 
 void weft__acct_stamp(struct weft_thread *t)
 {
-    weft__acct_stamp_at(t, weft__now_ns());
+    /* coarse: park and ready stamp on every wait, two per hand-off (see
+     * account.h, Precision) */
+    weft__acct_stamp_at(t, weft__now_coarse_ns());
 }
 
 /* 1 while t's record is its own. */

@@ -10,7 +10,10 @@
  * much less than a period are charged in proportion to how often they are
  * found running, as a sampling profiler would. State changes are stamped
  * by the monitor when it sees a thread start or stop running, and by park
- * and ready themselves, on the monitor's clock (CLOCK_MONOTONIC).
+ * and ready themselves, on the monitor's clock (CLOCK_MONOTONIC); park and
+ * ready read it as of the kernel's last tick (CLOCK_MONOTONIC_COARSE,
+ * 1-4 ms), which costs a quarter of a precise read on their hot path, so
+ * a state's time reads up to a tick long, never short.
  * A thread the monitor has never seen running reads 0 CPU time.
  */
 #ifndef WEFT_SCHED_ACCOUNT_H
