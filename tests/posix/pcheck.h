@@ -6,6 +6,7 @@
 #include <dirent.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -154,4 +155,15 @@ static inline void pt_spinner_stop(struct pt_spinner *s)
 {
     __atomic_store_n(&s->stop, 1, __ATOMIC_SEQ_CST);
 }
+
+/* pthread_sigmask(how, {sig}), checked: a thread blocks or opens one
+ * signal. */
+static inline void pt_mask_one(int how, int sig)
+{
+    sigset_t s;
+    sigemptyset(&s);
+    sigaddset(&s, sig);
+    CHECK(pthread_sigmask(how, &s, NULL) == 0);
+}
+
 #endif

@@ -26,10 +26,7 @@ static void handler(int sig)
 static void *in_libc(void *arg)
 {
     (void)arg;
-    sigset_t s;
-    sigemptyset(&s);
-    sigaddset(&s, SIGUSR1);
-    CHECK(pthread_sigmask(SIG_UNBLOCK, &s, NULL) == 0);
+    pt_mask_one(SIG_UNBLOCK, SIGUSR1);
     up = 1;
     while (!stop)
         memset(buf, (int)stop + 1, sizeof buf); /* nearly all the time in libc */
