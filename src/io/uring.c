@@ -278,6 +278,11 @@ void weft__io_attend(struct weft__worker *w)
         if (io->queued &&
             (io->queued >= IO_BATCH || ++io->defer >= IO_DEFER_MAX || out_of_work(w, io)))
             submit(io);
+        /* Completions the full CQ ring could not take wait in the kernel
+         * until an enter asks for them: a worker that never waits in the
+         * ring (the initial thread's naps in weft_finalize) must ask. */
+        if (WEFT_UNLIKELY(io_uring_cq_has_overflow(&io->ring)))
+            io_uring_get_events(&io->ring);
         if (io_uring_cq_ready(&io->ring))
             reap(w, io);
         if (io->queued || io->inflight)
@@ -383,7 +388,8 @@ RACY int weft__io_waiting(struct weft__worker *w)
         return 1;
     /* acquire: as liburing's own read of the kernel's tail */
     if (__atomic_load_n(io->ring.cq.ktail, __ATOMIC_ACQUIRE) !=
-        __atomic_load_n(io->ring.cq.khead, __ATOMIC_RELAXED))
+            __atomic_load_n(io->ring.cq.khead, __ATOMIC_RELAXED) ||
+        io_uring_cq_has_overflow(&io->ring))
         return 1;
     return __atomic_load_n(&io->inflight, __ATOMIC_RELAXED) ? 2 : 0;
 }
