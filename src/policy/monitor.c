@@ -68,6 +68,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,7 +111,8 @@ enum { MON_RUN = 0, MON_STOP = 1 };
 
 /* What the monitor saw of one worker at its last look; monitor only. */
 struct look {
-    struct weft_thread *cur; /* the thread running then, NULL: none */
+    struct weft_thread *cur; /* the thread running then, NULL: none; atomic: cleared by
+                                weft__monitor_forget */
     uint64_t tick;           /* the worker's tick then */
     uint64_t since;          /* when cur was first seen keeping the worker */
     int stuck;               /* its preemption has waited past the quantum and a grace */
@@ -127,7 +129,8 @@ static struct {
     _Atomic uint32_t stop; /* MON_RUN / MON_STOP; futex word of the period sleep */
     uint64_t period_ns;    /* immutable while running */
     int64_t quantum_ns;    /* <= 0: no preemption; immutable while running */
-    struct look *looks;    /* one per worker; monitor only */
+    struct look *looks;    /* one per worker; monitor only, but for forget's clears */
+    _Atomic uint64_t pass; /* odd while the monitor reads descriptors (a look) */
     int pending;           /* a preemption asked during this look; monitor only */
     uint64_t last;         /* monitor clock of the last look; monitor only */
     uint32_t asks;         /* weft__monitor_asks at the last look; monitor only */
@@ -186,19 +189,21 @@ RACY static int look_at(struct weft__worker *w, struct look *l, uint64_t now, ui
 {
     struct weft_thread *cur = __atomic_load_n(&w->current, __ATOMIC_RELAXED);
     uint64_t tick = __atomic_load_n(&w->tick, __ATOMIC_RELAXED);
-    int moved = cur != l->cur || tick != l->tick;
+    /* seq_cst: after the pass began (weft__monitor_forget) */
+    struct weft_thread *prev = __atomic_load_n(&l->cur, __ATOMIC_SEQ_CST);
+    int moved = cur != prev || tick != l->tick;
     l->stuck = 0;
     if (moved) {
-        if (l->cur && l->cur != cur)
-            weft__acct_stamp_at(l->cur, now); /* it left the worker (parked, readied or done) */
-        if (cur && cur != l->cur)
+        if (prev && prev != cur)
+            weft__acct_stamp_at(prev, now); /* it left the worker (parked, readied or done) */
+        if (cur && cur != prev)
             weft__acct_stamp_at(cur, now);
         l->since = now;
         l->rescue_at = l->rescue_gap = 0;
     }
     if (cur)
         weft__acct_charge(cur, dt, now);
-    l->cur = cur;
+    __atomic_store_n(&l->cur, cur, __ATOMIC_RELAXED);
     l->tick = tick;
     uint64_t req = atomic_load_explicit(&w->preempt_req, memory_order_relaxed);
     int first_prio = (req & 3) == WEFT__PREEMPT_PRIO && (req >> 2) == tick && req != l->prio_req;
@@ -369,7 +374,7 @@ static void idle_sleep(void)
     /* The time asleep is nobody's: start the next period afresh. */
     mon.last = weft__now_ns();
     for (int i = 0; i < weft__rt.nworkers; i++)
-        mon.looks[i].cur = NULL;
+        __atomic_store_n(&mon.looks[i].cur, NULL, __ATOMIC_RELAXED);
 }
 
 /* 1 when some worker sleeps and nothing waits for the monitor (see Quiet):
@@ -440,12 +445,14 @@ static void *monitor_main(void *arg)
         mon.last = now;
         int moved = 0;
         mon.pending = 0;
+        atomic_fetch_add(&mon.pass, 1); /* seq_cst: see weft__monitor_forget */
         for (int i = 0; i < weft__rt.nworkers; i++)
             moved |= look_at(weft__rt.workers[i], &mon.looks[i], now, dt);
         if (mon.quantum_ns > 0) {
             rescue_stuck();
             weft__preempt_poke_rescued(); /* back in their own code, they rejoin */
         }
+        atomic_fetch_add(&mon.pass, 1);
         if (moved || busy_watch() || mon.pending)
             period = mon.period_ns;
         else if (period < PERIOD_MAX_NS)
@@ -486,6 +493,34 @@ int weft__monitor_start(int64_t quantum_ns)
     mon.started = 1;
     atomic_store_explicit(&weft__acct_period_ns, mon.period_ns, memory_order_relaxed);
     return 0;
+}
+
+/* Clears every look that names t, then waits for a pass that may have
+ * read it first, and clears again: that pass may also have stored t (it
+ * read w->current before t ended). A pass that begins after a clear with
+ * pass even (its increment comes after our read, both seq_cst) reads NULL
+ * and cannot store t, which runs nowhere now. A look's cur is read on later
+ * passes, which a descriptor in weft's stack slabs survives; one in memory
+ * the program gets back does not. */
+void weft__monitor_forget(struct weft_thread *t)
+{
+    if (!mon.looks) /* not started: weft_init's own failure paths */
+        return;
+    for (;;) {
+        for (int i = 0; i < weft__rt.nworkers; i++) {
+            struct weft_thread *x = t;
+            __atomic_compare_exchange_n(&mon.looks[i].cur, &x, NULL, 0, __ATOMIC_SEQ_CST,
+                                        __ATOMIC_RELAXED);
+        }
+        uint64_t p = atomic_load(&mon.pass);
+        if (!(p & 1))
+            return;
+        for (unsigned spins = 1; atomic_load(&mon.pass) == p; spins++) {
+            if (spins % 64 == 0)
+                sched_yield(); /* the monitor may be off its CPU mid-pass */
+            weft__cpu_relax();
+        }
+    }
 }
 
 void weft__monitor_stop(void)

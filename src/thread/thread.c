@@ -29,6 +29,7 @@
 
 #include "os/kwait.h"
 #include "policy/machine.h"
+#include "policy/monitor.h"
 #include "policy/prio.h"
 #include "sched/events.h"
 #include "sched/sched.h"
@@ -415,6 +416,7 @@ WEFT_NOINLINE void weft__free_thread(struct weft__worker *w, struct weft_thread 
         return;
     }
     if (WEFT_UNLIKELY(!t->cls)) { /* the caller's stack (weft__spawn_on): not ours */
+        weft__monitor_forget(t);
         weft__stack_disown(t);
         return;
     }
