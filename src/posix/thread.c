@@ -616,13 +616,9 @@ PT_API int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)
     weft_thread *h;
     *th = (pthread_t)tcb; /* before the child runs: it may read it */
     weft__tls_spawn_fs = tcb;
-    int r;
-    if (WEFT_UNLIKELY(p->ustack)) {
-        wa.stack_size = 0;
-        r = weft__spawn_on(&h, start, p, &wa, p->ustack, p->stack_size);
-    } else {
-        r = weft_spawn(&h, start, p, &wa);
-    }
+    int r = WEFT_UNLIKELY(p->ustack) /* the size is the region's (weft__spawn_on) */
+                ? weft__spawn_on(&h, start, p, &wa, p->ustack, p->stack_size)
+                : weft_spawn(&h, start, p, &wa);
     weft__tls_spawn_fs = NULL;
     /* The child writes p->h too, first thing; a joinable record lives
      * until its join, a detached one may be gone by now. */
@@ -1050,8 +1046,10 @@ PT_API int pthread_getattr_np(pthread_t th, pthread_attr_t *attr)
     struct weft_thread *t = (struct weft_thread *)p->h;
     pthread_attr_init(attr);
     /* a caller's stack as it was given (weft's descriptor is at its top) */
-    PA(attr)->stackaddr = p->ustack ? p->ustack + p->stack_size : t->stack_lo + t->stack_size;
-    PA(attr)->stacksize = p->ustack ? p->stack_size : t->stack_size;
+    char *lo = p->ustack ? p->ustack : t->stack_lo;
+    size_t size = p->ustack ? p->stack_size : t->stack_size;
+    PA(attr)->stackaddr = lo + size;
+    PA(attr)->stacksize = size;
     PA(attr)->guardsize = p->guard_size;
     PA(attr)->detach =
         atomic_load(&p->state) == PT_DETACHED ? PTHREAD_CREATE_DETACHED : PTHREAD_CREATE_JOINABLE;
