@@ -70,8 +70,8 @@ static void *spin_bare(void *arg)
     return NULL;
 }
 
-/* Lets s seconds pass, yielding (not sleeping: under the drop-in a
- * sleeper's wake-up may wait behind a thread that computes). */
+/* Lets s seconds pass, yielding: the threads under test get the worker
+ * at once (a sleeper would wait a quantum behind each that computes). */
 static void pass(double s)
 {
     double t0 = pt_now_s(CLOCK_MONOTONIC);
@@ -153,16 +153,24 @@ static void *on_then_off(void *arg)
     return NULL;
 }
 
-static void deferred_again(void)
+/* Starts fn with the phase and progress words reset, and cancels it once
+ * it runs (it holds at phase 0). */
+static pthread_t start_cancelled(void *(*fn)(void *))
 {
     pthread_t t;
     atomic_store(&started, 0);
     atomic_store(&norder, 0);
     atomic_store(&phase, 0);
     atomic_store(&reached, 0);
-    CHECK(pthread_create(&t, NULL, on_then_off, NULL) == 0);
+    CHECK(pthread_create(&t, NULL, fn, NULL) == 0);
     wait_started(1);
     CHECK(pthread_cancel(t) == 0);
+    return t;
+}
+
+static void deferred_again(void)
+{
+    pthread_t t = start_cancelled(on_then_off);
     pass(0.1);
     CHECK(atomic_load(&reached) == 0 && atomic_load(&norder) == 0);
     atomic_store(&phase, 1);
@@ -188,13 +196,7 @@ static void *pending_then_async(void *arg)
 
 static void pending_first(void)
 {
-    pthread_t t;
-    atomic_store(&started, 0);
-    atomic_store(&phase, 0);
-    atomic_store(&reached, 0);
-    CHECK(pthread_create(&t, NULL, pending_then_async, NULL) == 0);
-    wait_started(1);
-    CHECK(pthread_cancel(t) == 0);
+    pthread_t t = start_cancelled(pending_then_async);
     atomic_store(&phase, 1);
     join_cancelled(t);
     CHECK(atomic_load(&reached) == 0);
@@ -328,10 +330,7 @@ int main(int argc, char **argv)
         _exit(127);
     }
 
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_urg;
-    CHECK(sigaction(SIGURG, &sa, NULL) == 0);
+    pt_on_signal(SIGURG, on_urg, 0);
 
     pthread_t t;
     void *r = NULL;

@@ -38,10 +38,7 @@ static void *run(void *arg)
 
 int main(void)
 {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = handler; /* no SA_RESTART: sem_wait returns EINTR */
-    CHECK(sigaction(SIGUSR1, &sa, NULL) == 0);
+    pt_on_signal(SIGUSR1, handler, 0); /* no SA_RESTART: sem_wait returns EINTR */
     CHECK(sem_init(&sem, 0, 0) == 0);
     who = 1;
     CHECK(pthread_create(&target, NULL, run, NULL) == 0);

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -164,6 +165,16 @@ static inline void pt_mask_one(int how, int sig)
     sigemptyset(&s);
     sigaddset(&s, sig);
     CHECK(pthread_sigmask(how, &s, NULL) == 0);
+}
+
+/* sigaction(sig) with handler and flags, an empty mask, checked. */
+static inline void pt_on_signal(int sig, void (*handler)(int), int flags)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = handler;
+    sa.sa_flags = flags;
+    CHECK(sigaction(sig, &sa, NULL) == 0);
 }
 
 #endif

@@ -65,10 +65,7 @@ int main(void)
     printf("skip: ThreadSanitizer defers signals\n");
     return 77;
 #endif
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = handler;
-    CHECK(sigaction(SIGUSR1, &sa, NULL) == 0);
+    pt_on_signal(SIGUSR1, handler, 0);
     pthread_t c;
     CHECK(pthread_create(&c, NULL, controller, NULL) == 0);
     CHECK(pthread_join(c, NULL) == 0);

@@ -38,10 +38,7 @@ int main(void)
 #ifdef __SANITIZE_THREAD__
     return 77; /* ThreadSanitizer holds process signals back at its own points */
 #endif
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = handler;
-    CHECK(sigaction(SIGUSR1, &sa, NULL) == 0);
+    pt_on_signal(SIGUSR1, handler, 0);
     sigset_t usr1;
     sigemptyset(&usr1);
     sigaddset(&usr1, SIGUSR1);

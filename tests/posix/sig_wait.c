@@ -88,9 +88,7 @@ static void *pender(void *arg)
 int main(void)
 {
     struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = handler;
-    CHECK(sigaction(SIGUSR1, &sa, NULL) == 0);
+    pt_on_signal(SIGUSR1, handler, 0);
     sa.sa_handler = handler2;
     CHECK(sigaction(SIGUSR2, &sa, NULL) == 0);
     sigemptyset(&usr1);
