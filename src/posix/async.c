@@ -151,8 +151,8 @@ void weft__posix_async_kick(struct pt *p)
         struct weft__worker *me = weft__tls_worker;
         if (i == 0 && me && t && __atomic_load_n(&t->worker, __ATOMIC_RELAXED) == me)
             weft_yield();
-        /* a pause that keeps the worker: a sleep's wake-up can wait
-         * behind the very thread it is meant to catch */
+        /* a pause that keeps the worker: a sleep would queue the canceller
+         * behind the threads that compute there, a quantum each */
         for (uint64_t t0 = weft__now_ns(); weft__now_ns() - t0 < KICK_PAUSE_NS;)
             weft__cpu_relax();
     }
