@@ -36,7 +36,7 @@ demo: deps
 	$(BUILD)/bench/bench_idle -w 0
 	@if [ -f $(BUILD)/libweft-pthread.so ] && [ -x $(BUILD)/bench/bench_posix_pthread ]; then \
 	    echo; echo "### pthreads (drop-in): one unmodified pthread program, glibc pinned to 1 CPU vs libweft-pthread on 1 worker"; \
-	    bench/posix/run.sh $(BUILD) 3 | grep -E '^(create|yield|handoff) '; \
+	    bench/posix/run.sh $(BUILD) 3 | grep -E '^(create|yield|handoff|yield_loop) '; \
 	fi
 
 # Sanitizer passes (CI runs both): ASan+UBSan, then TSan.

@@ -1,6 +1,9 @@
-/* pthread_bench: an unmodified pthread program that times three patterns:
- * create+join, a sched_yield ping between 2 threads, and a mutex+condvar
- * hand-off between 2 threads; and the ping again as yield_ra, whose turn
+/* pthread_bench: an unmodified pthread program that times four patterns:
+ * create+join, a sched_yield ping between 2 threads, a mutex+condvar
+ * hand-off between 2 threads, and yield_loop: 2 threads that call
+ * sched_yield in a loop and nothing else (per call: the program that
+ * bench_yield -k 2 is natively, so its time is what one sched_yield
+ * costs); and the ping again as yield_ra, whose turn
  * word is read with acquire and written with release instead of the
  * sequentially consistent ++ (a locked instruction each pass: on a fast
  * yield, a large part of the pass). Run it natively (glibc, pin it with
@@ -10,7 +13,7 @@
  *   cpu_ns_per_op=<median>
  * (the process's CPU time per operation, which a loaded machine's waits for
  * a CPU do not inflate). 
- * Usage: pthread_bench [-n ops] [-r runs] [create|yield|handoff|yield_ra]... */
+ * Usage: pthread_bench [-n ops] [-r runs] [create|yield|handoff|yield_ra|yield_loop]... */
 #define _GNU_SOURCE 1
 #include <pthread.h>
 #include <sched.h>
@@ -76,10 +79,25 @@ static void *yielder_ra(void *arg)
     return NULL;
 }
 
+/* yield_loop: both threads start together (each waits, yielding, for the
+ * other), so that under glibc every call finds the other thread ready. */
+static _Atomic int loop_in;
+static void *looper(void *arg)
+{
+    (void)arg;
+    atomic_fetch_add(&loop_in, 1);
+    while (atomic_load(&loop_in) < 2)
+        sched_yield();
+    for (long i = 0; i < yield_n; i++)
+        sched_yield();
+    return NULL;
+}
+
 static double bench_yield(long n, void *(*fn)(void *))
 {
     yield_n = n;
     turn = 0;
+    loop_in = 0;
     pthread_t a, b;
     uint64_t t0 = now_ns();
     pthread_create(&a, NULL, fn, (void *)0);
@@ -137,7 +155,7 @@ int main(int argc, char **argv)
         else
             return 2;
     }
-    const char *all[] = { "create", "yield", "handoff", "yield_ra" };
+    const char *all[] = { "create", "yield", "handoff", "yield_ra", "yield_loop" };
     int nnames = argc - optind;
     const char **names = nnames ? (const char **)argv + optind : all;
     if (!nnames)
@@ -154,6 +172,8 @@ int main(int argc, char **argv)
                 v[r] = bench_yield(n, yielder);
             else if (strcmp(names[k], "yield_ra") == 0)
                 v[r] = bench_yield(n, yielder_ra);
+            else if (strcmp(names[k], "yield_loop") == 0)
+                v[r] = bench_yield(n, looper);
             else if (strcmp(names[k], "handoff") == 0)
                 v[r] = bench_handoff(n);
             else

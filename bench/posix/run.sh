@@ -4,7 +4,8 @@
 # libweft-pthread on one worker, rounds interleaved; plus native
 # weft_yield (bench_yield) for the yield-cost ratio. Prints each round's
 # lines, then the medians over rounds and the ratios. yield_ra is the ping
-# with release/acquire turns instead of a locked ++ (pthread_bench.c).
+# with release/acquire turns instead of a locked ++; yield_loop is 2 threads
+# that only call sched_yield, bench_yield -k 2's program (pthread_bench.c).
 set -eu
 B=${1:?usage: run.sh BUILD [rounds]}
 R=${2:-3}
@@ -33,18 +34,22 @@ for line in open(sys.argv[1]):
     if m and line.split()[0] in ("glibc", "dropin"):
         v.setdefault((line.split()[0] + "_cpu", m[1]), []).append(float(m[2]))
 med = {k: statistics.median(x) for k, x in v.items()}
-for name, bar in (("create", 100), ("yield", 50), ("handoff", 20), ("yield_ra", 50)):
+for name, bar in (("create", 100), ("yield", 50), ("handoff", 20), ("yield_ra", 50),
+                  ("yield_loop", 50)):
     g, d = med.get(("glibc", name)), med.get(("dropin", name))
     if g and d:
-        print(f"{name:8s} glibc {g:10.1f} ns  drop-in {d:8.1f} ns  {g / d:7.1f}x  (bar {bar}x)")
+        print(f"{name:10s} glibc {g:10.1f} ns  drop-in {d:8.1f} ns  {g / d:7.1f}x  (bar {bar}x)")
     g, d = med.get(("glibc_cpu", name)), med.get(("dropin_cpu", name))
     if g and d:
-        print(f"{name:8s} CPU time: glibc {g:8.1f} ns  drop-in {d:8.1f} ns  {g / d:7.1f}x")
+        print(f"{name:10s} CPU time: glibc {g:8.1f} ns  drop-in {d:8.1f} ns  {g / d:7.1f}x")
 n, d = med.get(("native", "yield")), med.get(("dropin", "yield"))
 if n and d:
-    print(f"yield    drop-in / native weft_yield = {d / n:.2f} (bar 2.5)")
+    print(f"yield    drop-in / native weft_yield = {d / n:.2f} (bar 2.5; the ping: a locked ++ each pass)")
 d = med.get(("dropin", "yield_ra"))
 if n and d:
     print(f"yield_ra drop-in / native weft_yield = {d / n:.2f} (the ping without its locked ++)")
+d = med.get(("dropin", "yield_loop"))
+if n and d:
+    print(f"yield_loop drop-in / native weft_yield = {d / n:.2f} (bar 2.5; the same program)")
 PY
 rm -f "$out"
