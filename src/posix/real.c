@@ -19,6 +19,7 @@
     X(pthread_attr_setdetachstate)                                                                 \
     X(pthread_attr_setguardsize)                                                                   \
     X(pthread_attr_setsigmask_np)                                                                  \
+    X(pthread_attr_setstack)                                                                       \
     X(pthread_attr_setstacksize)                                                                   \
     X(pthread_create)                                                                              \
     X(pthread_detach)                                                                              \

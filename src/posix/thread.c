@@ -554,20 +554,34 @@ static WEFT_ENTRY void *start(void *arg)
     return p->result;
 }
 
-/* A glibc thread with our attributes (in a child of fork). */
+/* A glibc thread with our attributes (in a child of fork): the stack (the
+ * caller's, or its size), the guard and the detach state. */
 static int glibc_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
 {
     extern __typeof__(pthread_create) weft__real_pthread_create;
     extern __typeof__(pthread_attr_init) weft__real_pthread_attr_init;
+    extern __typeof__(pthread_attr_setstack) weft__real_pthread_attr_setstack;
     extern __typeof__(pthread_attr_setstacksize) weft__real_pthread_attr_setstacksize;
+    extern __typeof__(pthread_attr_setguardsize) weft__real_pthread_attr_setguardsize;
     extern __typeof__(pthread_attr_setdetachstate) weft__real_pthread_attr_setdetachstate;
     pthread_attr_t ra;
     weft__real_pthread_attr_init(&ra);
-    if (attr && CPA(attr)->stacksize)
-        weft__real_pthread_attr_setstacksize(&ra, CPA(attr)->stacksize);
+    int r = 0;
+    if (attr && CPA(attr)->stackaddr)
+        r = weft__real_pthread_attr_setstack(&ra,
+                                             (char *)CPA(attr)->stackaddr - CPA(attr)->stacksize,
+                                             CPA(attr)->stacksize);
+    else if (attr && CPA(attr)->stacksize)
+        r = weft__real_pthread_attr_setstacksize(&ra, CPA(attr)->stacksize);
+    if (attr && !r)
+        r = weft__real_pthread_attr_setguardsize(&ra, CPA(attr)->guardsize);
+    if (r) {
+        weft__real_pthread_attr_destroy(&ra);
+        return r;
+    }
     if (attr && CPA(attr)->detach == PTHREAD_CREATE_DETACHED)
         weft__real_pthread_attr_setdetachstate(&ra, PTHREAD_CREATE_DETACHED);
-    int r = weft__real_pthread_create(th, &ra, fn, arg);
+    r = weft__real_pthread_create(th, &ra, fn, arg);
     weft__real_pthread_attr_destroy(&ra);
     return r;
 }

@@ -4,8 +4,9 @@
  * the stack is the caller's again after the join (overwritten, reused for
  * a second thread, then freed or unmapped); 100 threads on stacks of
  * their own run at once; a detached thread and the old
- * pthread_attr_setstackaddr (glibc: the address names the top) too; and a
- * stack below PTHREAD_STACK_MIN is refused with EINVAL. */
+ * pthread_attr_setstackaddr (glibc: the address names the top) too; a
+ * stack below PTHREAD_STACK_MIN is refused with EINVAL; and a child of
+ * fork runs its thread on the stack it gives too. */
 #define _GNU_SOURCE 1
 #include <errno.h>
 #include <pthread.h>
@@ -13,6 +14,8 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "pcheck.h"
 
@@ -178,6 +181,20 @@ int main(void)
     CHECK(pr.ok);
     pthread_attr_destroy(&a);
     free(o);
+
+    /* in a child of fork (whose threads the drop-in leaves to glibc) */
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        char *c = aligned_alloc(64, msize);
+        if (!c)
+            _exit(2);
+        run_on(&pr, c, msize, 0);
+        _exit(pr.ok ? 0 : 1);
+    }
+    int st;
+    CHECK(waitpid(pid, &st, 0) == pid);
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 
     /* too small */
     char small[64];
