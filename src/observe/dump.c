@@ -129,6 +129,8 @@ static void put_thread(struct out *o, struct weft__unwinder *u, const struct wef
         (double)t->cpu_ns / NS_PER_MS, (double)t->state_ns / NS_PER_MS, waits);
     if (self_pcs) {
         put_frames(o, u, self_pcs, self_n);
+    } else if (t->borrowed) {
+        put(o, "    (no backtrace: it runs on a stack its creator gave, which may be gone)\n");
     } else if (t->sp) {
         uintptr_t pcs[MAX_FRAMES];
         int n = weft__unwind_saved(u, t->sp, t->lo, t->hi, pcs, MAX_FRAMES);

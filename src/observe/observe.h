@@ -59,6 +59,9 @@ struct weft__obs_thread {
     const void *wait_on; /* the mutex it parks on (wait MUTEX), else NULL */
     uint64_t waits_for;  /* the id of the thread it waits for: the holder of the mutex it
                             parks on, or the thread it joins; 0: none (weft__obs_edges) */
+    uint8_t borrowed;    /* 1: on a caller's stack (weft__stack_adopt), which its owner may
+                            free once the walk is over: nothing reads the descriptor or
+                            the stack again (no backtrace, no wait-for edges) */
 };
 
 /* Snapshot of t; ESRCH when it is not a live user thread. */

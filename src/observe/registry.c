@@ -45,6 +45,7 @@ __attribute__((no_sanitize("address", "thread"))) static int read_desc(const str
     o->wait_on =
         o->wait == WEFT__WAIT_MUTEX ? __atomic_load_n(&m->wait_on, __ATOMIC_RELAXED) : NULL;
     o->waits_for = 0;
+    o->borrowed = 0;
     /* Running on a worker: its current thread. */
     int nw = weft__rt.nworkers;
     for (int i = 0; i < nw; i++) {
@@ -117,13 +118,26 @@ static void add(struct weft_thread *t, void *arg)
         c->n++;
 }
 
+/* add, for a thread on a caller's stack (read under the lock that keeps
+ * its memory weft's, and never after). */
+static void add_borrowed(struct weft_thread *t, void *arg)
+{
+    struct collect *c = arg;
+    size_t n = c->n;
+    add(t, arg);
+    if (c->n > n)
+        c->v[n].borrowed = 1;
+}
+
 int weft__obs_collect(struct weft__obs_thread **out, size_t *n)
 {
     struct collect c = { NULL, 0, 0, caller(), 0 };
     add(weft__rt.main, &c);
     int rc = weft__stack_each(add, &c);
-    if (rc == 0)
+    if (rc == 0) {
+        weft__stack_adopted_each(add_borrowed, &c); /* threads on callers' stacks */
         weft__bound_each(add, &c);
+    }
     if (rc == 0)
         rc = c.err;
     if (rc != 0) {
@@ -182,8 +196,8 @@ mutex_edge(const struct weft__obs_thread *o)
 {
     struct weft_thread *m = (struct weft_thread *)o->t;
     uint64_t word;
-    if (o->state != WEFT_STATE_PARKED || o->wait != WEFT__WAIT_MUTEX || !o->wait_on ||
-        peek_u64(o->wait_on, &word) != 0)
+    if (o->borrowed || o->state != WEFT_STATE_PARKED || o->wait != WEFT__WAIT_MUTEX ||
+        !o->wait_on || peek_u64(o->wait_on, &word) != 0)
         return 0;
     if (__atomic_load_n(&m->wait, __ATOMIC_RELAXED) != WEFT__WAIT_MUTEX ||
         __atomic_load_n(&m->wait_on, __ATOMIC_RELAXED) != o->wait_on)
@@ -246,8 +260,8 @@ static int edge_holds(const struct weft__obs_thread *o, const struct weft__obs_t
 {
     struct weft_thread *self = caller();
     struct weft__obs_thread now, target;
-    if (read_desc(o->t, &now, self, 0) != 0 || now.id != o->id || now.state != WEFT_STATE_PARKED ||
-        now.wait != o->wait)
+    if (o->borrowed || x->borrowed || read_desc(o->t, &now, self, 0) != 0 || now.id != o->id ||
+        now.state != WEFT_STATE_PARKED || now.wait != o->wait)
         return 0;
     if (o->wait == WEFT__WAIT_MUTEX)
         return now.wait_on == o->wait_on && mutex_edge(&now) == x->id;

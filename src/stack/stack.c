@@ -544,6 +544,21 @@ void weft__stack_free(struct weft__stack_cache *cache, struct weft_thread *t)
     give_back(c, t, t, 1);
 }
 
+/* The slots on callers' memory, for weft__stack_adopted_each: a link at
+ * the bottom of each region (below the stack's lowest byte, which only an
+ * overflow reaches, as glibc's user stacks have no guard either), in a
+ * circle under `lock`. The region leaves the circle before weft lets go
+ * of it, so a walk under the lock reads only memory still weft's. */
+struct adopted {
+    struct adopted *next, *prev;
+    struct weft_thread *t;
+};
+#define ADOPTED_BYTES ((sizeof(struct adopted) + 15) & ~(size_t)15)
+static struct {
+    pthread_mutex_t lock;
+    struct adopted ring; /* the circle's anchor */
+} adopted = { PTHREAD_MUTEX_INITIALIZER, { &adopted.ring, &adopted.ring, NULL } };
+
 /* The caller's memory as a slot (pthread_attr_setstack): the descriptor at
  * its top, as glibc puts its thread block at the top of a user stack, and
  * no guard (POSIX: the guard size is ignored with a user stack). cls NULL
@@ -551,21 +566,36 @@ void weft__stack_free(struct weft__stack_cache *cache, struct weft_thread *t)
 struct weft_thread *weft__stack_adopt(void *lo, size_t size)
 {
     uintptr_t top = ((uintptr_t)lo + size) & ~(uintptr_t)(WEFT_CACHELINE - 1);
-    if (!lo || size > WEFT__STACK_MAX || top < (uintptr_t)lo + DESC_BYTES + WEFT__STACK_USER_MIN)
+    uintptr_t base = ((uintptr_t)lo + 15) & ~(uintptr_t)15;
+    if (!lo || size > WEFT__STACK_MAX ||
+        top < base + ADOPTED_BYTES + DESC_BYTES + WEFT__STACK_USER_MIN)
         return NULL;
     struct weft_thread *t = (struct weft_thread *)(top - DESC_BYTES);
     memset(t, 0, sizeof *t);
-    t->stack_lo = lo;
-    t->stack_size = (size_t)((char *)t - (char *)lo);
+    struct adopted *a = (struct adopted *)base;
+    t->stack_lo = (char *)a + ADOPTED_BYTES;
+    t->stack_size = (size_t)((char *)t - t->stack_lo);
     t->guard = WEFT__GUARD_NONE;
 #if WEFT__HAVE_VALGRIND
     t->valgrind_id = VALGRIND_STACK_REGISTER(t->stack_lo, (char *)t);
 #endif
+    a->t = t;
+    pthread_mutex_lock(&adopted.lock);
+    a->next = adopted.ring.next;
+    a->prev = &adopted.ring;
+    a->next->prev = a;
+    adopted.ring.next = a;
+    pthread_mutex_unlock(&adopted.lock);
     return t;
 }
 
 void weft__stack_disown(struct weft_thread *t)
 {
+    struct adopted *a = (struct adopted *)(void *)(t->stack_lo - ADOPTED_BYTES);
+    pthread_mutex_lock(&adopted.lock);
+    a->prev->next = a->next;
+    a->next->prev = a->prev;
+    pthread_mutex_unlock(&adopted.lock);
 #if WEFT__HAVE_VALGRIND
     VALGRIND_STACK_DEREGISTER(t->valgrind_id);
 #endif
@@ -573,7 +603,14 @@ void weft__stack_disown(struct weft_thread *t)
     /* the caller frees or reuses the memory: no poisoned frames left */
     __asan_unpoison_memory_region(t->stack_lo, (size_t)((char *)t - t->stack_lo) + sizeof *t);
 #endif
-    (void)t;
+}
+
+void weft__stack_adopted_each(void (*fn)(struct weft_thread *t, void *arg), void *arg)
+{
+    pthread_mutex_lock(&adopted.lock);
+    for (struct adopted *a = adopted.ring.next; a != &adopted.ring; a = a->next)
+        fn(a->t, arg);
+    pthread_mutex_unlock(&adopted.lock);
 }
 
 void weft__stack_cache_drain(struct weft__stack_cache *cache)

@@ -35,12 +35,17 @@ void weft__stack_cache_drain(struct weft__stack_cache *c);
 #define WEFT__STACK_USER_MIN ((size_t)4 << 10)
 /* A slot on the caller's memory [lo, lo + size) (the drop-in's
  * pthread_attr_setstack): the descriptor at its top, no guard, cls NULL;
- * NULL if it cannot hold the descriptor and WEFT__STACK_USER_MIN bytes
- * below it. weft never caches, reuses or unmaps it: once the thread is
+ * NULL if it cannot hold the descriptor, WEFT__STACK_USER_MIN bytes below
+ * it and, at its bottom, the link of weft__stack_adopted_each's list. weft never caches, reuses or unmaps it: once the thread is
  * freed (weft__free_thread calls weft__stack_disown), weft touches none
  * of it, and the caller may free it. */
 struct weft_thread *weft__stack_adopt(void *lo, size_t size);
 void weft__stack_disown(struct weft_thread *t);
+/* Calls fn on each slot of weft__stack_adopt not yet disowned, under a
+ * lock that weft__stack_disown takes: fn may read the descriptor, which
+ * stays in place until fn returns (not after), and must not spawn or
+ * free threads. */
+void weft__stack_adopted_each(void (*fn)(struct weft_thread *t, void *arg), void *arg);
 
 /* The default-size class: slots the per-worker caches hold. */
 extern struct weft__stack_class *weft__stack_dflt WEFT_INTERNAL;
