@@ -24,8 +24,8 @@ import struct
 import gdb
 from gdb.unwinder import Unwinder, register_unwinder
 
-DEBUG_VERSION = 2
-KNOWN_VERSIONS = (1, 2)  # 1: without the deadlock report
+DEBUG_VERSION = 3
+KNOWN_VERSIONS = (1, 2, 3)  # 1: without the deadlock report; 2: without callers' stacks
 WAIT_MUTEX, WAIT_JOIN = 1, 6
 WAIT_WORDS = ["none", "mutex", "cond", "rwlock", "barrier", "sem", "join", "io", "sleep",
               "blocking"]
@@ -106,8 +106,8 @@ class Thread:
 
 
 def _threads(lay):
-    """Every live user thread: the initial one, then the stack slabs' (bound
-    threads live elsewhere and are not listed)."""
+    """Every live user thread: the initial one, the stack slabs', then those
+    on callers' stacks (bound threads live elsewhere and are not listed)."""
     if _i32(lay.rt + lay.rt_state) != lay.rt_running:
         return []
     nworkers = _i32(lay.rt + lay.rt_nworkers)
@@ -135,6 +135,15 @@ def _threads(lay):
             colour = (p // slot) % ncolours * colour_step if ncolours else 0
             descs.append(p + slot - desc_bytes - colour)
             p += slot
+    if lay.version >= 3:
+        # then: adopted (the circle's anchor), adopted_next, adopted_t
+        ring, off_next, off_t = struct.unpack("<3Q", _read(lay.stack + 80, 24))
+        a = _u64(ring + off_next)
+        for _ in range(1 << 20):  # a bound, for a damaged core
+            if a == ring or not a:
+                break
+            descs.append(_u64(a + off_t))
+            a = _u64(a + off_next)
     out = []
     for d in descs:
         if not d:

@@ -7,7 +7,8 @@
  * survives strip --strip-unneeded). Bump WEFT__DEBUG_VERSION when its
  * meaning changes; the script refuses a version it does not know.
  * Version 2 added what the deadlock report reads: the mutex a thread parks
- * on, and how a mutex word names its holder.
+ * on, and how a mutex word names its holder. Version 3 added, at the end
+ * of weft__stack_debug, the list of threads on callers' stacks.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -16,7 +17,7 @@
 #include "stack/stack.h"
 #include "thread/thread.h"
 
-#define WEFT__DEBUG_VERSION 2
+#define WEFT__DEBUG_VERSION 3
 
 struct weft__debug {
     uint32_t version;

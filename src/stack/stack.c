@@ -683,6 +683,9 @@ const struct weft__stack_debug weft__stack_debug = {
     .desc_bytes = DESC_BYTES,
     .cls_colours = offsetof(struct weft__stack_class, ncolours),
     .colour_step = COLOUR_STEP,
+    .adopted = &adopted.ring,
+    .adopted_next = offsetof(struct adopted, next),
+    .adopted_t = offsetof(struct adopted, t),
 };
 
 int weft__stack_each(void (*fn)(struct weft_thread *t, void *arg), void *arg)

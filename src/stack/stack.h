@@ -158,6 +158,11 @@ struct weft__stack_debug {
     size_t cls_colours; /* offset of a class's colour count: a slot's descriptor sits
                               (slot / slot size) % count * colour_step lower (stack.c) */
     size_t colour_step;
+    /* weft__debug version 3: the slots on callers' memory (weft__stack_adopt)
+     * form a circle of links anchored at `adopted`; a link's next is at
+     * adopted_next, its descriptor's address at adopted_t. */
+    const void *adopted;
+    size_t adopted_next, adopted_t;
 };
 extern const struct weft__stack_debug weft__stack_debug WEFT_INTERNAL;
 
