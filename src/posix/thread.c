@@ -619,7 +619,9 @@ PT_API int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)
         p->sched_policy = me ? me->sched_policy : SCHED_OTHER;
         p->sched_param = me ? me->sched_param : (struct sched_param){ 0 };
     }
-    p->state = a.detach == PTHREAD_CREATE_DETACHED ? PT_DETACHED : PT_RUNNING;
+    /* relaxed: p is not shared yet; the spawn publishes it */
+    atomic_store_explicit(&p->state, a.detach == PTHREAD_CREATE_DETACHED ? PT_DETACHED : PT_RUNNING,
+                          memory_order_relaxed);
     weft__posix_sig_inherit(p);
     weft__posix_set_pt(tcb, p);
     weft_attr wa = WEFT_ATTR_INIT;
@@ -630,9 +632,13 @@ PT_API int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)
     weft_thread *h;
     *th = (pthread_t)tcb; /* before the child runs: it may read it */
     weft__tls_spawn_fs = tcb;
+    /* A joinable, unbound thread of the runtime's default stack size
+     * (default_stack unless WEFT_STACK_SIZE says otherwise: posix_start)
+     * takes weft_spawn's path for no attribute. */
+    int plain = !wa.detached && !wa.bound && p->stack_size == weft__rt.stack_size;
     int r = WEFT_UNLIKELY(p->ustack) /* the size is the region's (weft__spawn_on) */
                 ? weft__spawn_on(&h, start, p, &wa, p->ustack, p->stack_size)
-                : weft_spawn(&h, start, p, &wa);
+                : weft_spawn(&h, start, p, plain ? NULL : &wa);
     weft__tls_spawn_fs = NULL;
     /* The child writes p->h too, first thing; a joinable record lives
      * until its join, a detached one may be gone by now. */
