@@ -89,8 +89,12 @@ wrk_file() {
     head -c 105 /dev/zero | tr '\0' 'w' | fold -w 35 >"$dir/hello.txt"
 }
 
+timed() { # command...: runs it, and its CPU ("wrk_cpu user system" on stderr) if GNU time is there
+    if [ -x /usr/bin/time ]; then /usr/bin/time -f "wrk_cpu %U %S" "$@"; else "$@"; fi
+}
+
 wrk_load() { # conns port: wrk for D s in the background (w); sleeps half of it
-    /usr/bin/time -f "wrk_cpu %U %S" wrk -t2 -c"$1" -d"${D}s" --timeout 10s --latency "http://127.0.0.1:$2/hello.txt" >"$dir/wrk" 2>&1 &
+    timed wrk -t2 -c"$1" -d"${D}s" --timeout 10s --latency "http://127.0.0.1:$2/hello.txt" >"$dir/wrk" 2>&1 &
     w=$!
     sleep $((D / 2))
 }
