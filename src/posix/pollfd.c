@@ -3,7 +3,8 @@
  * A user thread's poll of a single descriptor (what thread-per-connection
  * servers make before each read: civetweb's pull and its master's accept
  * loop) waits in weft_poll, an io_uring poll with a linked timeout on the
- * worker's ring: no kernel thread per waiting connection. More than one
+ * worker's ring: no kernel thread per waiting connection. A look with
+ * timeout 0 comes first, so a descriptor that is ready costs one poll(2). More than one
  * descriptor with a timeout that is not 0: a look with timeout 0, then
  * io.c's wait on a private epoll set (weft__posix_poll_many).
  * A timeout of 0, another kernel thread, a child of fork: glibc's poll.
@@ -65,11 +66,15 @@ PT_API int poll(struct pollfd *fds, nfds_t n, int timeout)
         return call_real(fds, n, timeout);
     weft__posix_deliver();
     weft__posix_testcancel();
-    if (n == 1 && fds[0].fd >= 0)
-        return one_fd(fds, timeout < 0 ? -1 : timeout);
+    /* A look first, for one descriptor too: what is ready already (the
+     * request a client sent with its connect, a listening socket's backlog
+     * under load) is answered by one system call, without a ring poll, its
+     * linked timeout, their two completions and a switch. */
     int r = call_real(fds, n, 0);
     if (r != 0)
         return r;
+    if (n == 1 && fds[0].fd >= 0)
+        return one_fd(fds, timeout < 0 ? -1 : timeout);
     return weft__posix_poll_many(fds, n, timeout);
 }
 
