@@ -947,10 +947,11 @@ PT_API int pthread_barrierattr_getpshared(const pthread_barrierattr_t *a, int *s
 /* ---- unnamed semaphores ----------------------------------------------------- */
 
 struct psem {
-    _Atomic uint32_t value;   /* glibc: the low half of its 64-bit word */
-    _Atomic uint32_t waiters; /* glibc: the high half */
-    uint32_t shared;          /* glibc's private field: S_SHARED (sem_open's too), or 0 */
-    uint32_t rest[5];
+    _Atomic uint32_t value;    /* glibc: the low half of its 64-bit word */
+    _Atomic uint32_t waiters;  /* glibc: the high half */
+    uint32_t shared;           /* glibc's private field: S_SHARED (sem_open's too), or 0 */
+    _Atomic uint32_t kwaiters; /* private: those of waiters on the kernel's futex (glibc: pad) */
+    uint32_t rest[4];
 };
 #define S_SHARED 128u /* glibc's FUTEX_SHARED */
 _Static_assert(sizeof(struct psem) == sizeof(sem_t), "glibc's sem_t size");
@@ -984,6 +985,16 @@ PT_API int sem_trywait(sem_t *ss)
     errno = EAGAIN;
     return -1;
 }
+/* A waiter that is no user thread of the running runtime (the program's
+ * kernel threads, a process that never made a thread, a child of fork)
+ * waits on the kernel's futex of the value word, as for a shared
+ * semaphore, so that a handler the kernel runs there breaks it off
+ * (EINTR); park.c's kernel-thread sleep would go on after it. */
+static int sem_on_kernel(const struct psem *s)
+{
+    return s->shared || !weft__posix_on_user() || weft__posix_forked;
+}
+
 static int sem_wait_until(sem_t *ss, clockid_t clk, const struct timespec *abs)
 {
     struct psem *s = PS(ss);
@@ -999,15 +1010,23 @@ static int sem_wait_until(sem_t *ss, clockid_t clk, const struct timespec *abs)
             errno = ETIMEDOUT;
             return -1;
         }
+        int kernel = sem_on_kernel(s);
+        /* seq_cst, kwaiters first: a sem_post that counts this waiter in
+         * waiters sees it in kwaiters too */
+        if (kernel && !s->shared)
+            atomic_fetch_add(&s->kwaiters, 1);
         atomic_fetch_add(&s->waiters, 1);
-        int e = word_wait(s->shared, &s->value, 0, clk, abs);
+        int e = word_wait(kernel, &s->value, 0, clk, abs);
         atomic_fetch_sub(&s->waiters, 1);
+        if (kernel && !s->shared)
+            atomic_fetch_sub(&s->kwaiters, 1);
         if (e == EINTR) {
             int raised = weft__posix_deliver();
             weft__posix_testcancel(); /* a cancellation point */
-            /* a shared semaphore's kernel futex wait broken off: a
-             * handler ran there */
-            if (raised || s->shared) {
+            /* a kernel futex wait broken off: a handler ran there, in
+             * this kernel thread or (a user thread's shared one) in the
+             * one that waited for it */
+            if (raised || kernel) {
                 errno = EINTR; /* a handler ran: POSIX's sem_wait returns */
                 return -1;
             }
@@ -1044,8 +1063,11 @@ PT_API int sem_post(sem_t *ss)
             return -1;
         }
     } while (!atomic_compare_exchange_weak(&s->value, &v, v + 1)); /* seq_cst: then waiters */
-    if (atomic_load(&s->waiters))
+    if (atomic_load(&s->waiters)) {
         word_wake(s->shared, &s->value, 1); /* shared: any process's waiters, glibc's too */
+        if (!s->shared && atomic_load(&s->kwaiters))
+            weft__posix_kwake(&s->value, 1); /* sem_on_kernel's */
+    }
     return 0;
 }
 PT_API int sem_getvalue(sem_t *s, int *v)
