@@ -51,6 +51,7 @@ enum {
     M_SLOW = 1u << 5,           /* recursive or M_X: one test sends these off the fast path */
     M_PROTECT = 1u << 6,        /* PTHREAD_PRIO_PROTECT: the ceiling is kept at M_CEIL_SHIFT */
     M_CEIL_SHIFT = 16,          /* 8 bits: SCHED_FIFO's range is 1..99 */
+    M_PARKED = 1u << 29,        /* threads may be parked in lock_intr (on meta) */
     M_BUSY = 1u << 30,          /* being converted */
     M_READY = 1u << 31,
 };
@@ -215,6 +216,65 @@ static inline int is_owner(struct pmutex *m)
     return weft__mutex_held(&m->m, weft__sync_owner()) || (weft__posix_pre_token && adopt(m));
 }
 
+/* Asynchronous cancellation acts while the caller waits for a mutex: the
+ * caller is a user thread with it enabled (its own fields). */
+static int async_waiter(const struct pt *p)
+{
+    return p && p->h && p->cancel_state == PTHREAD_CANCEL_ENABLE &&
+           __atomic_load_n(&p->cancel_type, __ATOMIC_RELAXED) == PTHREAD_CANCEL_ASYNCHRONOUS;
+}
+
+/* The wait of async_waiter, one pthread_cancel can break off (park.c's
+ * interrupt): futex-style on meta, whose M_PARKED tells unlockers to wake
+ * it (release_parked). An unlock that read meta before M_PARKED was set
+ * and frees m after our trylock wakes nobody: each park ends after
+ * PARKED_POLL_NS, to look again. weft_mutex's own wait cannot be broken
+ * off; its waiters and these share the lock word (trylock). */
+#define PARKED_POLL_NS (10 * 1000 * 1000)
+WEFT_NOINLINE static int lock_intr(struct pmutex *m, struct pt *p)
+{
+    for (;;) {
+        /* seq_cst: M_PARKED, then the lock word; the unlocker frees the
+         * word after it read meta */
+        uint32_t v = atomic_fetch_or(&m->meta, M_PARKED) | M_PARKED;
+        if (weft_mutex_trylock(&m->m) == 0)
+            return 0;
+        struct timespec abs;
+        clock_gettime(CLOCK_MONOTONIC, &abs);
+        abs.tv_nsec += PARKED_POLL_NS;
+        if (abs.tv_nsec >= 1000000000) {
+            abs.tv_sec++;
+            abs.tv_nsec -= 1000000000;
+        }
+        if (weft__posix_park(&m->meta, v, CLOCK_MONOTONIC, &abs) == EINTR) {
+            weft__posix_deliver();      /* signal handlers run meanwhile */
+            weft__posix_async_point(p); /* pthread_cancel: ends the thread */
+        }
+    }
+}
+
+/* Waits for m, held by another thread. */
+static int lock_other(struct pmutex *m)
+{
+    struct pt *p = weft__posix_pt_tls;
+    if (WEFT_UNLIKELY(async_waiter(p)))
+        return lock_intr(m, p);
+    return weft_mutex_lock(&m->m);
+}
+
+/* Frees m (held) and wakes the threads parked in lock_intr if meta says
+ * some may be: M_PARKED is cleared while m is still held, and the wake
+ * names m's address only (park.c never reads the word), so m may be
+ * destroyed as soon as it is free, as POSIX allows. weft_mutex_unlock's
+ * code (EPERM). */
+WEFT_NOINLINE static int unlock_parked(struct pmutex *m)
+{
+    atomic_fetch_and(&m->meta, ~(uint32_t)M_PARKED);
+    int r = weft_mutex_unlock(&m->m);
+    weft__posix_unpark(&m->meta, INT_MAX);
+    return r;
+}
+
 /* Recursive mutexes and pshared.c's, off the fast path. */
 WEFT_NOINLINE static int lock_slow(pthread_mutex_t *mx, uint32_t meta, int try)
 {
@@ -228,7 +288,7 @@ WEFT_NOINLINE static int lock_slow(pthread_mutex_t *mx, uint32_t meta, int try)
         return 0;
     }
     if (!try)
-        return weft_mutex_lock(&m->m);
+        return lock_other(m);
     int r = weft_mutex_trylock(&m->m);
     return r == EDEADLK ? EBUSY : r;
 }
@@ -239,10 +299,14 @@ PT_API int pthread_mutex_lock(pthread_mutex_t *mx)
     uint32_t meta = meta_of(m);
     if (WEFT_UNLIKELY(meta & M_SLOW))
         return lock_slow(mx, meta, 0);
-    int r = weft_mutex_lock(&m->m);
-    if (WEFT_UNLIKELY(r == EDEADLK) && (meta & M_TYPE) != PTHREAD_MUTEX_ERRORCHECK)
+    if (WEFT_LIKELY(weft_mutex_trylock(&m->m) == 0))
+        return 0;
+    if (WEFT_UNLIKELY(is_owner(m))) {
+        if ((meta & M_TYPE) == PTHREAD_MUTEX_ERRORCHECK)
+            return EDEADLK;
         relock(); /* POSIX: a normal mutex relocked by its owner deadlocks */
-    return r;
+    }
+    return lock_other(m);
 }
 
 PT_API int pthread_mutex_trylock(pthread_mutex_t *mx)
@@ -259,15 +323,18 @@ PT_API int pthread_mutex_unlock(pthread_mutex_t *mx)
 {
     struct pmutex *m = PM(mx);
     uint32_t meta = meta_of(m);
-    if (WEFT_UNLIKELY(meta & M_SLOW)) {
+    int r;
+    if (WEFT_UNLIKELY(meta & (M_SLOW | M_PARKED))) {
         if (meta & M_X)
             return weft__posix_xmutex_unlock(mx);
         if (m->count && is_owner(m)) {
             m->count--;
             return 0;
         }
+        r = (meta & M_PARKED) ? unlock_parked(m) : weft_mutex_unlock(&m->m);
+    } else {
+        r = weft_mutex_unlock(&m->m);
     }
-    int r = weft_mutex_unlock(&m->m);
     if (WEFT_UNLIKELY(r == EPERM))
         r = unlock_other(m, meta);
     return r;
@@ -512,9 +579,10 @@ static void cond_cancelled(struct pcond *c)
 }
 
 /* A wait on a process-shared condition variable, or with a process-shared
- * or robust mutex: the kernel's futex for a shared one (the wait cannot be
- * broken off by pthread_kill or pthread_cancel: docs/posix.md), park.c
- * otherwise. EOWNERDEAD if the mutex's owner died meanwhile. */
+ * or robust mutex, or one that threads wait for in lock_intr: the kernel's
+ * futex for a shared one (the wait cannot be broken off by pthread_kill or
+ * pthread_cancel: docs/posix.md), park.c otherwise. EOWNERDEAD if the
+ * mutex's owner died meanwhile. */
 static int cond_xwait(pthread_cond_t *cv, pthread_mutex_t *mx, clockid_t clk,
                       const struct timespec *abs)
 {
@@ -531,7 +599,10 @@ static int cond_xwait(pthread_cond_t *cv, pthread_mutex_t *mx, clockid_t clk,
     } else {
         count = PM(mx)->count;
         PM(mx)->count = 0;
-        weft_mutex_unlock(&PM(mx)->m);
+        if (atomic_load(&PM(mx)->meta) & M_PARKED)
+            unlock_parked(PM(mx));
+        else
+            weft_mutex_unlock(&PM(mx)->m);
     }
     int r = word_wait(c->clock & C_PSHARED, &c->seq, s, clk, abs);
     atomic_fetch_sub(&c->waiters, 1);
@@ -556,8 +627,8 @@ static int cond_wait(pthread_cond_t *cv, pthread_mutex_t *mx, clockid_t clk,
 {
     struct pmutex *m = PM(mx);
     struct pcond *c = PC(cv);
-    if (WEFT_UNLIKELY((meta_of(m) & M_X) || (c->clock & C_PSHARED)))
-        return cond_xwait(cv, mx, clk, abs);
+    if (WEFT_UNLIKELY((meta_of(m) & (M_X | M_PARKED)) || (c->clock & C_PSHARED)))
+        return cond_xwait(cv, mx, clk, abs); /* M_PARKED: its unlock wakes them */
     if (!is_owner(m))
         return EPERM;
     weft__posix_testcancel();
