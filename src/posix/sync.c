@@ -185,13 +185,17 @@ WEFT_NOINLINE __attribute__((noreturn)) static void relock(void)
 }
 
 /* A wait that is no cancellation point (a rwlock's, a barrier's) was
- * broken off: pending signals run their handlers and the wait goes on.
- * What broke it off may stay (a deferred cancellation, which acts only at
- * a cancellation point): then the next wait begins after a pause, not at
- * once. */
+ * broken off: pending signals run their handlers, an asynchronous
+ * cancellation acts, and the wait goes on. What broke it off may stay (a
+ * deferred cancellation, which acts only at a cancellation point): then
+ * the next wait begins after a pause, not at once. */
 static void interrupted_wait(void)
 {
-    if (!weft__posix_deliver())
+    int ran = weft__posix_deliver();
+    struct pt *p = weft__posix_pt_tls;
+    if (p)
+        weft__posix_async_point(p);
+    if (!ran)
         weft_sleep_ns(1000 * 1000);
 }
 
@@ -940,6 +944,9 @@ PT_API int pthread_spin_lock(pthread_spinlock_t *s)
             if (weft_self()) {
                 weft_yield();
                 weft__posix_deliver(); /* handlers run while it spins */
+                struct pt *p = weft__posix_pt_tls;
+                if (p) /* in the drop-in, where preemption does not end it */
+                    weft__posix_async_point(p);
             } else
                 weft__real_sched_yield();
         } else {

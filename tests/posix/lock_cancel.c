@@ -1,8 +1,9 @@
-/* mutex_cancel: a thread with asynchronous cancellation enabled that waits
+/* lock_cancel: a thread with asynchronous cancellation enabled that waits
  * in pthread_mutex_lock for another thread's mutex is cancelled there
  * (the Open POSIX suite's pthread_setcanceltype/1-1), for each type: its
  * cleanup handler runs, its join gives PTHREAD_CANCELED, and the mutex
- * stays the holder's. A deferred cancellation does not break the lock
+ * stays the holder's. So is one waiting for a rwlock, at a barrier or on
+ * a spin lock. A deferred cancellation does not break the lock
  * off (it is no cancellation point): the thread takes the mutex and is
  * cancelled at its next cancellation point. Such waiters still take the
  * mutex when it is freed by pthread_mutex_unlock or by a condition
@@ -109,6 +110,59 @@ static void async_takes(int how)
     CHECK(pthread_mutex_destroy(&mu) == 0);
 }
 
+static pthread_rwlock_t rw;
+static pthread_barrier_t bar;
+static pthread_spinlock_t spin;
+
+/* arg: 0 rdlock, 1 wrlock, 2 barrier, 3 spin lock: waits for ever. */
+static void *other_waiter(void *arg)
+{
+    int how = (int)(intptr_t)arg;
+    CHECK(pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, NULL) == 0);
+    pthread_cleanup_push(on_cleanup, NULL);
+    atomic_store(&stage, 1);
+    if (how == 0)
+        pthread_rwlock_rdlock(&rw);
+    else if (how == 1)
+        pthread_rwlock_wrlock(&rw);
+    else if (how == 2)
+        pthread_barrier_wait(&bar);
+    else
+        pthread_spin_lock(&spin);
+    atomic_store(&locked, 1);
+    pthread_cleanup_pop(0);
+    return NULL;
+}
+
+/* The other objects' waits, main holding what the thread waits for. */
+static void other_cancelled(int how)
+{
+    atomic_store(&stage, 0);
+    atomic_store(&cleaned, 0);
+    atomic_store(&locked, 0);
+    /* fresh objects: glibc's keep a cancelled waiter's marks */
+    CHECK(pthread_rwlock_init(&rw, NULL) == 0);
+    CHECK(pthread_rwlock_wrlock(&rw) == 0);
+    CHECK(pthread_barrier_init(&bar, NULL, 2) == 0);
+    CHECK(pthread_spin_init(&spin, PTHREAD_PROCESS_PRIVATE) == 0);
+    CHECK(pthread_spin_lock(&spin) == 0);
+    pthread_t t;
+    CHECK(pthread_create(&t, NULL, other_waiter, (void *)(intptr_t)how) == 0);
+    while (!atomic_load(&stage))
+        usleep(1000);
+    usleep(50 * 1000);
+    CHECK(pthread_cancel(t) == 0);
+    void *r = NULL;
+    CHECK(pthread_join(t, &r) == 0);
+    CHECK(r == PTHREAD_CANCELED);
+    CHECK(atomic_load(&cleaned) && !atomic_load(&locked));
+    CHECK(pthread_spin_unlock(&spin) == 0);
+    CHECK(pthread_spin_destroy(&spin) == 0);
+    /* bar is not destroyed: the cancelled thread's arrival stays counted
+     * (glibc's destroy would wait for it for ever) */
+    CHECK(pthread_rwlock_unlock(&rw) == 0);
+}
+
 /* Threads that alternate the cancellation types count under mu. */
 enum { ROUNDS = 3000 };
 static long counter;
@@ -159,6 +213,8 @@ int main(void)
         async_cancelled(types[i]);
     async_takes(0);
     async_takes(1);
+    for (int how = 0; how < 4; how++)
+        other_cancelled(how);
     init_type(PTHREAD_MUTEX_DEFAULT);
     pt_run4(count_under, 1);
     CHECK(counter == 4 * ROUNDS);
