@@ -23,7 +23,6 @@
 #endif
 
 static pthread_mutex_t mu;
-static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
 static _Atomic int stage; /* 1: the thread is about to lock */
 static _Atomic int cleaned;
 static _Atomic int locked; /* the thread got past pthread_mutex_lock */
@@ -73,6 +72,8 @@ static pthread_t start_waiting(int cancel_type)
 }
 
 #ifdef ASYNC_CASES
+static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+
 static void async_cancelled(int type)
 {
     init_type(type);
