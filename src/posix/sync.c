@@ -230,14 +230,16 @@ static int async_waiter(const struct pt *p)
 
 /* The wait of async_waiter, one pthread_cancel can break off (park.c's
  * interrupt): futex-style on meta, whose M_PARKED tells unlockers to wake
- * it (release_parked). An unlock that read meta before M_PARKED was set
- * and frees m after our trylock wakes nobody: each park ends after
- * PARKED_POLL_NS, to look again. weft_mutex's own wait cannot be broken
- * off; its waiters and these share the lock word (trylock). */
+ * it (unlock_parked). An unlock that read meta before M_PARKED was set
+ * and frees m after our trylock wakes nobody, and a pthread_cancel that
+ * comes between two parks interrupts nothing: each park ends after
+ * PARKED_POLL_NS, to look again at both. weft_mutex's own wait cannot be
+ * broken off; its waiters and these share the lock word (trylock). */
 #define PARKED_POLL_NS (10 * 1000 * 1000)
 WEFT_NOINLINE static int lock_intr(struct pmutex *m, struct pt *p)
 {
     for (;;) {
+        weft__posix_async_point(p);
         /* seq_cst: M_PARKED, then the lock word; the unlocker frees the
          * word after it read meta */
         uint32_t v = atomic_fetch_or(&m->meta, M_PARKED) | M_PARKED;
@@ -250,10 +252,11 @@ WEFT_NOINLINE static int lock_intr(struct pmutex *m, struct pt *p)
             abs.tv_sec++;
             abs.tv_nsec -= 1000000000;
         }
-        if (weft__posix_park(&m->meta, v, CLOCK_MONOTONIC, &abs) == EINTR) {
-            weft__posix_deliver();      /* signal handlers run meanwhile */
-            weft__posix_async_point(p); /* pthread_cancel: ends the thread */
-        }
+        int e = weft__posix_park(&m->meta, v, CLOCK_MONOTONIC, &abs);
+        if (e == EINTR)
+            weft__posix_deliver(); /* signal handlers run meanwhile */
+        else if (e == EAGAIN && atomic_load(&m->meta) == v)
+            weft_yield(); /* no timer to be had: the holder runs first */
     }
 }
 
@@ -266,15 +269,16 @@ static int lock_other(struct pmutex *m)
     return weft_mutex_lock(&m->m);
 }
 
-/* Frees m (held) and wakes the threads parked in lock_intr if meta says
- * some may be: M_PARKED is cleared while m is still held, and the wake
- * names m's address only (park.c never reads the word), so m may be
- * destroyed as soon as it is free, as POSIX allows. weft_mutex_unlock's
- * code (EPERM). */
-WEFT_NOINLINE static int unlock_parked(struct pmutex *m)
+/* pthread_mutex_unlock of m (meta) with threads parked in lock_intr,
+ * maybe: M_PARKED is cleared while m is still held, and the wake names
+ * m's address only (park.c never reads the word), so m may be destroyed
+ * as soon as it is free, as POSIX allows. */
+WEFT_NOINLINE static int unlock_parked(struct pmutex *m, uint32_t meta)
 {
     atomic_fetch_and(&m->meta, ~(uint32_t)M_PARKED);
     int r = weft_mutex_unlock(&m->m);
+    if (r == EPERM)
+        r = unlock_other(m, meta);
     weft__posix_unpark(&m->meta, INT_MAX);
     return r;
 }
@@ -335,7 +339,9 @@ PT_API int pthread_mutex_unlock(pthread_mutex_t *mx)
             m->count--;
             return 0;
         }
-        r = (meta & M_PARKED) ? unlock_parked(m) : weft_mutex_unlock(&m->m);
+        if (meta & M_PARKED)
+            return unlock_parked(m, meta);
+        r = weft_mutex_unlock(&m->m);
     } else {
         r = weft_mutex_unlock(&m->m);
     }
@@ -604,7 +610,7 @@ static int cond_xwait(pthread_cond_t *cv, pthread_mutex_t *mx, clockid_t clk,
         count = PM(mx)->count;
         PM(mx)->count = 0;
         if (atomic_load(&PM(mx)->meta) & M_PARKED)
-            unlock_parked(PM(mx));
+            unlock_parked(PM(mx), meta_of(PM(mx)));
         else
             weft_mutex_unlock(&PM(mx)->m);
     }
