@@ -2,7 +2,9 @@
  * holding (read or write) returns 0, as glibc's; so does one whose timed
  * lock was taken after a signal handler slept past the deadline (the Open
  * POSIX suite's pthread_rwlock_timedrdlock/6-2 and timedwrlock/6-2, which
- * never unlock it). Bounded by alarm(). */
+ * never unlock it). Bounded by alarm(). Skipped under ThreadSanitizer,
+ * which reports the destroy of a held lock and runs a handler only at its
+ * next interceptor (after the timed lock's deadline). */
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -68,6 +70,9 @@ static void handler_past_deadline(int write)
 
 int main(void)
 {
+#ifdef __SANITIZE_THREAD__
+    return 77;
+#endif
     alarm(60);
     pt_on_signal(SIGUSR1, sleepy, 0);
     ended_holder(0);
