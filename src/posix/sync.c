@@ -301,20 +301,34 @@ WEFT_NOINLINE static int lock_slow(pthread_mutex_t *mx, uint32_t meta, int try)
     return r == EDEADLK ? EBUSY : r;
 }
 
+/* pthread_mutex_lock of m (meta), held when it looked. */
+WEFT_NOINLINE static int lock_busy(struct pmutex *m, uint32_t meta)
+{
+    if (is_owner(m)) {
+        if ((meta & M_TYPE) == PTHREAD_MUTEX_ERRORCHECK)
+            return EDEADLK;
+        relock(); /* POSIX: a normal mutex relocked by its owner deadlocks */
+    }
+    return lock_other(m);
+}
+
 PT_API int pthread_mutex_lock(pthread_mutex_t *mx)
 {
     struct pmutex *m = PM(mx);
     uint32_t meta = meta_of(m);
     if (WEFT_UNLIKELY(meta & M_SLOW))
         return lock_slow(mx, meta, 0);
-    if (WEFT_LIKELY(weft_mutex_trylock(&m->m) == 0))
+    /* weft_mutex_lock's fast path (mutex.c: one CAS of the word, bytes
+     * 0-7, from 0 to the owner token; take_hold's layout), so that a
+     * contended lock chooses its wait (lock_other). acquire: pairs with
+     * the release of the unlock that freed it. */
+    uint64_t v = 0;
+    if (WEFT_LIKELY(atomic_compare_exchange_strong_explicit((_Atomic uint64_t *)(void *)&m->m, &v,
+                                                            weft__sync_owner(),
+                                                            memory_order_acquire,
+                                                            memory_order_relaxed)))
         return 0;
-    if (WEFT_UNLIKELY(is_owner(m))) {
-        if ((meta & M_TYPE) == PTHREAD_MUTEX_ERRORCHECK)
-            return EDEADLK;
-        relock(); /* POSIX: a normal mutex relocked by its owner deadlocks */
-    }
-    return lock_other(m);
+    return lock_busy(m, meta);
 }
 
 PT_API int pthread_mutex_trylock(pthread_mutex_t *mx)
