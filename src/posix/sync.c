@@ -8,7 +8,9 @@
  *    initialisers put the kind at byte 16, inside weft_mutex: the first
  *    use of an object whose meta is 0 reads that kind, zeroes it and
  *    publishes meta (one CAS decides who converts; others wait the few
- *    instructions it takes).
+ *    instructions it takes). A thread with asynchronous cancellation on
+ *    waits for a held mutex on park.c, on meta (M_PARKED: lock_intr), as
+ *    weft_mutex's wait cannot be broken off.
  *  - pthread_cond_t (48): a sequence word, a waiter count and the clock;
  *    futex-style on park.c (so a wait can be broken off by a signal or a
  *    cancellation).
@@ -16,7 +18,8 @@
  *    waiter count and the writer's owner token; futex-style on park.c.
  *  - pthread_spinlock_t (4), pthread_barrier_t (32), sem_t (32; value in
  *    the low 32 bits of the first word and waiters in the high, as glibc's,
- *    so sem_open's objects work too): futex-style on park.c.
+ *    so sem_open's objects work too): futex-style on park.c; a kernel
+ *    thread waits for a semaphore on the kernel's futex (sem_on_kernel).
  * Timed mutex locks retry with growing sleeps (weft_mutex has no timed
  * lock); everything else waits in park.c with its deadline.
  */
