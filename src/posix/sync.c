@@ -8,7 +8,9 @@
  *    initialisers put the kind at byte 16, inside weft_mutex: the first
  *    use of an object whose meta is 0 reads that kind, zeroes it and
  *    publishes meta (one CAS decides who converts; others wait the few
- *    instructions it takes).
+ *    instructions it takes). A thread with asynchronous cancellation on
+ *    waits for a held mutex on park.c, on meta (M_PARKED: lock_intr), as
+ *    weft_mutex's wait cannot be broken off.
  *  - pthread_cond_t (48): a sequence word, a waiter count and the clock;
  *    futex-style on park.c (so a wait can be broken off by a signal or a
  *    cancellation).
@@ -16,7 +18,8 @@
  *    waiter count and the writer's owner token; futex-style on park.c.
  *  - pthread_spinlock_t (4), pthread_barrier_t (32), sem_t (32; value in
  *    the low 32 bits of the first word and waiters in the high, as glibc's,
- *    so sem_open's objects work too): futex-style on park.c.
+ *    so sem_open's objects work too): futex-style on park.c; a kernel
+ *    thread waits for a semaphore on the kernel's futex (sem_on_kernel).
  * Timed mutex locks retry with growing sleeps (weft_mutex has no timed
  * lock); everything else waits in park.c with its deadline.
  */
@@ -51,6 +54,7 @@ enum {
     M_SLOW = 1u << 5,           /* recursive or M_X: one test sends these off the fast path */
     M_PROTECT = 1u << 6,        /* PTHREAD_PRIO_PROTECT: the ceiling is kept at M_CEIL_SHIFT */
     M_CEIL_SHIFT = 16,          /* 8 bits: SCHED_FIFO's range is 1..99 */
+    M_PARKED = 1u << 29,        /* threads may be parked in lock_intr (on meta) */
     M_BUSY = 1u << 30,          /* being converted */
     M_READY = 1u << 31,
 };
@@ -184,13 +188,17 @@ WEFT_NOINLINE __attribute__((noreturn)) static void relock(void)
 }
 
 /* A wait that is no cancellation point (a rwlock's, a barrier's) was
- * broken off: pending signals run their handlers and the wait goes on.
- * What broke it off may stay (a deferred cancellation, which acts only at
- * a cancellation point): then the next wait begins after a pause, not at
- * once. */
+ * broken off: pending signals run their handlers, an asynchronous
+ * cancellation acts, and the wait goes on. What broke it off may stay (a
+ * deferred cancellation, which acts only at a cancellation point): then
+ * the next wait begins after a pause, not at once. */
 static void interrupted_wait(void)
 {
-    if (!weft__posix_deliver())
+    int ran = weft__posix_deliver();
+    struct pt *p = weft__posix_pt_tls;
+    if (p)
+        weft__posix_async_point(p);
+    if (!ran)
         weft_sleep_ns(1000 * 1000);
 }
 
@@ -215,6 +223,69 @@ static inline int is_owner(struct pmutex *m)
     return weft__mutex_held(&m->m, weft__sync_owner()) || (weft__posix_pre_token && adopt(m));
 }
 
+/* Asynchronous cancellation acts while the caller waits for a mutex: the
+ * caller is a user thread with it enabled (its own fields). */
+static int async_waiter(const struct pt *p)
+{
+    return p && p->h && p->cancel_state == PTHREAD_CANCEL_ENABLE &&
+           __atomic_load_n(&p->cancel_type, __ATOMIC_RELAXED) == PTHREAD_CANCEL_ASYNCHRONOUS;
+}
+
+/* The wait of async_waiter, one pthread_cancel can break off (park.c's
+ * interrupt): futex-style on meta, whose M_PARKED tells unlockers to wake
+ * it (unlock_parked). An unlock that read meta before M_PARKED was set
+ * and frees m after our trylock wakes nobody, and a pthread_cancel that
+ * comes between two parks interrupts nothing: each park ends after
+ * PARKED_POLL_NS, to look again at both. weft_mutex's own wait cannot be
+ * broken off; its waiters and these share the lock word (trylock). */
+#define PARKED_POLL_NS (10 * 1000 * 1000)
+WEFT_NOINLINE static int lock_intr(struct pmutex *m, struct pt *p)
+{
+    for (;;) {
+        weft__posix_async_point(p);
+        /* seq_cst: M_PARKED, then the lock word; the unlocker frees the
+         * word after it read meta */
+        uint32_t v = atomic_fetch_or(&m->meta, M_PARKED) | M_PARKED;
+        if (weft_mutex_trylock(&m->m) == 0)
+            return 0;
+        struct timespec abs;
+        clock_gettime(CLOCK_MONOTONIC, &abs);
+        abs.tv_nsec += PARKED_POLL_NS;
+        if (abs.tv_nsec >= 1000000000) {
+            abs.tv_sec++;
+            abs.tv_nsec -= 1000000000;
+        }
+        int e = weft__posix_park(&m->meta, v, CLOCK_MONOTONIC, &abs);
+        if (e == EINTR)
+            weft__posix_deliver(); /* signal handlers run meanwhile */
+        else if (e == EAGAIN && atomic_load(&m->meta) == v)
+            weft_yield(); /* no timer to be had: the holder runs first */
+    }
+}
+
+/* Waits for m, held by another thread. */
+static int lock_other(struct pmutex *m)
+{
+    struct pt *p = weft__posix_pt_tls;
+    if (WEFT_UNLIKELY(async_waiter(p)))
+        return lock_intr(m, p);
+    return weft_mutex_lock(&m->m);
+}
+
+/* pthread_mutex_unlock of m (meta) with threads parked in lock_intr,
+ * maybe: M_PARKED is cleared while m is still held, and the wake names
+ * m's address only (park.c never reads the word), so m may be destroyed
+ * as soon as it is free, as POSIX allows. */
+WEFT_NOINLINE static int unlock_parked(struct pmutex *m, uint32_t meta)
+{
+    atomic_fetch_and(&m->meta, ~(uint32_t)M_PARKED);
+    int r = weft_mutex_unlock(&m->m);
+    if (r == EPERM)
+        r = unlock_other(m, meta);
+    weft__posix_unpark(&m->meta, INT_MAX);
+    return r;
+}
+
 /* Recursive mutexes and pshared.c's, off the fast path. */
 WEFT_NOINLINE static int lock_slow(pthread_mutex_t *mx, uint32_t meta, int try)
 {
@@ -228,9 +299,20 @@ WEFT_NOINLINE static int lock_slow(pthread_mutex_t *mx, uint32_t meta, int try)
         return 0;
     }
     if (!try)
-        return weft_mutex_lock(&m->m);
+        return lock_other(m);
     int r = weft_mutex_trylock(&m->m);
     return r == EDEADLK ? EBUSY : r;
+}
+
+/* pthread_mutex_lock of m (meta), held when it looked. */
+WEFT_NOINLINE static int lock_busy(struct pmutex *m, uint32_t meta)
+{
+    if (is_owner(m)) {
+        if ((meta & M_TYPE) == PTHREAD_MUTEX_ERRORCHECK)
+            return EDEADLK;
+        relock(); /* POSIX: a normal mutex relocked by its owner deadlocks */
+    }
+    return lock_other(m);
 }
 
 PT_API int pthread_mutex_lock(pthread_mutex_t *mx)
@@ -239,10 +321,17 @@ PT_API int pthread_mutex_lock(pthread_mutex_t *mx)
     uint32_t meta = meta_of(m);
     if (WEFT_UNLIKELY(meta & M_SLOW))
         return lock_slow(mx, meta, 0);
-    int r = weft_mutex_lock(&m->m);
-    if (WEFT_UNLIKELY(r == EDEADLK) && (meta & M_TYPE) != PTHREAD_MUTEX_ERRORCHECK)
-        relock(); /* POSIX: a normal mutex relocked by its owner deadlocks */
-    return r;
+    /* weft_mutex_lock's fast path (mutex.c: one CAS of the word, bytes
+     * 0-7, from 0 to the owner token; take_hold's layout), so that a
+     * contended lock chooses its wait (lock_other). acquire: pairs with
+     * the release of the unlock that freed it. */
+    uint64_t v = 0;
+    if (WEFT_LIKELY(atomic_compare_exchange_strong_explicit((_Atomic uint64_t *)(void *)&m->m, &v,
+                                                            weft__sync_owner(),
+                                                            memory_order_acquire,
+                                                            memory_order_relaxed)))
+        return 0;
+    return lock_busy(m, meta);
 }
 
 PT_API int pthread_mutex_trylock(pthread_mutex_t *mx)
@@ -259,15 +348,20 @@ PT_API int pthread_mutex_unlock(pthread_mutex_t *mx)
 {
     struct pmutex *m = PM(mx);
     uint32_t meta = meta_of(m);
-    if (WEFT_UNLIKELY(meta & M_SLOW)) {
+    int r;
+    if (WEFT_UNLIKELY(meta & (M_SLOW | M_PARKED))) {
         if (meta & M_X)
             return weft__posix_xmutex_unlock(mx);
         if (m->count && is_owner(m)) {
             m->count--;
             return 0;
         }
+        if (meta & M_PARKED)
+            return unlock_parked(m, meta);
+        r = weft_mutex_unlock(&m->m);
+    } else {
+        r = weft_mutex_unlock(&m->m);
     }
-    int r = weft_mutex_unlock(&m->m);
     if (WEFT_UNLIKELY(r == EPERM))
         r = unlock_other(m, meta);
     return r;
@@ -512,9 +606,10 @@ static void cond_cancelled(struct pcond *c)
 }
 
 /* A wait on a process-shared condition variable, or with a process-shared
- * or robust mutex: the kernel's futex for a shared one (the wait cannot be
- * broken off by pthread_kill or pthread_cancel: docs/posix.md), park.c
- * otherwise. EOWNERDEAD if the mutex's owner died meanwhile. */
+ * or robust mutex, or one that threads wait for in lock_intr: the kernel's
+ * futex for a shared one (the wait cannot be broken off by pthread_kill or
+ * pthread_cancel: docs/posix.md), park.c otherwise. EOWNERDEAD if the
+ * mutex's owner died meanwhile. */
 static int cond_xwait(pthread_cond_t *cv, pthread_mutex_t *mx, clockid_t clk,
                       const struct timespec *abs)
 {
@@ -531,7 +626,10 @@ static int cond_xwait(pthread_cond_t *cv, pthread_mutex_t *mx, clockid_t clk,
     } else {
         count = PM(mx)->count;
         PM(mx)->count = 0;
-        weft_mutex_unlock(&PM(mx)->m);
+        if (atomic_load(&PM(mx)->meta) & M_PARKED)
+            unlock_parked(PM(mx), meta_of(PM(mx)));
+        else
+            weft_mutex_unlock(&PM(mx)->m);
     }
     int r = word_wait(c->clock & C_PSHARED, &c->seq, s, clk, abs);
     atomic_fetch_sub(&c->waiters, 1);
@@ -556,8 +654,8 @@ static int cond_wait(pthread_cond_t *cv, pthread_mutex_t *mx, clockid_t clk,
 {
     struct pmutex *m = PM(mx);
     struct pcond *c = PC(cv);
-    if (WEFT_UNLIKELY((meta_of(m) & M_X) || (c->clock & C_PSHARED)))
-        return cond_xwait(cv, mx, clk, abs);
+    if (WEFT_UNLIKELY((meta_of(m) & (M_X | M_PARKED)) || (c->clock & C_PSHARED)))
+        return cond_xwait(cv, mx, clk, abs); /* M_PARKED: its unlock wakes them */
     if (!is_owner(m))
         return EPERM;
     weft__posix_testcancel();
@@ -673,9 +771,13 @@ static int rw_mine(struct prw *r)
            (!r->pshared ||
             atomic_load_explicit(&r->wpid, memory_order_relaxed) == (uint32_t)getpid());
 }
+/* EBUSY only while threads wait on it. A lock still held is destroyed, as
+ * glibc does (POSIX leaves it undefined): its holder may have ended
+ * without unlocking it, which the Open POSIX suite's timed-lock tests
+ * (pthread_rwlock_timedrdlock/6-2) do before they destroy it. */
 PT_API int pthread_rwlock_destroy(pthread_rwlock_t *l)
 {
-    return atomic_load(&PR(l)->word) ? EBUSY : 0;
+    return atomic_load(&PR(l)->waiters) ? EBUSY : 0;
 }
 
 static int rw_try(struct prw *r, int write)
@@ -865,6 +967,9 @@ PT_API int pthread_spin_lock(pthread_spinlock_t *s)
             if (weft_self()) {
                 weft_yield();
                 weft__posix_deliver(); /* handlers run while it spins */
+                struct pt *p = weft__posix_pt_tls;
+                if (p) /* in the drop-in, where preemption does not end it */
+                    weft__posix_async_point(p);
             } else
                 weft__real_sched_yield();
         } else {
@@ -943,10 +1048,11 @@ PT_API int pthread_barrierattr_getpshared(const pthread_barrierattr_t *a, int *s
 /* ---- unnamed semaphores ----------------------------------------------------- */
 
 struct psem {
-    _Atomic uint32_t value;   /* glibc: the low half of its 64-bit word */
-    _Atomic uint32_t waiters; /* glibc: the high half */
-    uint32_t shared;          /* glibc's private field: S_SHARED (sem_open's too), or 0 */
-    uint32_t rest[5];
+    _Atomic uint32_t value;    /* glibc: the low half of its 64-bit word */
+    _Atomic uint32_t waiters;  /* glibc: the high half */
+    uint32_t shared;           /* glibc's private field: S_SHARED (sem_open's too), or 0 */
+    _Atomic uint32_t kwaiters; /* private: those of waiters on the kernel's futex (glibc: pad) */
+    uint32_t rest[4];
 };
 #define S_SHARED 128u /* glibc's FUTEX_SHARED */
 _Static_assert(sizeof(struct psem) == sizeof(sem_t), "glibc's sem_t size");
@@ -980,6 +1086,16 @@ PT_API int sem_trywait(sem_t *ss)
     errno = EAGAIN;
     return -1;
 }
+/* A waiter that is no user thread of the running runtime (the program's
+ * kernel threads, a process that never made a thread, a child of fork)
+ * waits on the kernel's futex of the value word, as for a shared
+ * semaphore, so that a handler the kernel runs there breaks it off
+ * (EINTR); park.c's kernel-thread sleep would go on after it. */
+static int sem_on_kernel(const struct psem *s)
+{
+    return s->shared || !weft__posix_on_user() || weft__posix_forked;
+}
+
 static int sem_wait_until(sem_t *ss, clockid_t clk, const struct timespec *abs)
 {
     struct psem *s = PS(ss);
@@ -995,15 +1111,23 @@ static int sem_wait_until(sem_t *ss, clockid_t clk, const struct timespec *abs)
             errno = ETIMEDOUT;
             return -1;
         }
+        int kernel = sem_on_kernel(s);
+        /* seq_cst, kwaiters first: a sem_post that counts this waiter in
+         * waiters sees it in kwaiters too */
+        if (kernel && !s->shared)
+            atomic_fetch_add(&s->kwaiters, 1);
         atomic_fetch_add(&s->waiters, 1);
-        int e = word_wait(s->shared, &s->value, 0, clk, abs);
+        int e = word_wait(kernel, &s->value, 0, clk, abs);
         atomic_fetch_sub(&s->waiters, 1);
+        if (kernel && !s->shared)
+            atomic_fetch_sub(&s->kwaiters, 1);
         if (e == EINTR) {
             int raised = weft__posix_deliver();
             weft__posix_testcancel(); /* a cancellation point */
-            /* a shared semaphore's kernel futex wait broken off: a
-             * handler ran there */
-            if (raised || s->shared) {
+            /* a kernel futex wait broken off: a handler ran there, in
+             * this kernel thread or (a user thread's shared one) in the
+             * one that waited for it */
+            if (raised || kernel) {
                 errno = EINTR; /* a handler ran: POSIX's sem_wait returns */
                 return -1;
             }
@@ -1040,8 +1164,11 @@ PT_API int sem_post(sem_t *ss)
             return -1;
         }
     } while (!atomic_compare_exchange_weak(&s->value, &v, v + 1)); /* seq_cst: then waiters */
-    if (atomic_load(&s->waiters))
+    if (atomic_load(&s->waiters)) {
         word_wake(s->shared, &s->value, 1); /* shared: any process's waiters, glibc's too */
+        if (!s->shared && atomic_load(&s->kwaiters))
+            weft__posix_kwake(&s->value, 1); /* sem_on_kernel's */
+    }
     return 0;
 }
 PT_API int sem_getvalue(sem_t *s, int *v)
