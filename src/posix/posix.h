@@ -91,8 +91,8 @@ struct pt {
     _Atomic int preempted;
     void *(*fn)(void *);         /* start routine; immutable */
     void *arg;                   /* its argument; immutable */
-    _Atomic uint32_t done;       /* 1 once the thread ended (park.c word for timed joins) */
-    _Atomic uint32_t joiners;    /* timed or try joiners parked on done */
+    _Atomic uint32_t done;       /* 1 once the thread ended (park.c word for joins); seq_cst */
+    _Atomic uint32_t joiners;    /* joiners parked on done; seq_cst */
     _Atomic uint64_t sigpending; /* signals pending for this thread: bit sig-1 (signal.c) */
     void *_Atomic parked;        /* its park.c waiter while parked there, else NULL;
                                     written under that waiter's bucket lock */
