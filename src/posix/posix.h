@@ -266,9 +266,13 @@ enum {
     PT_M_NOTREC = 1u << 9,  /* robust: unlocked while inconsistent */
 };
 /* park's contract on the kernel's futex of a shared word (any process);
- * a user thread waits inside weft_blocking. */
+ * a user thread waits inside weft_blocking, and weft__posix_interrupt
+ * breaks its wait off (EINTR) as it breaks off a park.c wait. */
 int weft__posix_kwait(_Atomic uint32_t *addr, uint32_t val, clockid_t clk,
                       const struct timespec *abs);
+/* Breaks p's weft__posix_kwait off, if it waits there; may wait a few
+ * microseconds for p to leave the wait (park.c's weft__posix_interrupt). */
+void weft__posix_kinterrupt(struct pt *p);
 void weft__posix_kwake(_Atomic uint32_t *addr, int n); /* the real FUTEX_WAKE */
 /* Mutexes whose meta has PT_M_PSHARED or PT_M_ROBUST: pthread's codes. */
 int weft__posix_xmutex_lock(pthread_mutex_t *m, int try, clockid_t clk, const struct timespec *abs);

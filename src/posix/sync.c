@@ -512,9 +512,9 @@ static void cond_cancelled(struct pcond *c)
 }
 
 /* A wait on a process-shared condition variable, or with a process-shared
- * or robust mutex: the kernel's futex for a shared one (the wait cannot be
- * broken off by pthread_kill or pthread_cancel: docs/posix.md), park.c
- * otherwise. EOWNERDEAD if the mutex's owner died meanwhile. */
+ * or robust mutex: the kernel's futex for a shared one (pshared.c; broken
+ * off by pthread_kill and pthread_cancel as park.c's), park.c otherwise.
+ * EOWNERDEAD if the mutex's owner died meanwhile. */
 static int cond_xwait(pthread_cond_t *cv, pthread_mutex_t *mx, clockid_t clk,
                       const struct timespec *abs)
 {
