@@ -600,7 +600,7 @@ PT_API int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const s
 {
     if (!abs || abs->tv_nsec < 0 || abs->tv_nsec >= 1000000000)
         return EINVAL;
-    uint32_t k = PC(c)->clock;
+    uint32_t k = PC(c)->clock & 0xffu; /* the clock, without C_PSHARED */
     return cond_wait(c, m, k ? (clockid_t)(k - 1) : CLOCK_REALTIME, abs);
 }
 PT_API int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clk,

@@ -3,8 +3,10 @@
  * pthread_cond_wait and pthread_cond_timedwait leaves with the mutex held
  * (its cleanup handler sees it) and ends cancelled; one cancelled in
  * sem_wait ends too; a handler sent by pthread_kill runs while the thread
- * still waits on the condition variable (LTP's pthread_cond_wait/2-3,
- * pthread_cond_timedwait/2-6). Bounded by alarm(). */
+ * still waits on the condition variable. A timed wait on such a
+ * condition variable with the default clock (CLOCK_REALTIME) times out,
+ * in a thread and in a child of fork (LTP's pthread_cond_wait/2-3,
+ * pthread_cond_timedwait/2-6 and 2-7). Bounded by alarm(). */
 #define _GNU_SOURCE 1
 #include <errno.h>
 #include <pthread.h>
@@ -12,6 +14,7 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "pcheck.h"
@@ -128,6 +131,42 @@ static void kill_waiting(void)
     CHECK(r == PTHREAD_CANCELED);
 }
 
+/* A 30 ms timed wait on the condition variable (clock clk): ETIMEDOUT
+ * with the mutex held. 0 if so. */
+static int timed_wait(clockid_t clk)
+{
+    struct timespec abs = pt_deadline_ns(clk, 30 * 1000 * 1000);
+    CHECK(pthread_mutex_lock(&sh->mu) == 0);
+    int r;
+    do
+        r = pthread_cond_timedwait(&sh->cv, &sh->mu, &abs);
+    while (r == 0);
+    int held = pthread_mutex_trylock(&sh->mu) == EBUSY;
+    CHECK(pthread_mutex_unlock(&sh->mu) == 0);
+    return r == ETIMEDOUT && held ? 0 : 1;
+}
+
+static void *timed_thread(void *arg)
+{
+    return (void *)(intptr_t)timed_wait(*(clockid_t *)arg);
+}
+
+static void timed_waits(clockid_t clk)
+{
+    pthread_t t;
+    void *r;
+    CHECK(pthread_create(&t, NULL, timed_thread, &clk) == 0);
+    CHECK(pthread_join(t, &r) == 0);
+    CHECK(r == NULL);
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0)
+        _exit(timed_wait(clk));
+    int st;
+    CHECK(waitpid(pid, &st, 0) == pid);
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
 int main(void)
 {
     alarm(60); /* a wait that nothing breaks off hangs: end the test */
@@ -137,6 +176,7 @@ int main(void)
     for (int c = 0; c < 2; c++) {
         clockid_t clk = clocks[c];
         init_objects(clk);
+        timed_waits(clk);
         cancel_waiting(cond_waiter, NULL);
         CHECK(sh->cleaned);
         fini_objects();
