@@ -77,7 +77,8 @@ struct pt {
     int cancel_state;   /* PTHREAD_CANCEL_ENABLE/DISABLE; the thread only */
     int cancel_type;    /* deferred/asynchronous (async.c); the thread writes, seq_cst */
     int had_clock;      /* 1: it got a CPU clock slot (thread.c); the getter only */
-    int exiting;        /* 1 once pthread_exit (or the end) began; the thread only */
+    int exiting;        /* 1 once pthread_exit (or the end) began; the thread writes,
+                           signal.c's router reads (seq_cst at the end) */
     void *cleanup;      /* innermost registered cleanup buffer; the thread only */
     char name[16];      /* pthread_setname_np; racy reads */
     size_t stack_size;  /* as asked at creation; immutable */

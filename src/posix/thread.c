@@ -500,11 +500,16 @@ static void leave_block(struct weft_thread *t)
 static void thread_end(struct pt **pp)
 {
     struct pt *p = *pp;
-    /* Signals routed to it that it has not run yet (it computed in libc or
-     * the runtime, where they wait for its own code): run them while it
-     * still lives, or a process-directed one would be lost with it. */
-    weft__posix_deliver();
-    p->exiting = 1;
+    /* Signals it has not run yet: routed to it (it computed in libc or the
+     * runtime, where they wait for its own code), or sent to the process
+     * while it did not block them and not routed yet (the router, a kernel
+     * thread, comes later): run them while it still lives, as under NPTL,
+     * whose kernel picks the thread when the signal is sent; else they are
+     * lost with it, or wait for a thread that may never come. exiting
+     * first, seq_cst: the router gives it no more, or sees it ending and
+     * takes back what it gave after our run (signal.c: route). */
+    __atomic_store_n(&p->exiting, 1, __ATOMIC_SEQ_CST);
+    weft__posix_deliver_pending(p);
     __call_tls_dtors();
     weft__posix_thread_end(p);
     drop_cpu_clock(p);
