@@ -35,6 +35,9 @@ static void *joiner(void *arg)
 
 int main(void)
 {
+#ifdef __SANITIZE_THREAD__
+    return 77; /* ThreadSanitizer's pthread_join never ends its ignores when cancelled */
+#endif
     alarm(60); /* a joiner that cannot be cancelled hangs: end the test */
     for (int i = 0; i < 20; i++) {
         pthread_t t, j;
