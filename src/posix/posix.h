@@ -214,6 +214,7 @@ struct weft__posix_sig_ops {
     void (*inherit_slow)(struct pt *p); /* a new thread's mask, the slow way */
     void (*track)(struct pt *p);        /* a record made by calloc */
     void (*forked)(struct pt *p);       /* in a child of fork */
+    _Atomic uint64_t *proc_pending;     /* its signals pending for the process */
 };
 extern struct weft__posix_sig_ops weft__posix_sig_ops;
 /* 1: a signal is managed but the router is not running yet (the runtime

@@ -882,4 +882,5 @@ __attribute__((constructor(102))) static void sig_register(void)
     weft__posix_sig_ops.inherit_slow = sig_inherit_slow;
     weft__posix_sig_ops.track = sig_track;
     weft__posix_sig_ops.forked = sig_forked;
+    weft__posix_sig_ops.proc_pending = &weft__posix_proc_pending;
 }

@@ -509,7 +509,9 @@ static void thread_end(struct pt **pp)
      * first, seq_cst: the router gives it no more, or sees it ending and
      * takes back what it gave after our run (signal.c: route). */
     __atomic_store_n(&p->exiting, 1, __ATOMIC_SEQ_CST);
-    weft__posix_deliver_pending(p);
+    _Atomic uint64_t *proc = weft__posix_sig_ops.proc_pending;
+    if (atomic_load(&p->sigpending) || (proc && atomic_load(proc)))
+        weft__posix_deliver_pending(p);
     __call_tls_dtors();
     weft__posix_thread_end(p);
     drop_cpu_clock(p);
