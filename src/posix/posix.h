@@ -273,8 +273,10 @@ enum {
 int weft__posix_kwait(_Atomic uint32_t *addr, uint32_t val, clockid_t clk,
                       const struct timespec *abs);
 /* Breaks p's weft__posix_kwait off, if it waits there; may wait a few
- * microseconds for p to leave the wait (park.c's weft__posix_interrupt). */
-void weft__posix_kinterrupt(struct pt *p);
+ * microseconds for p to leave the wait. A hook that pshared.c registers at
+ * load and park.c's weft__posix_interrupt calls: park.c needs nothing of
+ * pshared.c, which sits above it. */
+extern void (*weft__posix_kinterrupt)(struct pt *p);
 void weft__posix_kwake(_Atomic uint32_t *addr, int n); /* the real FUTEX_WAKE */
 /* Mutexes whose meta has PT_M_PSHARED or PT_M_ROBUST: pthread's codes. */
 int weft__posix_xmutex_lock(pthread_mutex_t *m, int try, clockid_t clk, const struct timespec *abs);

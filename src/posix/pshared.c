@@ -100,7 +100,7 @@ static int kwait_plain(_Atomic uint32_t *addr, uint32_t val, clockid_t clk,
 
 /* A user thread's wait is listed while it lasts, so that pthread_cancel
  * and a signal routed to the thread break it off as they break off a
- * park.c wait (weft__posix_interrupt calls weft__posix_kinterrupt): the
+ * park.c wait (weft__posix_interrupt calls kinterrupt, a hook): the
  * interrupter marks the entry and wakes the word. Nothing can make a
  * wait on another process's word fail for one waiter only, and the wake
  * may come between the listing and the sleep: the interrupter repeats it
@@ -119,7 +119,7 @@ struct kwaiter {
 };
 static weft__lock kw_lock;      /* kw_list and the entries' kicked */
 static struct kwaiter *kw_list; /* the listed waits; under kw_lock */
-static _Atomic uint32_t kw_len; /* listed waits; seq_cst (weft__posix_kinterrupt) */
+static _Atomic uint32_t kw_len; /* listed waits; seq_cst (kinterrupt) */
 /* 1 once a pending cancellation broke a wait off at its start: a wait that
  * is no cancellation point (a barrier's) then sleeps, as on park.c,
  * instead of breaking off at once again and again. The thread only. */
@@ -172,7 +172,7 @@ int weft__posix_kwait(_Atomic uint32_t *addr, uint32_t val, clockid_t clk,
     return EINTR;
 }
 
-void weft__posix_kinterrupt(struct pt *p)
+static void kinterrupt(struct pt *p)
 {
     /* seq_cst: pairs with weft__posix_kwait's count and fence */
     atomic_thread_fence(memory_order_seq_cst);
@@ -259,6 +259,7 @@ __attribute__((constructor(103))) static void pshared_load(void)
 {
     list_reset();
     weft__posix_robust_exit = robust_exit;
+    weft__posix_kinterrupt = kinterrupt;
     pthread_atfork(NULL, NULL, pshared_child); /* glibc's (libc_nonshared) */
 }
 
