@@ -145,13 +145,18 @@ void weft__posix_unpark(_Atomic uint32_t *addr, int n)
     weft__waiter_wake_list(chain);
 }
 
+void (*weft__posix_kinterrupt)(struct pt *p);
+
 void weft__posix_interrupt(struct pt *p)
 {
     for (;;) {
         struct waiter *pw = atomic_load(&p->parked);
         if (!pw) {
-            /* not here: perhaps in its worker's ring (a read, an accept, a
-             * poll), whose request its worker cancels (ECANCELED: rw.c) */
+            /* not here: perhaps on a process-shared word (pshared.c), or in
+             * its worker's ring (a read, an accept, a poll), whose request
+             * its worker cancels (ECANCELED: rw.c) */
+            if (weft__posix_kinterrupt)
+                weft__posix_kinterrupt(p);
             if (p->h)
                 weft__io_cancel((struct weft_thread *)p->h);
             return;

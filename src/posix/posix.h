@@ -77,7 +77,8 @@ struct pt {
     int cancel_state;   /* PTHREAD_CANCEL_ENABLE/DISABLE; the thread only */
     int cancel_type;    /* deferred/asynchronous (async.c); the thread writes, seq_cst */
     int had_clock;      /* 1: it got a CPU clock slot (thread.c); the getter only */
-    int exiting;        /* 1 once pthread_exit (or the end) began; the thread only */
+    int exiting;        /* 1 once pthread_exit (or the end) began; the thread writes,
+                           signal.c's router reads (seq_cst at the end) */
     void *cleanup;      /* innermost registered cleanup buffer; the thread only */
     char name[16];      /* pthread_setname_np; racy reads */
     size_t stack_size;  /* as asked at creation; immutable */
@@ -91,8 +92,8 @@ struct pt {
     _Atomic int preempted;
     void *(*fn)(void *);         /* start routine; immutable */
     void *arg;                   /* its argument; immutable */
-    _Atomic uint32_t done;       /* 1 once the thread ended (park.c word for timed joins) */
-    _Atomic uint32_t joiners;    /* timed or try joiners parked on done */
+    _Atomic uint32_t done;       /* 1 once the thread ended (park.c word for joins); seq_cst */
+    _Atomic uint32_t joiners;    /* joiners parked on done; seq_cst */
     _Atomic uint64_t sigpending; /* signals pending for this thread: bit sig-1 (signal.c) */
     void *_Atomic parked;        /* its park.c waiter while parked there, else NULL;
                                     written under that waiter's bucket lock */
@@ -213,6 +214,7 @@ struct weft__posix_sig_ops {
     void (*inherit_slow)(struct pt *p); /* a new thread's mask, the slow way */
     void (*track)(struct pt *p);        /* a record made by calloc */
     void (*forked)(struct pt *p);       /* in a child of fork */
+    _Atomic uint64_t *proc_pending;     /* its signals pending for the process */
 };
 extern struct weft__posix_sig_ops weft__posix_sig_ops;
 /* 1: a signal is managed but the router is not running yet (the runtime
@@ -266,9 +268,15 @@ enum {
     PT_M_NOTREC = 1u << 9,  /* robust: unlocked while inconsistent */
 };
 /* park's contract on the kernel's futex of a shared word (any process);
- * a user thread waits inside weft_blocking. */
+ * a user thread waits inside weft_blocking, and weft__posix_interrupt
+ * breaks its wait off (EINTR) as it breaks off a park.c wait. */
 int weft__posix_kwait(_Atomic uint32_t *addr, uint32_t val, clockid_t clk,
                       const struct timespec *abs);
+/* Breaks p's weft__posix_kwait off, if it waits there; may wait a few
+ * microseconds for p to leave the wait. A hook that pshared.c registers at
+ * load and park.c's weft__posix_interrupt calls: park.c needs nothing of
+ * pshared.c, which sits above it. */
+extern void (*weft__posix_kinterrupt)(struct pt *p);
 void weft__posix_kwake(_Atomic uint32_t *addr, int n); /* the real FUTEX_WAKE */
 /* Mutexes whose meta has PT_M_PSHARED or PT_M_ROBUST: pthread's codes. */
 int weft__posix_xmutex_lock(pthread_mutex_t *m, int try, clockid_t clk, const struct timespec *abs);

@@ -81,8 +81,9 @@ static void kwait_run(void *arg)
     k->err = r == 0 ? 0 : errno;
 }
 
-int weft__posix_kwait(_Atomic uint32_t *addr, uint32_t val, clockid_t clk,
-                      const struct timespec *abs)
+/* The wait itself; nothing breaks it off but the kernel's own signals. */
+static int kwait_plain(_Atomic uint32_t *addr, uint32_t val, clockid_t clk,
+                       const struct timespec *abs)
 {
     struct kwait k = { addr, val, clk == CLOCK_REALTIME, abs, 0 };
     if (atomic_load(addr) != val)
@@ -95,6 +96,105 @@ int weft__posix_kwait(_Atomic uint32_t *addr, uint32_t val, clockid_t clk,
         kwait_run(&k);
     }
     return k.err == EAGAIN || k.err == ETIMEDOUT || k.err == EINTR ? k.err : 0;
+}
+
+/* A user thread's wait is listed while it lasts, so that pthread_cancel
+ * and a signal routed to the thread break it off as they break off a
+ * park.c wait (weft__posix_interrupt calls kinterrupt, a hook): the
+ * interrupter marks the entry and wakes the word. Nothing can make a
+ * wait on another process's word fail for one waiter only, and the wake
+ * may come between the listing and the sleep: the interrupter repeats it
+ * until the waiter has left (a few microseconds: the waiter is on its own
+ * kernel thread). The wake is the word's FUTEX_WAKE of all: the other
+ * waiters wake spuriously, which every caller allows.
+ * Rejected: a signal to the waiting kernel thread (it too is lost before
+ * the sleep, unless the handler inspects where the thread stopped, as
+ * glibc's cancellation does); waits in slices that look for a request
+ * (a wake-up per slice for every waiter, and a slice's delay). */
+struct kwaiter {
+    struct pt *p;           /* the waiting user thread; immutable while listed */
+    struct kwaiter *next;   /* under kw_lock */
+    _Atomic uint32_t *addr; /* the word it waits on; immutable while listed */
+    int kicked;             /* 1: an interrupt broke the wait off; under kw_lock */
+};
+static weft__lock kw_lock;      /* kw_list and the entries' kicked */
+static struct kwaiter *kw_list; /* the listed waits; under kw_lock */
+static _Atomic uint32_t kw_len; /* listed waits; seq_cst (kinterrupt) */
+/* 1 once a pending cancellation broke a wait off at its start: a wait that
+ * is no cancellation point (a barrier's) then sleeps, as on park.c,
+ * instead of breaking off at once again and again. The thread only. */
+static __thread int cancel_seen __attribute__((tls_model("initial-exec")));
+
+/* Under kw_lock: p's listed wait, or NULL (a thread waits in one place). */
+static struct kwaiter *kw_find(struct pt *p)
+{
+    struct kwaiter *w = kw_list;
+    while (w && w->p != p)
+        w = w->next;
+    return w;
+}
+
+static int cancel_due(struct pt *p)
+{
+    return atomic_load(&p->cancel) && p->cancel_state == PTHREAD_CANCEL_ENABLE && !p->exiting;
+}
+
+int weft__posix_kwait(_Atomic uint32_t *addr, uint32_t val, clockid_t clk,
+                      const struct timespec *abs)
+{
+    struct pt *p = weft__posix_self_if_any();
+    if (!p || !p->h || !weft__posix_on_user() || weft__posix_forked)
+        return kwait_plain(addr, val, clk, abs); /* a kernel thread: glibc's cancellation */
+    struct kwaiter me = { p, NULL, addr, 0 };
+    /* seq_cst, and the fence: the interrupter wrote its request (the
+     * cancel flag, a pending signal), then reads kw_len; we count
+     * ourselves, then read the request */
+    atomic_fetch_add(&kw_len, 1);
+    atomic_thread_fence(memory_order_seq_cst);
+    weft__sync_lock(&kw_lock);
+    me.next = kw_list;
+    kw_list = &me;
+    int due = weft__posix_sig_ready(p) || (cancel_due(p) && !cancel_seen);
+    weft__sync_unlock(&kw_lock);
+    int r = due ? EINTR : kwait_plain(addr, val, clk, abs);
+    weft__sync_lock(&kw_lock);
+    struct kwaiter **l = &kw_list;
+    while (*l != &me)
+        l = &(*l)->next;
+    *l = me.next;
+    due |= me.kicked;
+    weft__sync_unlock(&kw_lock);
+    atomic_fetch_sub(&kw_len, 1);
+    if (!due)
+        return r;
+    if (cancel_due(p))
+        cancel_seen = 1;
+    return EINTR;
+}
+
+static void kinterrupt(struct pt *p)
+{
+    /* seq_cst: pairs with weft__posix_kwait's count and fence */
+    atomic_thread_fence(memory_order_seq_cst);
+    if (!atomic_load(&kw_len))
+        return;
+    weft__sync_lock(&kw_lock);
+    struct kwaiter *w = kw_find(p);
+    _Atomic uint32_t *addr = w ? w->addr : NULL;
+    if (w)
+        w->kicked = 1;
+    weft__sync_unlock(&kw_lock);
+    for (uint64_t pause = 2000; addr; pause = pause < 1000000 ? pause * 2 : pause) {
+        weft__posix_kwake(addr, INT_MAX);
+        weft__sync_lock(&kw_lock);
+        /* the same wait, still there: not yet woken (a new wait of p's
+         * at the same address is not kicked) */
+        int still = kw_find(p) == w && w->kicked;
+        weft__sync_unlock(&kw_lock);
+        if (!still)
+            return;
+        weft__posix_sleep_ns(pause);
+    }
 }
 
 void weft__posix_kwake(_Atomic uint32_t *addr, int n)
@@ -140,7 +240,7 @@ static void list_reset(void)
 }
 
 /* In a child of fork: no anchor, another pid, an empty list (the parent's
- * holds stay the parent's), and no list lock holder. */
+ * holds stay the parent's), no listed waits, and no holder of either lock. */
 static void pshared_child(void)
 {
     atomic_store_explicit(&anchor_tid, 0, memory_order_relaxed);
@@ -148,6 +248,9 @@ static void pshared_child(void)
     atomic_store_explicit(&list_len, 0, memory_order_relaxed);
     list_reset();
     weft__sync_unlock(&list_lock);
+    kw_list = NULL; /* the parent's waiters */
+    atomic_store_explicit(&kw_len, 0, memory_order_relaxed);
+    weft__sync_unlock(&kw_lock);
 }
 
 static void robust_exit(void);
@@ -156,6 +259,7 @@ __attribute__((constructor(103))) static void pshared_load(void)
 {
     list_reset();
     weft__posix_robust_exit = robust_exit;
+    weft__posix_kinterrupt = kinterrupt;
     pthread_atfork(NULL, NULL, pshared_child); /* glibc's (libc_nonshared) */
 }
 
@@ -230,7 +334,7 @@ static int xwait(struct xmutex *m, uint32_t meta, uint32_t v, clockid_t clk,
                  const struct timespec *abs)
 {
     if (shared_of(meta))
-        return weft__posix_kwait(&m->word, v, clk, abs);
+        return kwait_plain(&m->word, v, clk, abs); /* a lock is no cancellation point */
     return weft__posix_park(&m->word, v, clk, abs);
 }
 

@@ -377,6 +377,13 @@ static void route(void)
             p->sigcode[sig - 1] = proc_info[sig].si_code;
             p->sigval[sig - 1] = proc_info[sig].si_value;
             atomic_fetch_or(&p->sigpending, bit);
+            /* seq_cst: pairs with thread_end's store of exiting before its
+             * last run; ending meanwhile, it may have run without this one */
+            if (__atomic_load_n(&p->exiting, __ATOMIC_SEQ_CST) &&
+                (atomic_fetch_and(&p->sigpending, ~bit) & bit)) {
+                atomic_fetch_or(&weft__posix_proc_pending, bit); /* back: another thread */
+                continue;
+            }
             poke(p);
             break;
         }
@@ -875,4 +882,5 @@ __attribute__((constructor(102))) static void sig_register(void)
     weft__posix_sig_ops.inherit_slow = sig_inherit_slow;
     weft__posix_sig_ops.track = sig_track;
     weft__posix_sig_ops.forked = sig_forked;
+    weft__posix_sig_ops.proc_pending = &weft__posix_proc_pending;
 }

@@ -607,8 +607,8 @@ static void cond_cancelled(struct pcond *c)
 
 /* A wait on a process-shared condition variable, or with a process-shared
  * or robust mutex, or one that threads wait for in lock_intr: the kernel's
- * futex for a shared one (the wait cannot be broken off by pthread_kill or
- * pthread_cancel: docs/posix.md), park.c otherwise. EOWNERDEAD if the
+ * futex for a shared one (pshared.c; broken off by pthread_kill and
+ * pthread_cancel as park.c's), park.c otherwise. EOWNERDEAD if the
  * mutex's owner died meanwhile. */
 static int cond_xwait(pthread_cond_t *cv, pthread_mutex_t *mx, clockid_t clk,
                       const struct timespec *abs)
@@ -698,7 +698,7 @@ PT_API int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const s
 {
     if (!abs || abs->tv_nsec < 0 || abs->tv_nsec >= 1000000000)
         return EINVAL;
-    uint32_t k = PC(c)->clock;
+    uint32_t k = PC(c)->clock & 0xffu; /* the clock, without C_PSHARED */
     return cond_wait(c, m, k ? (clockid_t)(k - 1) : CLOCK_REALTIME, abs);
 }
 PT_API int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clk,

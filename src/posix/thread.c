@@ -500,11 +500,18 @@ static void leave_block(struct weft_thread *t)
 static void thread_end(struct pt **pp)
 {
     struct pt *p = *pp;
-    /* Signals routed to it that it has not run yet (it computed in libc or
-     * the runtime, where they wait for its own code): run them while it
-     * still lives, or a process-directed one would be lost with it. */
-    weft__posix_deliver();
-    p->exiting = 1;
+    /* Signals it has not run yet: routed to it (it computed in libc or the
+     * runtime, where they wait for its own code), or sent to the process
+     * while it did not block them and not routed yet (the router, a kernel
+     * thread, comes later): run them while it still lives, as under NPTL,
+     * whose kernel picks the thread when the signal is sent; else they are
+     * lost with it, or wait for a thread that may never come. exiting
+     * first, seq_cst: the router gives it no more, or sees it ending and
+     * takes back what it gave after our run (signal.c: route). */
+    __atomic_store_n(&p->exiting, 1, __ATOMIC_SEQ_CST);
+    _Atomic uint64_t *proc = weft__posix_sig_ops.proc_pending;
+    if (atomic_load(&p->sigpending) || (proc && atomic_load(proc)))
+        weft__posix_deliver_pending(p);
     __call_tls_dtors();
     weft__posix_thread_end(p);
     drop_cpu_clock(p);
@@ -519,9 +526,10 @@ static void thread_end(struct pt **pp)
     if (left)
         leave_block(t);
     atomic_fetch_sub_explicit(&live, 1, memory_order_relaxed);
-    /* release: the end is done with p; pairs with the acquire loads of
-     * timed joins and of pthread_detach */
-    atomic_store_explicit(&p->done, 1, memory_order_release);
+    /* seq_cst: the end is done with p; the store pairs with the acquire
+     * loads of joins and of pthread_detach, and with the joiners' count
+     * (wait_done): either we see a joiner counted or it sees done */
+    atomic_store(&p->done, 1);
     if (atomic_load(&p->joiners))
         weft__posix_unpark(&p->done, INT_MAX);
     int s = PT_RUNNING;
@@ -765,6 +773,24 @@ static struct pt *made_pt(pthread_t th)
     return p && p->user ? p : NULL;
 }
 
+/* Waits until p's end is done with it, on park.c, where pthread_cancel
+ * breaks the wait off: a cancelled joiner leaves before its weft_join
+ * (which nothing breaks off), and p stays joinable, as POSIX wants. */
+static WEFT_NOINLINE void wait_done(struct pt *p)
+{
+    /* seq_cst, with thread_end's store of done and its load of joiners:
+     * either the end sees us counted or we see done */
+    atomic_fetch_add(&p->joiners, 1);
+    while (!atomic_load(&p->done)) {
+        if (weft__posix_park(&p->done, 0, CLOCK_MONOTONIC, NULL) == EINTR) {
+            atomic_fetch_sub(&p->joiners, 1);
+            weft__posix_testcancel(); /* a cancellation point */
+            atomic_fetch_add(&p->joiners, 1);
+        }
+    }
+    atomic_fetch_sub(&p->joiners, 1);
+}
+
 PT_API int pthread_join(pthread_t th, void **res)
 {
     struct pt *p = made_pt(th);
@@ -780,6 +806,9 @@ PT_API int pthread_join(pthread_t th, void **res)
     if (!p->h)
         return ESRCH; /* joined already */
     weft__posix_testcancel();
+    /* acquire: pairs with thread_end's store of done */
+    if (!atomic_load_explicit(&p->done, memory_order_acquire))
+        wait_done(p);
     void *r;
     int e = weft_join(p->h, &r);
     if (e != 0)
@@ -800,8 +829,8 @@ PT_API int pthread_clockjoin_np(pthread_t th, void **res, clockid_t clk, const s
         return EINVAL;
     atomic_fetch_add(&p->joiners, 1);
     int r = 0;
-    /* acquire: pairs with the release store of done */
-    while (!atomic_load_explicit(&p->done, memory_order_acquire)) {
+    /* seq_cst: pairs with thread_end's store of done (wait_done) */
+    while (!atomic_load(&p->done)) {
         if (abs && weft__posix_timed_out(clk, abs)) {
             r = ETIMEDOUT;
             break;
