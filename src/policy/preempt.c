@@ -650,6 +650,27 @@ RACY static int higher_waits(int c)
     return 0;
 }
 
+/* Nesting. The kernel blocks the preemption signal while on_signal runs
+ * (no SA_NODEFER), so that signals arriving in a burst (a retry timer
+ * firing in one of the handler's own system calls, the monitor's next
+ * request) wait for it instead of stacking one more signal frame each
+ * (some 3 KB with AVX-512 state) on the thread's stack, with no bound
+ * while the thread stays in the runtime's code: a 16 KiB pthread stack
+ * overflowed (Open POSIX pthread_create/14-1, under the drop-in). Before
+ * anything that may switch away or end the thread, the handler unblocks
+ * the signal itself (unblock_own): the kernel thread goes on running other
+ * threads, which must stay preemptible, and a thread that ends in its
+ * handler never returns through the frame that would restore the mask. A
+ * resumed thread's return through its frame restores the mask it was
+ * interrupted with. */
+static void unblock_own(void)
+{
+    int e = errno;
+    uint64_t set = (uint64_t)1 << (WEFT__PREEMPT_SIGNAL - 1);
+    syscall(SYS_rt_sigprocmask, SIG_UNBLOCK, &set, NULL, sizeof set);
+    errno = e;
+}
+
 static void on_signal(int sig, siginfo_t *si, void *ucv)
 {
     int saved_errno = errno;
@@ -675,6 +696,7 @@ static void on_signal(int sig, siginfo_t *si, void *ucv)
          * machine) is left alone. */
         if (weft__rescued() && !weft__spin_held &&
             pc_ok((uintptr_t)uc->uc_mcontext.gregs[REG_RIP])) {
+            unblock_own(); /* it may switch away */
             errno = saved_errno;
             if (weft__rescue_settle() == 2)
                 own_altstack(uc);
@@ -714,6 +736,7 @@ static void on_signal(int sig, siginfo_t *si, void *ucv)
          * (weft__preempt_retry): a fast retry would break the call off */
         goto out;
     }
+    unblock_own(); /* what follows may switch away or end the thread */
     atomic_store_explicit(&w->preempt_req, 0, memory_order_relaxed);
     cancel_point(uc, 0); /* a pthread_cancel's request: the quantum's cause */
     int cause = (int)(req & 3);
@@ -931,9 +954,9 @@ int weft__preempt_setup(void)
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = on_signal;
-    /* SA_NODEFER: the thread switched to inside the handler runs with the
-     * signal unblocked, preemptible in turn. */
-    sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_NODEFER;
+    /* No SA_NODEFER: blocked while the handler decides, unblocked by the
+     * handler before it switches away (see on_signal's nesting block). */
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
     sigemptyset(&sa.sa_mask);
     pre.on = 1;
     if (sigaction(WEFT__PREEMPT_SIGNAL, &sa, &pre.old) != 0) {
