@@ -598,13 +598,6 @@ PT_API int pthread_cond_broadcast(pthread_cond_t *c)
     return cond_wake(c, INT_MAX);
 }
 
-/* Leaves a wait that cancellation broke off: the mutex is held again
- * (POSIX), the count taken back. */
-static void cond_cancelled(struct pcond *c)
-{
-    atomic_fetch_sub(&c->waiters, 1);
-}
-
 /* A wait on a process-shared condition variable, or with a process-shared
  * or robust mutex, or one that threads wait for in lock_intr: the kernel's
  * futex for a shared one (pshared.c; broken off by pthread_kill and
@@ -674,13 +667,13 @@ static int cond_wait(pthread_cond_t *cv, pthread_mutex_t *mx, clockid_t clk,
          * the thread is cancelled */
         weft_mutex_lock(&m->m);
         m->count = count;
+        /* the count back first, once: a cancellation does not return, and
+         * one that does not act (a thread already ending) goes on here */
+        atomic_fetch_sub(&c->waiters, 1);
         weft__posix_deliver();
         struct pt *p = weft__posix_self_if_any();
-        if (p && atomic_load(&p->cancel) && p->cancel_state == PTHREAD_CANCEL_ENABLE) {
-            cond_cancelled(c);
+        if (p && atomic_load(&p->cancel) && p->cancel_state == PTHREAD_CANCEL_ENABLE)
             weft__posix_testcancel();
-        }
-        atomic_fetch_sub(&c->waiters, 1);
         return 0;
     }
     atomic_fetch_sub(&c->waiters, 1);
