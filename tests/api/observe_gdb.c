@@ -60,14 +60,6 @@ static int target(void)
     return 0;
 }
 
-static void expect(const char *out, const char *what)
-{
-    if (!strstr(out, what)) {
-        fprintf(stderr, "gdb output lacks \"%s\":\n%s\n", what, out);
-        CHECK(0);
-    }
-}
-
 static const char *const gdb_checks =
     "-ex 'source %s' -ex 'info weft-threads' "
     "-ex 'python gdb.execute(\"weft-bt %%d\" %% int(gdb.parse_and_eval(\"*(long "
@@ -77,36 +69,20 @@ int main(int argc, char **argv)
 {
     if (argc == 2 && strcmp(argv[1], "target") == 0)
         return target();
-    const char *script = getenv("WEFT_GDB_SCRIPT");
-    gdb_need(script);
-    char exe[4096];
-    gdb_self_exe(exe, sizeof exe);
-    char dir[] = "/tmp/weft-gdb-XXXXXX";
-    CHECK(mkdtemp(dir) != NULL);
-    char core[4200], checks[8192];
-    snprintf(core, sizeof core, "%s/core", dir);
-    snprintf(checks, sizeof checks, gdb_checks, script);
-    char args[4200 + 8];
-    snprintf(args, sizeof args, "%s target", exe);
-
-    char *out = gdb_live("observe_gdb_stop", checks, core, args);
-    gdb_skip_without_ptrace(out);
-    expect(out, "3 weft user threads");
-    expect(out, "\"main\": running, worker 0");
-    expect(out, "\"gdb-mutex\": parked on mutex, worker -1");
-    expect(out, "\"gdb-sem\": parked on sem, worker -1");
-    expect(out, "weft thread ");
-    expect(out, "in gdb_parked_on_mutex");
-    expect(out, "lock_slow");
+    char *out, *core;
+    gdb_session("observe_gdb_stop", gdb_checks, &out, &core);
+    gdb_expect(out, "3 weft user threads");
+    gdb_expect(out, "\"main\": running, worker 0");
+    gdb_expect(out, "\"gdb-mutex\": parked on mutex, worker -1");
+    gdb_expect(out, "\"gdb-sem\": parked on sem, worker -1");
+    gdb_expect(out, "weft thread ");
+    gdb_expect(out, "in gdb_parked_on_mutex");
+    gdb_expect(out, "lock_slow");
     free(out);
-
-    out = gdb_on_core(exe, core, checks);
-    if (out) {
-        expect(out, "\"gdb-mutex\": parked on mutex");
-        expect(out, "in gdb_parked_on_mutex");
-        free(out);
-        unlink(core);
+    if (core) {
+        gdb_expect(core, "\"gdb-mutex\": parked on mutex");
+        gdb_expect(core, "in gdb_parked_on_mutex");
+        free(core);
     }
-    rmdir(dir);
     return 0;
 }

@@ -95,4 +95,39 @@ static inline char *gdb_on_core(const char *exe, const char *core, const char *e
     return gdb_run(cmd);
 }
 
+/* Fails, showing gdb's output out, unless out contains what. */
+static inline void gdb_expect(const char *out, const char *what)
+{
+    if (!strstr(out, what)) {
+        fprintf(stderr, "gdb output lacks \"%s\":\n%s\n", what, out);
+        CHECK(0);
+    }
+}
+
+/* The usual session of these tests: gdb runs this binary with the argument
+ * "target" to the breakpoint stop and runs there the commands checks_fmt
+ * (its one %s: the script, from WEFT_GDB_SCRIPT), then the same commands
+ * on the core file gcore wrote there. *live gets the first output, *core
+ * the second (NULL where gcore wrote no core file); the caller frees both.
+ * Exits 77 (skipped) without gdb, the script, ptrace or a Release build. */
+static inline void gdb_session(const char *stop, const char *checks_fmt, char **live, char **core)
+{
+    const char *script = getenv("WEFT_GDB_SCRIPT");
+    gdb_need(script);
+    char exe[4096];
+    gdb_self_exe(exe, sizeof exe);
+    char dir[] = "/tmp/weft-gdb-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    char corefile[4200], checks[8192];
+    snprintf(corefile, sizeof corefile, "%s/core", dir);
+    snprintf(checks, sizeof checks, checks_fmt, script);
+    char args[4200 + 8];
+    snprintf(args, sizeof args, "%s target", exe);
+    *live = gdb_live(stop, checks, corefile, args);
+    gdb_skip_without_ptrace(*live);
+    *core = gdb_on_core(exe, corefile, checks);
+    unlink(corefile);
+    rmdir(dir);
+}
+
 #endif
