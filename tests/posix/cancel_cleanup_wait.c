@@ -42,6 +42,12 @@ static void *victim(void *arg)
 
 int main(void)
 {
+#ifdef __SANITIZE_THREAD__
+    /* ThreadSanitizer: a thread cancelled inside an intercepted call (its
+     * usleep) keeps that interceptor's ignores, and the cleanup's locked
+     * reads look unsynchronised to it */
+    return 77;
+#endif
     for (int round = 0; round < 20; round++) {
         CHECK(pthread_cond_init(&c, NULL) == 0);
         go = 0;
