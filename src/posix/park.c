@@ -76,19 +76,29 @@ int weft__posix_park(_Atomic uint32_t *addr, uint32_t val, clockid_t clk,
             return EAGAIN; /* the caller looks again, and waits again */
     }
     struct pt *me = weft__posix_self_if_any();
+    int user = me && me->h;
+    /* A user thread announces its record before the bucket's lock, whose
+     * locked instruction orders that store before its look at its pending
+     * signals below (x86): an interrupter sets the signal pending, then
+     * reads parked, so either it finds the record (and waits for the
+     * lock: weft__posix_interrupt) or we see its signal. Looking first and
+     * announcing after lost a pthread_kill that came in between. The
+     * record's fields are set before (release). */
+    if (user)
+        atomic_store_explicit(&me->parked, &pw, memory_order_release);
     weft__sync_lock(&b->lock);
     /* seq_cst: the waker changes the word, then looks for waiters under
      * the lock; we look at the word under it. */
     int r = atomic_load(addr) != val ? EAGAIN : 0;
-    if (!r && me && me->h) {
+    if (!r && user) {
         if (weft__posix_sig_ready(me))
             r = EINTR;
-        else {
-            pw.owner = me;
-            atomic_store_explicit(&me->parked, &pw, memory_order_relaxed);
-        }
+        else
+            pw.owner = me; /* queued below, under the lock: interruptible */
     }
     if (r) {
+        if (user)
+            atomic_store_explicit(&me->parked, NULL, memory_order_relaxed);
         weft__sync_unlock(&b->lock);
         if (user_timer)
             weft__timer_cancel(&pw.timer);
@@ -167,8 +177,10 @@ void weft__posix_interrupt(struct pt *p)
         _Atomic uint32_t *addr = pw->addr;
         struct bucket *b = bucket_of(addr);
         weft__sync_lock(&b->lock);
+        /* mine but not queued (owner unset): announced, and its look at
+         * its pending signals comes after this lock, so it sees ours */
         int mine = atomic_load(&p->parked) == pw && pw->addr == addr;
-        int woke = mine && take(b, pw, INTERRUPTED);
+        int woke = mine && pw->owner == p && take(b, pw, INTERRUPTED);
         weft__sync_unlock(&b->lock);
         if (woke)
             weft__waiter_wake(&pw->w);

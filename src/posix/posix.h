@@ -96,7 +96,8 @@ struct pt {
     _Atomic uint32_t joiners;    /* joiners parked on done; seq_cst */
     _Atomic uint64_t sigpending; /* signals pending for this thread: bit sig-1 (signal.c) */
     void *_Atomic parked;        /* its park.c waiter while parked there, else NULL;
-                                    written under that waiter's bucket lock */
+                                    set by the thread before it takes the waiter's
+                                    bucket lock, cleared under that lock */
     cpu_set_t *affinity;         /* recorded by pthread_setaffinity_np; the thread only */
     pid_t ktid;                  /* a bound thread's kernel thread (bound.c); set at its start,
                                     or when a named one binds itself; the thread only */
