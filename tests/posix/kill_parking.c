@@ -36,13 +36,6 @@ static void *target(void *arg)
     return NULL;
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 int main(void)
 {
     enum { KILLS = 20000 };
@@ -51,9 +44,9 @@ int main(void)
     CHECK(pthread_create(&t, NULL, target, NULL) == 0);
     for (long i = 1; i <= KILLS; i++) {
         CHECK(pthread_kill(t, SIGUSR1) == 0);
-        double end = now_s() + 5.0;
+        double end = pt_now_s(CLOCK_MONOTONIC) + 5.0;
         while (atomic_load(&handled) < i) {
-            if (now_s() > end) {
+            if (pt_now_s(CLOCK_MONOTONIC) > end) {
                 fprintf(stderr, "kill %ld not handled in 5 s\n", i);
                 CHECK(0);
             }

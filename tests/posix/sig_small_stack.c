@@ -32,10 +32,7 @@ static void on_usr1(int sig)
 static void *sender(void *arg)
 {
     (void)arg;
-    sigset_t s;
-    sigemptyset(&s);
-    sigaddset(&s, SIGUSR1);
-    CHECK(pthread_sigmask(SIG_BLOCK, &s, NULL) == 0);
+    pt_mask_one(SIG_BLOCK, SIGUSR1);
     pid_t me = getpid();
     while (atomic_load(&go)) {
         CHECK(kill(me, SIGUSR1) == 0);
@@ -56,19 +53,9 @@ static void *small(void *arg)
     return arg;
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 int main(void)
 {
-    struct sigaction sa = { 0 };
-    sa.sa_handler = on_usr1;
-    sigemptyset(&sa.sa_mask);
-    CHECK(sigaction(SIGUSR1, &sa, NULL) == 0);
+    pt_on_signal(SIGUSR1, on_usr1, 0);
     CHECK(sem_init(&done, 0, 0) == 0);
     pthread_t s;
     CHECK(pthread_create(&s, NULL, sender, NULL) == 0);
@@ -76,11 +63,10 @@ int main(void)
     CHECK(pthread_attr_init(&a) == 0);
     CHECK(pthread_attr_setstacksize(&a, PTHREAD_STACK_MIN) == 0);
     long made = 0;
-    double end = now_s() + 3.0;
-    while (now_s() < end) {
+    double end = pt_now_s(CLOCK_MONOTONIC) + 3.0;
+    while (pt_now_s(CLOCK_MONOTONIC) < end) {
         pthread_t t;
-        int r = pthread_create(&t, &a, small, NULL);
-        CHECK(r == 0);
+        CHECK(pthread_create(&t, &a, small, NULL) == 0);
         while (sem_wait(&done) != 0)
             ;
         CHECK(pthread_join(t, NULL) == 0);
