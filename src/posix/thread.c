@@ -773,22 +773,29 @@ static struct pt *made_pt(pthread_t th)
     return p && p->user ? p : NULL;
 }
 
-/* Waits until p's end is done with it, on park.c, where pthread_cancel
- * breaks the wait off: a cancelled joiner leaves before its weft_join
- * (which nothing breaks off), and p stays joinable, as POSIX wants. */
-static WEFT_NOINLINE void wait_done(struct pt *p)
+/* Waits until p's end is done with it (0), or until abs on clk
+ * (ETIMEDOUT; NULL: no deadline), on park.c, where pthread_cancel breaks
+ * the wait off: a cancelled joiner leaves before its weft_join (which
+ * nothing breaks off), and p stays joinable, as POSIX wants. */
+static WEFT_NOINLINE int wait_done(struct pt *p, clockid_t clk, const struct timespec *abs)
 {
     /* seq_cst, with thread_end's store of done and its load of joiners:
      * either the end sees us counted or we see done */
     atomic_fetch_add(&p->joiners, 1);
+    int r = 0;
     while (!atomic_load(&p->done)) {
-        if (weft__posix_park(&p->done, 0, CLOCK_MONOTONIC, NULL) == EINTR) {
+        if (abs && weft__posix_timed_out(clk, abs)) {
+            r = ETIMEDOUT;
+            break;
+        }
+        if (weft__posix_park(&p->done, 0, clk, abs) == EINTR) {
             atomic_fetch_sub(&p->joiners, 1);
             weft__posix_testcancel(); /* a cancellation point */
             atomic_fetch_add(&p->joiners, 1);
         }
     }
     atomic_fetch_sub(&p->joiners, 1);
+    return r;
 }
 
 PT_API int pthread_join(pthread_t th, void **res)
@@ -808,7 +815,7 @@ PT_API int pthread_join(pthread_t th, void **res)
     weft__posix_testcancel();
     /* acquire: pairs with thread_end's store of done */
     if (!atomic_load_explicit(&p->done, memory_order_acquire))
-        wait_done(p);
+        wait_done(p, CLOCK_MONOTONIC, NULL);
     void *r;
     int e = weft_join(p->h, &r);
     if (e != 0)
@@ -827,21 +834,7 @@ PT_API int pthread_clockjoin_np(pthread_t th, void **res, clockid_t clk, const s
         return ESRCH;
     if (abs && (abs->tv_nsec < 0 || abs->tv_nsec >= 1000000000))
         return EINVAL;
-    atomic_fetch_add(&p->joiners, 1);
-    int r = 0;
-    /* seq_cst: pairs with thread_end's store of done (wait_done) */
-    while (!atomic_load(&p->done)) {
-        if (abs && weft__posix_timed_out(clk, abs)) {
-            r = ETIMEDOUT;
-            break;
-        }
-        if (weft__posix_park(&p->done, 0, clk, abs) == EINTR) {
-            atomic_fetch_sub(&p->joiners, 1);
-            weft__posix_testcancel(); /* a cancellation point */
-            atomic_fetch_add(&p->joiners, 1);
-        }
-    }
-    atomic_fetch_sub(&p->joiners, 1);
+    int r = wait_done(p, clk, abs);
     return r ? r : pthread_join(th, res);
 }
 PT_API int pthread_timedjoin_np(pthread_t th, void **res, const struct timespec *abs)
