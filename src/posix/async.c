@@ -80,9 +80,8 @@ static void set_kernel_mask(const sigset_t *set)
  * handler on its stack). */
 static int due(const struct pt *p)
 {
-    return p && p->h && !p->exiting && p->cancel_state == PTHREAD_CANCEL_ENABLE &&
-           __atomic_load_n(&p->cancel_type, __ATOMIC_SEQ_CST) == PTHREAD_CANCEL_ASYNCHRONOUS &&
-           atomic_load(&p->cancel);
+    return p && __atomic_load_n(&p->cancel_type, __ATOMIC_SEQ_CST) == PTHREAD_CANCEL_ASYNCHRONOUS &&
+           weft__posix_cancel_acts(p);
 }
 
 /* The preemption handler's hook (preempt.h), on the interrupted thread. */

@@ -307,13 +307,20 @@ int weft__posix_bound_getaffinity(struct pt *p, size_t n, cpu_set_t *set);
  * that runs it to preempt it, where the handler ends it; looks again a
  * few times if none runs it now (yielding the caller's worker). */
 void weft__posix_async_kick(struct pt *p);
-/* Ends the caller (p, its record) if its asynchronous cancellation is due:
+/* Ends the caller (p, its record; NULL: none) if its asynchronous cancellation is due:
  * for the drop-in's calls that are no cancellation point but keep the
  * thread in the runtime's code, where the preemption handler leaves it be
  * (a sched_yield loop). */
 void weft__posix_async_point(struct pt *p);
 
 /* ---- helpers ---- */
+/* 1 if a cancellation of p's acts at a cancellation point now: requested,
+ * enabled, and p a user thread not ending already (acting on one). */
+static inline int weft__posix_cancel_acts(const struct pt *p)
+{
+    return p->h && atomic_load(&p->cancel) && p->cancel_state == PTHREAD_CANCEL_ENABLE &&
+           !p->exiting;
+}
 static inline int weft__posix_on_user(void)
 {
     return weft_self() != NULL;

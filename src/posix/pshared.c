@@ -134,11 +134,6 @@ static struct kwaiter *kw_find(struct pt *p)
     return w;
 }
 
-static int cancel_due(struct pt *p)
-{
-    return atomic_load(&p->cancel) && p->cancel_state == PTHREAD_CANCEL_ENABLE && !p->exiting;
-}
-
 int weft__posix_kwait(_Atomic uint32_t *addr, uint32_t val, clockid_t clk,
                       const struct timespec *abs)
 {
@@ -154,7 +149,7 @@ int weft__posix_kwait(_Atomic uint32_t *addr, uint32_t val, clockid_t clk,
     weft__sync_lock(&kw_lock);
     me.next = kw_list;
     kw_list = &me;
-    int due = weft__posix_sig_ready(p) || (cancel_due(p) && !cancel_seen);
+    int due = weft__posix_sig_ready(p) || (weft__posix_cancel_acts(p) && !cancel_seen);
     weft__sync_unlock(&kw_lock);
     int r = due ? EINTR : kwait_plain(addr, val, clk, abs);
     weft__sync_lock(&kw_lock);
@@ -167,7 +162,7 @@ int weft__posix_kwait(_Atomic uint32_t *addr, uint32_t val, clockid_t clk,
     atomic_fetch_sub(&kw_len, 1);
     if (!due)
         return r;
-    if (cancel_due(p))
+    if (weft__posix_cancel_acts(p))
         cancel_seen = 1;
     return EINTR;
 }

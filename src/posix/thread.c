@@ -941,8 +941,7 @@ void weft__posix_testcancel(void)
     struct pt *p = weft__posix_self_if_any();
     if (p && WEFT_UNLIKELY(atomic_load_explicit(&p->bind_want, memory_order_relaxed)))
         bind_wanted(p);
-    if (p && p->h && atomic_load_explicit(&p->cancel, memory_order_relaxed) &&
-        p->cancel_state == PTHREAD_CANCEL_ENABLE && !p->exiting)
+    if (p && weft__posix_cancel_acts(p))
         pthread_exit(PTHREAD_CANCELED);
 }
 PT_API void pthread_testcancel(void)
