@@ -195,9 +195,7 @@ WEFT_NOINLINE __attribute__((noreturn)) static void relock(void)
 static void interrupted_wait(void)
 {
     int ran = weft__posix_deliver();
-    struct pt *p = weft__posix_pt_tls;
-    if (p)
-        weft__posix_async_point(p);
+    weft__posix_async_point(weft__posix_pt_tls);
     if (!ran)
         weft_sleep_ns(1000 * 1000);
 }
@@ -348,7 +346,6 @@ PT_API int pthread_mutex_unlock(pthread_mutex_t *mx)
 {
     struct pmutex *m = PM(mx);
     uint32_t meta = meta_of(m);
-    int r;
     if (WEFT_UNLIKELY(meta & (M_SLOW | M_PARKED))) {
         if (meta & M_X)
             return weft__posix_xmutex_unlock(mx);
@@ -358,10 +355,8 @@ PT_API int pthread_mutex_unlock(pthread_mutex_t *mx)
         }
         if (meta & M_PARKED)
             return unlock_parked(m, meta);
-        r = weft_mutex_unlock(&m->m);
-    } else {
-        r = weft_mutex_unlock(&m->m);
     }
+    int r = weft_mutex_unlock(&m->m);
     if (WEFT_UNLIKELY(r == EPERM))
         r = unlock_other(m, meta);
     return r;
@@ -960,9 +955,8 @@ PT_API int pthread_spin_lock(pthread_spinlock_t *s)
             if (weft_self()) {
                 weft_yield();
                 weft__posix_deliver(); /* handlers run while it spins */
-                struct pt *p = weft__posix_pt_tls;
-                if (p) /* in the drop-in, where preemption does not end it */
-                    weft__posix_async_point(p);
+                /* in the drop-in, where preemption does not end it */
+                weft__posix_async_point(weft__posix_pt_tls);
             } else
                 weft__real_sched_yield();
         } else {
