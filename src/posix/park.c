@@ -209,14 +209,20 @@ int weft__posix_sleep_until(clockid_t clk, const struct timespec *abs)
     }
 }
 
+struct timespec weft__posix_deadline_ns(uint64_t ns)
+{
+    struct timespec abs;
+    clock_gettime(CLOCK_MONOTONIC, &abs);
+    uint64_t t = (uint64_t)abs.tv_nsec + ns % 1000000000u;
+    abs.tv_sec += (time_t)(ns / 1000000000u + t / 1000000000u);
+    abs.tv_nsec = (long)(t % 1000000000u);
+    return abs;
+}
+
 void weft__posix_sleep_ns(uint64_t ns)
 {
     if (weft__posix_on_user()) {
-        struct timespec abs;
-        clock_gettime(CLOCK_MONOTONIC, &abs);
-        uint64_t t = (uint64_t)abs.tv_nsec + ns % 1000000000u;
-        abs.tv_sec += (time_t)(ns / 1000000000u + t / 1000000000u);
-        abs.tv_nsec = (long)(t % 1000000000u);
+        struct timespec abs = weft__posix_deadline_ns(ns);
         while (weft__posix_sleep_until(CLOCK_MONOTONIC, &abs) == EINTR)
             ;
         return;

@@ -326,6 +326,7 @@ static inline int weft__posix_on_user(void)
     return weft_self() != NULL;
 }
 void weft__posix_sleep_ns(uint64_t ns);
+struct timespec weft__posix_deadline_ns(uint64_t ns); /* CLOCK_MONOTONIC, ns from now */
 int weft__posix_sleep_until(clockid_t clk, const struct timespec *abs); /* 0 or EINTR */
 int weft__posix_timed_out(clockid_t clk, const struct timespec *abs);
 

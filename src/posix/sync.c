@@ -246,13 +246,7 @@ WEFT_NOINLINE static int lock_intr(struct pmutex *m, struct pt *p)
         uint32_t v = atomic_fetch_or(&m->meta, M_PARKED) | M_PARKED;
         if (weft_mutex_trylock(&m->m) == 0)
             return 0;
-        struct timespec abs;
-        clock_gettime(CLOCK_MONOTONIC, &abs);
-        abs.tv_nsec += PARKED_POLL_NS;
-        if (abs.tv_nsec >= 1000000000) {
-            abs.tv_sec++;
-            abs.tv_nsec -= 1000000000;
-        }
+        struct timespec abs = weft__posix_deadline_ns(PARKED_POLL_NS);
         int e = weft__posix_park(&m->meta, v, CLOCK_MONOTONIC, &abs);
         if (e == EINTR)
             weft__posix_deliver(); /* signal handlers run meanwhile */
