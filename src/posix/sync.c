@@ -313,15 +313,9 @@ PT_API int pthread_mutex_lock(pthread_mutex_t *mx)
     uint32_t meta = meta_of(m);
     if (WEFT_UNLIKELY(meta & M_SLOW))
         return lock_slow(mx, meta, 0);
-    /* weft_mutex_lock's fast path (mutex.c: one CAS of the word, bytes
-     * 0-7, from 0 to the owner token; take_hold's layout), so that a
-     * contended lock chooses its wait (lock_other). acquire: pairs with
-     * the release of the unlock that freed it. */
-    uint64_t v = 0;
-    if (WEFT_LIKELY(atomic_compare_exchange_strong_explicit((_Atomic uint64_t *)(void *)&m->m, &v,
-                                                            weft__sync_owner(),
-                                                            memory_order_acquire,
-                                                            memory_order_relaxed)))
+    /* weft_mutex_lock's first step, so that a contended lock chooses its
+     * wait (lock_other) */
+    if (WEFT_LIKELY(weft__mutex_take_free(&m->m, weft__sync_owner())))
         return 0;
     return lock_busy(m, meta);
 }

@@ -61,6 +61,7 @@ struct mutex {
 };
 
 WEFT__STORAGE(impl, struct mutex, weft_mutex, weft_private_)
+_Static_assert(offsetof(struct mutex, word) == 0, "weft__mutex_take_free's word (mutex.h)");
 
 /* A waiter's record in the queue, on its stack. w.data: 0 from
  * weft__waiter_init, 1 once an unlock handed it the mutex (written by that
