@@ -53,6 +53,11 @@ static int run(char *const argv[], const char *log, int *peak)
     CHECK(c >= 0);
     if (c == 0) {
         unsetenv("LD_PRELOAD");
+        /* mariadbd removes every #sql temporary file in its tmpdir when it
+         * starts: the installers of this test's native and drop-in runs,
+         * at the same time under ctest -j2, removed each other's in /tmp
+         * ("Unknown table 'mysql.tmp_proxies_priv'"). A tmpdir of its own. */
+        setenv("TMPDIR", dir, 1);
         int fd = creat(p, 0644);
         if (fd >= 0) {
             dup2(fd, 1);
@@ -112,10 +117,11 @@ int main(void)
     srv_bound("mariadb_sysbench", 100);
     struct passwd *pw = getpwuid(geteuid());
     CHECK(pw != NULL);
-    char user[64], datadir[128], sock[128], port_s[16];
+    char user[64], datadir[128], sock[128], port_s[16], tmpdir[128];
     snprintf(user, sizeof user, "--user=%s", pw->pw_name);
     snprintf(datadir, sizeof datadir, "--datadir=%s/data", dir);
     snprintf(sock, sizeof sock, "--socket=%s/sock", dir);
+    snprintf(tmpdir, sizeof tmpdir, "--tmpdir=%s", dir); /* see run() */
 
     char *inst[] = { (char *)install,
                      "--no-defaults",
@@ -142,7 +148,7 @@ int main(void)
         server = fork();
         CHECK(server >= 0);
         if (server == 0) {
-            execl(mariadbd, "mariadbd", "--no-defaults", user, datadir, sock, port_s,
+            execl(mariadbd, "mariadbd", "--no-defaults", user, datadir, sock, tmpdir, port_s,
                   "--bind-address=127.0.0.1", "--skip-grant-tables", "--max-connections=200",
                   "--thread-handling=one-thread-per-connection", "--innodb-buffer-pool-size=32M",
                   "--innodb-log-file-size=16M", "--skip-log-bin", pid_file, err_log, (char *)NULL);
